@@ -1,0 +1,92 @@
+package tidings
+
+import (
+	"context"
+	"time"
+)
+
+// Account is a tenant: a team or company with members, projects and API tokens.
+type Account struct {
+	ID        int64
+	Name      string
+	CreatedAt time.Time
+}
+
+// User roles inside an account.
+const (
+	UserOwner  = "owner"
+	UserMember = "member"
+)
+
+// User is a member of an account who signs in to the dashboard.
+type User struct {
+	ID           int64
+	AccountID    int64
+	Email        string
+	PasswordHash string
+	Role         string
+	CreatedAt    time.Time
+}
+
+// Project is a workspace of an account, one per application.
+type Project struct {
+	ID                 int64
+	AccountID          int64
+	Name               string
+	AutoCreateChannels bool // create channels on first event
+	CreatedAt          time.Time
+}
+
+// Channel groups the events of a project.
+type Channel struct {
+	ID        int64
+	ProjectID int64
+	Project   string
+	Name      string
+	CreatedAt time.Time
+}
+
+// AccountStore keeps accounts and their users.
+type AccountStore interface {
+	// CreateAccount creates an account. Errors: EValidation, EConflict when the name is taken.
+	CreateAccount(ctx context.Context, name string) (*Account, error)
+	// FindAccount returns the account with the given name. Errors: ENotFound.
+	FindAccount(ctx context.Context, name string) (*Account, error)
+	// ListAccounts returns every account, oldest first.
+	ListAccounts(ctx context.Context) ([]*Account, error)
+	// CreateUser stores u. Errors: EConflict when the email is taken.
+	CreateUser(ctx context.Context, u *User) error
+	// FindUserByEmail returns the user with that email. Errors: ENotFound.
+	FindUserByEmail(ctx context.Context, email string) (*User, error)
+}
+
+// ProjectStore keeps the projects and channels of accounts.
+type ProjectStore interface {
+	// CreateProject creates a project in the account. Errors: EValidation, EConflict.
+	CreateProject(ctx context.Context, accountID int64, name string) (*Project, error)
+	// FindProject returns the account's project by name. Errors: EProjectNotFound.
+	FindProject(ctx context.Context, accountID int64, name string) (*Project, error)
+	// ListProjects returns the account's projects by name.
+	ListProjects(ctx context.Context, accountID int64) ([]*Project, error)
+	// SetAutoCreateChannels switches "create channels on first event". Errors: EProjectNotFound.
+	SetAutoCreateChannels(ctx context.Context, accountID int64, project string, on bool) error
+	// CreateChannel creates a channel in the account's project.
+	// Errors: EValidation, EProjectNotFound, EConflict.
+	CreateChannel(ctx context.Context, accountID int64, project, name string) (*Channel, error)
+	// ListChannels returns the project's channels by name. Errors: EProjectNotFound.
+	ListChannels(ctx context.Context, accountID int64, project string) ([]*Channel, error)
+}
+
+// Store is everything a storage backend provides. Every backend passes the behaviour
+// suite in package storetest.
+type Store interface {
+	AccountStore
+	ProjectStore
+	TokenStore
+	EventStore
+	InsightStore
+	// Ping reports whether the store answers (readiness).
+	Ping(ctx context.Context) error
+	// Close commits what is pending, then releases the store.
+	Close() error
+}

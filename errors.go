@@ -1,0 +1,102 @@
+// Package tidings is the domain of the Tidings service: the types a team works with
+// (accounts, projects, channels, tokens, events, insights), the rules that make them
+// valid, the error codes every surface reports, and the interfaces that storage, live
+// updates and delivery implement. It imports no other package of this module.
+package tidings
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Error codes. They are part of the public API: clients match on them, so a code is
+// never renamed. The HTTP surface maps each to one status (see api/errors.go).
+const (
+	EInvalidJSON          = "invalid_json"
+	EValidation           = "validation_failed"
+	EUnsupportedMediaType = "unsupported_media_type"
+	EMissingToken         = "missing_token"
+	EInvalidToken         = "invalid_token"
+	EForbidden            = "forbidden"
+	EProjectNotFound      = "project_not_found"
+	EChannelNotFound      = "channel_not_found"
+	EInsightNotNumeric    = "insight_not_numeric"
+	EPayloadTooLarge      = "payload_too_large"
+	ERateLimited          = "rate_limited"
+	EMethodNotAllowed     = "method_not_allowed"
+	ENotFound             = "not_found"
+	EConflict             = "conflict"
+	EUnavailable          = "unavailable"
+	EInternal             = "internal"
+)
+
+// FieldError is one validation problem of one field. Path is the dotted field path
+// ("tags.plan"), Type a short machine word ("required", "pattern", "too_long", …).
+type FieldError struct {
+	Path    string `json:"path"`
+	Type    string `json:"type"`
+	Message string `json:"message"`
+}
+
+// Error is the one error type that carries a code to the client. Message is written for
+// a person and is safe to show; anything else (driver errors, I/O) is an internal error
+// whose text never leaves the server.
+type Error struct {
+	Code    string
+	Message string
+	Fields  []FieldError
+}
+
+func (e *Error) Error() string { return e.Code + ": " + e.Message }
+
+// Errorf returns an *Error with the given code and a formatted message.
+func Errorf(code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// ErrorCode returns the code of err, EInternal for errors that carry none, "" for nil.
+func ErrorCode(err error) string {
+	if err == nil {
+		return ""
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return EInternal
+}
+
+// ErrorMessage returns the person-readable message of err; internal errors get a
+// generic text so that their details stay on the server.
+func ErrorMessage(err error) string {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Message
+	}
+	return "Internal error."
+}
+
+// Problems collects field errors so that a request reports all of them at once.
+type Problems []FieldError
+
+// Add records a problem; the message is prefixed with the path for people reading it alone.
+func (p *Problems) Add(path, typ, format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	if path != "" {
+		msg = path + ": " + msg
+	}
+	*p = append(*p, FieldError{Path: path, Type: typ, Message: msg})
+}
+
+// Err returns a validation_failed *Error listing every problem, or nil if there are none.
+func (p Problems) Err() error {
+	if len(p) == 0 {
+		return nil
+	}
+	msgs := make([]string, len(p))
+	for i, f := range p {
+		msgs[i] = f.Message
+	}
+	return &Error{Code: EValidation, Message: strings.Join(msgs, "; "), Fields: p}
+}

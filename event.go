@@ -1,0 +1,145 @@
+package tidings
+
+import (
+	"context"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Field limits of a log event.
+const (
+	MaxEventNameLen   = 160
+	MaxDescriptionLen = 10000
+	MaxUserIDLen      = 128
+)
+
+// Parsers select how a description is shown.
+const (
+	ParserText     = "text"
+	ParserMarkdown = "markdown"
+)
+
+// BackfillAge is how old an event's timestamp may be and still wake someone up: a
+// notify:true event older than this is stored but sends no push.
+const BackfillAge = time.Hour
+
+// earliestTimestamp is the oldest timestamp an event may carry (2000-01-01T00:00:00Z).
+var earliestTimestamp = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// NewEvent is a log event as a client publishes it, after decoding.
+type NewEvent struct {
+	Project     string
+	Channel     string
+	Event       string
+	Description string
+	Icon        string
+	Notify      bool
+	Tags        Tags
+	Parser      string
+	UserID      string
+	Timestamp   time.Time // zero: the time the server accepts it
+}
+
+// Check validates e, normalising it in place (trimmed name, emoji for a shortcode,
+// default parser), and records every problem in p.
+func (e *NewEvent) Check(p *Problems, now time.Time) {
+	CheckName(p, "project", e.Project)
+	CheckName(p, "channel", e.Channel)
+	e.Event = strings.TrimSpace(e.Event)
+	switch n := utf8.RuneCountInString(e.Event); {
+	case n == 0:
+		p.Add("event", "required", "is required")
+	case n > MaxEventNameLen:
+		p.Add("event", "too_long", "must be at most %d characters (got %d)", MaxEventNameLen, n)
+	case strings.ContainsFunc(e.Event, unicode.IsControl):
+		p.Add("event", "control_character", "must not contain control characters such as line breaks or tabs")
+	}
+	if n := utf8.RuneCountInString(e.Description); n > MaxDescriptionLen {
+		p.Add("description", "too_long", "must be at most %d characters (got %d)", MaxDescriptionLen, n)
+	}
+	CheckIcon(p, "icon", &e.Icon)
+	if len(e.Tags) > MaxTags {
+		p.Add("tags", "too_many", "at most %d tags are allowed (got %d)", MaxTags, len(e.Tags))
+	}
+	for _, tag := range e.Tags {
+		path := "tags." + tag.Key
+		if !ValidName(tag.Key) {
+			p.Add(path, "pattern", "tag key %s", NameRuleMessage)
+		}
+		if n := utf8.RuneCountInString(tag.Value); tag.Kind == KindString && n > MaxTagValueLen {
+			p.Add(path, "too_long", "must be at most %d characters (got %d)", MaxTagValueLen, n)
+		}
+	}
+	switch e.Parser {
+	case "":
+		e.Parser = ParserText
+	case ParserText, ParserMarkdown:
+	default:
+		p.Add("parser", "enum", `must be "markdown" or "text"`)
+	}
+	if e.UserID != "" {
+		if n := utf8.RuneCountInString(e.UserID); n > MaxUserIDLen {
+			p.Add("user_id", "too_long", "must be at most %d characters (got %d)", MaxUserIDLen, n)
+		}
+	}
+	if !e.Timestamp.IsZero() {
+		latest := now.Add(24 * time.Hour)
+		if e.Timestamp.Before(earliestTimestamp) || e.Timestamp.After(latest) {
+			p.Add("timestamp", "range", "must be unix seconds between 946684800 (2000-01-01) and now + 24 hours")
+		}
+	}
+}
+
+// Event is a stored log event.
+type Event struct {
+	ID          string // unique, sorts by the time the server accepted the event
+	Project     string
+	Channel     string
+	Event       string
+	Description string
+	Icon        string
+	Notify      bool
+	Tags        Tags
+	Parser      string
+	UserID      string
+	Timestamp   time.Time // when it happened: the client's timestamp or the acceptance time
+	CreatedAt   time.Time // when the server accepted it
+}
+
+// ShouldPush reports whether the event asks for a push notification and is recent
+// enough to send one: a backfilled event must not wake anyone.
+func (e *Event) ShouldPush(now time.Time) bool {
+	return e.Notify && now.Sub(e.Timestamp) <= BackfillAge
+}
+
+// EventQuery selects a page of a project's events, newest first.
+type EventQuery struct {
+	Project string
+	Channel string // "" for all channels
+	Tags    []Tag  // all must match (Key and Value compared exactly)
+	Text    string // substring of the event name or description, case-insensitive
+	Before  string // an event ID: only events older than it
+	Limit   int    // 1 to 100
+}
+
+// EventPage is one page of events; Next is the cursor of the following page, "" on the last.
+type EventPage struct {
+	Events []*Event
+	Next   string
+}
+
+// EventStore records and reads events. Every method is scoped to one account.
+type EventStore interface {
+	// PublishEvent durably records e in the account's project and channel and returns
+	// the stored event; it returns only once the event is committed.
+	// Errors: EProjectNotFound, EChannelNotFound (unless the project creates channels on
+	// first event), EUnavailable when the store is closing.
+	PublishEvent(ctx context.Context, accountID int64, e *NewEvent) (*Event, error)
+
+	// ListEvents returns a page of the project's events, newest first (by timestamp,
+	// then ID). Pages are stable while new events arrive.
+	// Errors: EProjectNotFound, EChannelNotFound, ENotFound for an unknown Before cursor.
+	ListEvents(ctx context.Context, accountID int64, q EventQuery) (*EventPage, error)
+}

@@ -1,0 +1,155 @@
+// Package sqlite is the embedded store: one SQLite file in WAL mode, with every event
+// and insight write group-committed by a single writer.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/pressly/goose/v3"
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+
+	"github.com/tidings-dev/tidings"
+	"github.com/tidings-dev/tidings/internal/groupcommit"
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// FileName is the database file inside the data folder.
+const FileName = "tidings.db"
+
+// Options configure a DB. Zero values are replaced by defaults.
+type Options struct {
+	Now      func() time.Time
+	MaxBatch int              // jobs per transaction (default 256)
+	OnCommit groupcommit.Stats // told about each batch, for metrics
+}
+
+// DB is a tidings.Store on SQLite.
+type DB struct {
+	write  *sql.DB // one connection: the group committer and management writes
+	read   *sql.DB // a pool for readers; WAL lets them run beside the writer
+	now    func() time.Time
+	writer *groupcommit.Committer[*writeJob, *writeResult]
+}
+
+var _ tidings.Store = (*DB)(nil)
+
+// Open opens (creating if needed) the store in dir and migrates it.
+func Open(ctx context.Context, dir string, opts Options) (*DB, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("create data folder: %w", err)
+	}
+	// synchronous(FULL): in WAL mode NORMAL survives a killed process but may lose the
+	// last commits on power loss; we promise "acknowledged is durable", so every commit
+	// is fsynced. Group commit pays that fsync once per batch, not once per event.
+	q := url.Values{}
+	for _, p := range []string{"busy_timeout(5000)", "journal_mode(WAL)", "synchronous(FULL)", "foreign_keys(1)"} {
+		q.Add("_pragma", p)
+	}
+	q.Set("_txlock", "immediate")
+	dsn := "file:" + filepath.ToSlash(filepath.Join(dir, FileName)) + "?" + q.Encode()
+
+	write, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, err
+	}
+	write.SetMaxOpenConns(1)
+	write.SetConnMaxIdleTime(0)
+	read, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		write.Close()
+		return nil, err
+	}
+	read.SetMaxOpenConns(8)
+	read.SetMaxIdleConns(8)
+
+	db := &DB{write: write, read: read, now: opts.Now}
+	if db.now == nil {
+		db.now = time.Now
+	}
+	if err := db.migrate(ctx); err != nil {
+		db.write.Close()
+		db.read.Close()
+		return nil, err
+	}
+	maxBatch := opts.MaxBatch
+	if maxBatch <= 0 {
+		maxBatch = 256
+	}
+	db.writer = groupcommit.New(db.commitBatch, maxBatch, 4*maxBatch, opts.OnCommit)
+	return db, nil
+}
+
+func (db *DB) migrate(ctx context.Context) error {
+	sub, _ := fs.Sub(migrations, "migrations")
+	p, err := goose.NewProvider(goose.DialectSQLite3, db.write, sub, goose.WithDisableGlobalRegistry(true))
+	if err != nil {
+		return fmt.Errorf("migrations: %w", err)
+	}
+	// A server and a management command may start together on a new folder: the
+	// loser of that race finds the schema made and simply retries.
+	for attempt := 0; ; attempt++ {
+		_, err = p.Up(ctx)
+		if err == nil || attempt == 2 {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	return nil
+}
+
+// Ping reports whether the store answers.
+func (db *DB) Ping(ctx context.Context) error {
+	var one int
+	if err := db.read.QueryRowContext(ctx, "SELECT 1").Scan(&one); err != nil {
+		return tidings.Errorf(tidings.EUnavailable, "the store does not answer")
+	}
+	return nil
+}
+
+// QueueLen is the number of writes waiting for the group committer.
+func (db *DB) QueueLen() int { return db.writer.QueueLen() }
+
+// Close commits every queued write, then closes the database.
+func (db *DB) Close() error {
+	db.writer.Close()
+	return errors.Join(db.read.Close(), db.write.Close())
+}
+
+func ms(t time.Time) int64 { return t.UnixMilli() }
+
+func fromMS(v int64) time.Time { return time.UnixMilli(v).UTC() }
+
+func fromNullMS(v sql.NullInt64) time.Time {
+	if !v.Valid {
+		return time.Time{}
+	}
+	return fromMS(v.Int64)
+}
+
+func isUnique(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "UNIQUE constraint failed")
+}
+
+// Pragmas reports the settings of the writing connection: journal mode, synchronous
+// level (2 is FULL) and whether foreign keys are enforced.
+func (db *DB) Pragmas(ctx context.Context) (journal string, synchronous, foreignKeys int) {
+	db.write.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&journal)
+	db.write.QueryRowContext(ctx, "PRAGMA synchronous").Scan(&synchronous)
+	db.write.QueryRowContext(ctx, "PRAGMA foreign_keys").Scan(&foreignKeys)
+	return journal, synchronous, foreignKeys
+}

@@ -1,0 +1,154 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/tidings-dev/tidings"
+)
+
+// PublishEvent records e once its batch is committed.
+func (db *DB) PublishEvent(ctx context.Context, accountID int64, e *tidings.NewEvent) (*tidings.Event, error) {
+	res, err := db.submit(ctx, &writeJob{accountID: accountID, event: e})
+	if err != nil {
+		return nil, err
+	}
+	return res.event, nil
+}
+
+func (db *DB) insertEvent(ctx context.Context, tx *sql.Tx, accountID int64, e *tidings.NewEvent, now time.Time) (*tidings.Event, error) {
+	p, err := findProject(ctx, tx, accountID, e.Project)
+	if err != nil {
+		return nil, err
+	}
+	var channelID int64
+	err = tx.QueryRowContext(ctx, `SELECT id FROM channels WHERE project_id = ? AND name = ?`, p.ID, e.Channel).Scan(&channelID)
+	if errors.Is(err, sql.ErrNoRows) {
+		if !p.AutoCreateChannels {
+			return nil, channelNotFound(e.Project, e.Channel)
+		}
+		err = tx.QueryRowContext(ctx, `INSERT INTO channels (project_id, name, created_at) VALUES (?, ?, ?) RETURNING id`,
+			p.ID, e.Channel, ms(now)).Scan(&channelID)
+	}
+	if err != nil {
+		return nil, err
+	}
+	id, err := uuid.NewV7()
+	if err != nil {
+		return nil, err
+	}
+	ev := &tidings.Event{
+		ID: id.String(), Project: e.Project, Channel: e.Channel, Event: e.Event, Description: e.Description,
+		Icon: e.Icon, Notify: e.Notify, Tags: e.Tags, Parser: e.Parser, UserID: e.UserID,
+		Timestamp: e.Timestamp.UTC(), CreatedAt: now,
+	}
+	if ev.Timestamp.IsZero() {
+		ev.Timestamp = now
+	}
+	if ev.Tags == nil {
+		ev.Tags = tidings.Tags{}
+	}
+	tags, _ := json.Marshal(ev.Tags)
+	if _, err := tx.ExecContext(ctx,
+		`INSERT INTO events (id, project_id, channel_id, event, description, icon, notify, tags, parser, user_id, ts, created_at)
+		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		ev.ID, p.ID, channelID, ev.Event, ev.Description, ev.Icon, ev.Notify, string(tags), ev.Parser, ev.UserID,
+		ms(ev.Timestamp), ms(now)); err != nil {
+		return nil, err
+	}
+	for _, t := range ev.Tags {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO event_tags (event_id, key, value) VALUES (?, ?, ?)`,
+			ev.ID, t.Key, t.Value); err != nil {
+			return nil, err
+		}
+	}
+	return ev, nil
+}
+
+// ListEvents returns a page of the project's events, newest first.
+func (db *DB) ListEvents(ctx context.Context, accountID int64, q tidings.EventQuery) (*tidings.EventPage, error) {
+	p, err := findProject(ctx, db.read, accountID, q.Project)
+	if err != nil {
+		return nil, err
+	}
+	var sb strings.Builder
+	args := []any{p.ID}
+	sb.WriteString(`SELECT e.id, c.name, e.event, e.description, e.icon, e.notify, e.tags, e.parser, e.user_id, e.ts, e.created_at
+		FROM events e JOIN channels c ON c.id = e.channel_id WHERE e.project_id = ?`)
+	if q.Channel != "" {
+		var channelID int64
+		err := db.read.QueryRowContext(ctx, `SELECT id FROM channels WHERE project_id = ? AND name = ?`, p.ID, q.Channel).Scan(&channelID)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, channelNotFound(q.Project, q.Channel)
+		}
+		if err != nil {
+			return nil, err
+		}
+		sb.WriteString(` AND e.channel_id = ?`)
+		args = append(args, channelID)
+	}
+	for _, t := range q.Tags {
+		sb.WriteString(` AND EXISTS (SELECT 1 FROM event_tags t WHERE t.event_id = e.id AND t.key = ? AND t.value = ?)`)
+		args = append(args, t.Key, t.Value)
+	}
+	if q.Text != "" {
+		sb.WriteString(` AND (e.event LIKE ? ESCAPE '\' OR e.description LIKE ? ESCAPE '\')`)
+		like := "%" + escapeLike(q.Text) + "%"
+		args = append(args, like, like)
+	}
+	if q.Before != "" {
+		var ts int64
+		err := db.read.QueryRowContext(ctx, `SELECT ts FROM events WHERE id = ? AND project_id = ?`, q.Before, p.ID).Scan(&ts)
+		if errors.Is(err, sql.ErrNoRows) {
+			var pr tidings.Problems
+			pr.Add("before", "cursor", "no event %q in project %q", q.Before, q.Project)
+			return nil, pr.Err()
+		}
+		if err != nil {
+			return nil, err
+		}
+		sb.WriteString(` AND (e.ts < ? OR (e.ts = ? AND e.id < ?))`)
+		args = append(args, ts, ts, q.Before)
+	}
+	sb.WriteString(` ORDER BY e.ts DESC, e.id DESC LIMIT ?`)
+	args = append(args, q.Limit+1)
+
+	rows, err := db.read.QueryContext(ctx, sb.String(), args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	page := &tidings.EventPage{Events: []*tidings.Event{}}
+	for rows.Next() {
+		ev := &tidings.Event{Project: q.Project}
+		var tags string
+		var ts, created int64
+		if err := rows.Scan(&ev.ID, &ev.Channel, &ev.Event, &ev.Description, &ev.Icon, &ev.Notify, &tags,
+			&ev.Parser, &ev.UserID, &ts, &created); err != nil {
+			return nil, err
+		}
+		if err := json.Unmarshal([]byte(tags), &ev.Tags); err != nil {
+			return nil, err
+		}
+		ev.Timestamp, ev.CreatedAt = fromMS(ts), fromMS(created)
+		page.Events = append(page.Events, ev)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if len(page.Events) > q.Limit {
+		page.Events = page.Events[:q.Limit]
+		page.Next = page.Events[q.Limit-1].ID
+	}
+	return page, nil
+}
+
+func escapeLike(s string) string {
+	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
+}

@@ -1,0 +1,119 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"time"
+
+	"github.com/tidings-dev/tidings"
+)
+
+// ApplyInsight applies c inside the group-committed transaction. The single writer
+// (and, across processes, SQLite's write lock taken at BEGIN IMMEDIATE) makes the
+// read-modify-write atomic.
+func (db *DB) ApplyInsight(ctx context.Context, accountID int64, c *tidings.InsightChange) (*tidings.Insight, error) {
+	res, err := db.submit(ctx, &writeJob{accountID: accountID, insight: c})
+	if err != nil {
+		return nil, err
+	}
+	return res.insight, nil
+}
+
+func (db *DB) applyInsight(ctx context.Context, tx *sql.Tx, accountID int64, c *tidings.InsightChange, now time.Time) (*tidings.Insight, error) {
+	p, err := findProject(ctx, tx, accountID, c.Project)
+	if err != nil {
+		return nil, err
+	}
+	var current *tidings.Insight
+	cur := tidings.Insight{Project: p.Name}
+	var updated int64
+	err = tx.QueryRowContext(ctx,
+		`SELECT title, value, prefix, suffix, icon, change, updated_at FROM insights WHERE project_id = ? AND title = ?`,
+		p.ID, c.Title).Scan(&cur.Title, &cur.Value, &cur.Prefix, &cur.Suffix, &cur.Icon, &cur.Change, &updated)
+	if err == nil {
+		cur.UpdatedAt = fromMS(updated)
+		current = &cur
+	} else if err = nullIfNoRows(err); err != nil {
+		return nil, err
+	}
+	next, err := c.Apply(current, now)
+	if err != nil {
+		return nil, err
+	}
+	var id int64
+	err = tx.QueryRowContext(ctx,
+		`INSERT INTO insights (project_id, title, value, prefix, suffix, icon, change, updated_at)
+		 VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+		 ON CONFLICT (project_id, title) DO UPDATE SET value = excluded.value, prefix = excluded.prefix,
+		   suffix = excluded.suffix, icon = excluded.icon, change = excluded.change, updated_at = excluded.updated_at
+		 RETURNING id`,
+		p.ID, next.Title, next.Value, next.Prefix, next.Suffix, next.Icon, next.Change, ms(now)).Scan(&id)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO insight_points (insight_id, ts, value) VALUES (?, ?, ?)`,
+		id, ms(now), next.Value); err != nil {
+		return nil, err
+	}
+	return next, nil
+}
+
+// ListInsights returns the project's insights ordered by title.
+func (db *DB) ListInsights(ctx context.Context, accountID int64, project string) ([]*tidings.Insight, error) {
+	p, err := findProject(ctx, db.read, accountID, project)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := db.read.QueryContext(ctx,
+		`SELECT title, value, prefix, suffix, icon, change, updated_at FROM insights WHERE project_id = ? ORDER BY title`, p.ID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []*tidings.Insight{}
+	for rows.Next() {
+		in := &tidings.Insight{Project: p.Name}
+		var updated int64
+		if err := rows.Scan(&in.Title, &in.Value, &in.Prefix, &in.Suffix, &in.Icon, &in.Change, &updated); err != nil {
+			return nil, err
+		}
+		in.UpdatedAt = fromMS(updated)
+		out = append(out, in)
+	}
+	return out, rows.Err()
+}
+
+// InsightHistory returns up to limit most recent points of one insight, oldest first.
+func (db *DB) InsightHistory(ctx context.Context, accountID int64, project, title string, limit int) ([]tidings.InsightPoint, error) {
+	p, err := findProject(ctx, db.read, accountID, project)
+	if err != nil {
+		return nil, err
+	}
+	var id int64
+	err = db.read.QueryRowContext(ctx, `SELECT id FROM insights WHERE project_id = ? AND title = ?`, p.ID, title).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, tidings.Errorf(tidings.ENotFound, "no insight %q in project %q", title, project)
+	}
+	if err != nil {
+		return nil, err
+	}
+	rows, err := db.read.QueryContext(ctx,
+		`SELECT ts, value FROM (SELECT rowid, ts, value FROM insight_points WHERE insight_id = ? ORDER BY ts DESC, rowid DESC LIMIT ?)
+		 ORDER BY ts, rowid`, id, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []tidings.InsightPoint{}
+	for rows.Next() {
+		var ts int64
+		var pt tidings.InsightPoint
+		if err := rows.Scan(&ts, &pt.Value); err != nil {
+			return nil, err
+		}
+		pt.Time = fromMS(ts)
+		out = append(out, pt)
+	}
+	return out, rows.Err()
+}

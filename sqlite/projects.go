@@ -1,0 +1,142 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+
+	"github.com/tidings-dev/tidings"
+)
+
+// querier is what *sql.DB and *sql.Tx share.
+type querier interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+func findProject(ctx context.Context, q querier, accountID int64, name string) (*tidings.Project, error) {
+	p := &tidings.Project{AccountID: accountID}
+	var created int64
+	err := q.QueryRowContext(ctx,
+		`SELECT id, name, auto_create_channels, created_at FROM projects WHERE account_id = ? AND name = ?`,
+		accountID, name).Scan(&p.ID, &p.Name, &p.AutoCreateChannels, &created)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, tidings.Errorf(tidings.EProjectNotFound,
+			"project %q does not exist in this account: create it in Settings → Projects or with `tidings project create %s`", name, name)
+	}
+	if err != nil {
+		return nil, err
+	}
+	p.CreatedAt = fromMS(created)
+	return p, nil
+}
+
+func channelNotFound(project, name string) error {
+	return tidings.Errorf(tidings.EChannelNotFound,
+		"channel %q does not exist in project %q: create it in Settings → Projects, with `tidings channel create %s %s`, or turn on \"create channels on first event\" for the project",
+		name, project, project, name)
+}
+
+// CreateProject creates a project in the account.
+func (db *DB) CreateProject(ctx context.Context, accountID int64, name string) (*tidings.Project, error) {
+	if err := tidings.ValidateName("project", name); err != nil {
+		return nil, err
+	}
+	p := &tidings.Project{AccountID: accountID, Name: name, CreatedAt: db.now().UTC()}
+	err := db.write.QueryRowContext(ctx,
+		`INSERT INTO projects (account_id, name, created_at) VALUES (?, ?, ?) RETURNING id`,
+		accountID, name, ms(p.CreatedAt)).Scan(&p.ID)
+	if isUnique(err) {
+		return nil, tidings.Errorf(tidings.EConflict, "a project named %q already exists in this account", name)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// FindProject returns the account's project by name.
+func (db *DB) FindProject(ctx context.Context, accountID int64, name string) (*tidings.Project, error) {
+	return findProject(ctx, db.read, accountID, name)
+}
+
+// ListProjects returns the account's projects by name.
+func (db *DB) ListProjects(ctx context.Context, accountID int64) ([]*tidings.Project, error) {
+	rows, err := db.read.QueryContext(ctx,
+		`SELECT id, name, auto_create_channels, created_at FROM projects WHERE account_id = ? ORDER BY name`, accountID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*tidings.Project
+	for rows.Next() {
+		p := &tidings.Project{AccountID: accountID}
+		var created int64
+		if err := rows.Scan(&p.ID, &p.Name, &p.AutoCreateChannels, &created); err != nil {
+			return nil, err
+		}
+		p.CreatedAt = fromMS(created)
+		out = append(out, p)
+	}
+	return out, rows.Err()
+}
+
+// SetAutoCreateChannels switches "create channels on first event".
+func (db *DB) SetAutoCreateChannels(ctx context.Context, accountID int64, project string, on bool) error {
+	res, err := db.write.ExecContext(ctx,
+		`UPDATE projects SET auto_create_channels = ? WHERE account_id = ? AND name = ?`, on, accountID, project)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		_, err := findProject(ctx, db.read, accountID, project)
+		return err
+	}
+	return nil
+}
+
+// CreateChannel creates a channel in the account's project.
+func (db *DB) CreateChannel(ctx context.Context, accountID int64, project, name string) (*tidings.Channel, error) {
+	if err := tidings.ValidateName("channel", name); err != nil {
+		return nil, err
+	}
+	p, err := findProject(ctx, db.read, accountID, project)
+	if err != nil {
+		return nil, err
+	}
+	c := &tidings.Channel{ProjectID: p.ID, Project: p.Name, Name: name, CreatedAt: db.now().UTC()}
+	err = db.write.QueryRowContext(ctx,
+		`INSERT INTO channels (project_id, name, created_at) VALUES (?, ?, ?) RETURNING id`,
+		p.ID, name, ms(c.CreatedAt)).Scan(&c.ID)
+	if isUnique(err) {
+		return nil, tidings.Errorf(tidings.EConflict, "a channel named %q already exists in project %q", name, project)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// ListChannels returns the project's channels by name.
+func (db *DB) ListChannels(ctx context.Context, accountID int64, project string) ([]*tidings.Channel, error) {
+	p, err := findProject(ctx, db.read, accountID, project)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := db.read.QueryContext(ctx,
+		`SELECT id, name, created_at FROM channels WHERE project_id = ? ORDER BY name`, p.ID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*tidings.Channel
+	for rows.Next() {
+		c := &tidings.Channel{ProjectID: p.ID, Project: p.Name}
+		var created int64
+		if err := rows.Scan(&c.ID, &c.Name, &created); err != nil {
+			return nil, err
+		}
+		c.CreatedAt = fromMS(created)
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}

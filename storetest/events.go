@@ -1,0 +1,210 @@
+package storetest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tidings-dev/tidings"
+)
+
+func testEvents(t *testing.T, open Opener) {
+	ctx := context.Background()
+	f := setup(t, open)
+	tags := tidings.Tags{{Key: "plan", Kind: tidings.KindString, Value: "premium"},
+		{Key: "seats", Kind: tidings.KindNumber, Value: "12.50"}, {Key: "trial", Kind: tidings.KindBool, Value: "false"}}
+	ev := f.publish(t, tidings.NewEvent{Event: "New Subscription", Description: "**paid**", Icon: "💰",
+		Notify: true, Tags: tags, Parser: tidings.ParserMarkdown, UserID: "u-1", Timestamp: epoch})
+	if ev.ID == "" || !ev.Timestamp.Equal(epoch) || ev.CreatedAt.IsZero() {
+		t.Fatalf("stored event = %+v", ev)
+	}
+	page, err := f.s.ListEvents(ctx, f.account.ID, tidings.EventQuery{Project: "my-saas", Limit: 10})
+	must(t, err)
+	if len(page.Events) != 1 || page.Next != "" {
+		t.Fatalf("ListEvents = %+v", page)
+	}
+	got := page.Events[0]
+	gotJSON, _ := json.Marshal(got.Tags)
+	if got.ID != ev.ID || got.Event != "New Subscription" || got.Description != "**paid**" || got.Icon != "💰" ||
+		!got.Notify || got.Parser != "markdown" || got.UserID != "u-1" || got.Channel != "payments" ||
+		string(gotJSON) != `{"plan":"premium","seats":12.50,"trial":false}` || !got.Timestamp.Equal(epoch) {
+		t.Fatalf("read back %+v tags %s", got, gotJSON)
+	}
+
+	_, err = f.s.PublishEvent(ctx, f.account.ID, &tidings.NewEvent{Project: "nope", Channel: "payments", Event: "x", Parser: "text"})
+	wantCode(t, err, tidings.EProjectNotFound)
+	_, err = f.s.PublishEvent(ctx, f.account.ID, &tidings.NewEvent{Project: "my-saas", Channel: "deploys", Event: "x", Parser: "text"})
+	wantCode(t, err, tidings.EChannelNotFound)
+
+	must(t, f.s.SetAutoCreateChannels(ctx, f.account.ID, "my-saas", true))
+	f.publish(t, tidings.NewEvent{Channel: "deploys", Event: "Deployed"})
+	cs, err := f.s.ListChannels(ctx, f.account.ID, "my-saas")
+	must(t, err)
+	if len(cs) != 2 {
+		t.Fatalf("channel not created on first event: %v", cs)
+	}
+}
+
+func testEventQueries(t *testing.T, open Opener) {
+	ctx := context.Background()
+	f := setup(t, open)
+	_, err := f.s.CreateChannel(ctx, f.account.ID, "my-saas", "deploys")
+	must(t, err)
+	f.publish(t, tidings.NewEvent{Event: "Paid", Description: "Invoice 100%_done",
+		Tags: tidings.Tags{{Key: "plan", Kind: tidings.KindString, Value: "premium"}, {Key: "country", Kind: tidings.KindString, Value: "de"}}})
+	f.publish(t, tidings.NewEvent{Event: "Paid", Tags: tidings.Tags{{Key: "plan", Kind: tidings.KindString, Value: "basic"}}})
+	f.publish(t, tidings.NewEvent{Channel: "deploys", Event: "Deploy failed",
+		Tags: tidings.Tags{{Key: "plan", Kind: tidings.KindString, Value: "premium"}}})
+
+	count := func(q tidings.EventQuery) int {
+		t.Helper()
+		q.Project, q.Limit = "my-saas", 100
+		p, err := f.s.ListEvents(ctx, f.account.ID, q)
+		must(t, err)
+		return len(p.Events)
+	}
+	premium := tidings.Tag{Key: "plan", Value: "premium"}
+	for name, c := range map[string]struct {
+		q    tidings.EventQuery
+		want int
+	}{
+		"all":                {tidings.EventQuery{}, 3},
+		"channel":            {tidings.EventQuery{Channel: "deploys"}, 1},
+		"tag":                {tidings.EventQuery{Tags: []tidings.Tag{premium}}, 2},
+		"two tags":           {tidings.EventQuery{Tags: []tidings.Tag{premium, {Key: "country", Value: "de"}}}, 1},
+		"tag and channel":    {tidings.EventQuery{Channel: "payments", Tags: []tidings.Tag{premium}}, 1},
+		"text in name":       {tidings.EventQuery{Text: "FAILED"}, 1},
+		"text in descr":      {tidings.EventQuery{Text: "invoice"}, 1},
+		"like chars literal": {tidings.EventQuery{Text: "100%_"}, 1},
+		"like wildcard":      {tidings.EventQuery{Text: "1%e"}, 0},
+	} {
+		if got := count(c.q); got != c.want {
+			t.Errorf("%s: %d events, want %d", name, got, c.want)
+		}
+	}
+	_, err = f.s.ListEvents(ctx, f.account.ID, tidings.EventQuery{Project: "my-saas", Channel: "nope", Limit: 1})
+	wantCode(t, err, tidings.EChannelNotFound)
+	_, err = f.s.ListEvents(ctx, f.account.ID, tidings.EventQuery{Project: "my-saas", Before: "nope", Limit: 1})
+	wantCode(t, err, tidings.EValidation)
+}
+
+// testPagination walks the pages while new events keep arriving: every event that
+// existed before the walk is seen exactly once, in order.
+func testPagination(t *testing.T, open Opener) {
+	ctx := context.Background()
+	f := setup(t, open)
+	const n = 25
+	want := map[string]bool{}
+	for i := 0; i < n; i++ {
+		// Half share one timestamp, so ordering must fall back on the ID.
+		ts := epoch.Add(time.Duration(i/2) * time.Second)
+		ev := f.publish(t, tidings.NewEvent{Event: fmt.Sprintf("e%d", i), Timestamp: ts})
+		want[ev.ID] = true
+	}
+	seen := map[string]bool{}
+	before := ""
+	var last *tidings.Event
+	for pages := 0; ; pages++ {
+		if pages > n {
+			t.Fatal("pagination does not end")
+		}
+		p, err := f.s.ListEvents(ctx, f.account.ID, tidings.EventQuery{Project: "my-saas", Before: before, Limit: 4})
+		must(t, err)
+		f.publish(t, tidings.NewEvent{Event: "arrives during the walk"})
+		for _, ev := range p.Events {
+			if seen[ev.ID] {
+				t.Fatalf("event %s seen twice", ev.ID)
+			}
+			seen[ev.ID] = true
+			if last != nil && (ev.Timestamp.After(last.Timestamp) || ev.Timestamp.Equal(last.Timestamp) && ev.ID > last.ID) {
+				t.Fatalf("out of order: %v after %v", ev, last)
+			}
+			last = ev
+		}
+		if p.Next == "" {
+			break
+		}
+		before = p.Next
+	}
+	for id := range want {
+		if !seen[id] {
+			t.Fatalf("event %s missed", id)
+		}
+	}
+}
+
+func testTenancy(t *testing.T, open Opener) {
+	ctx := context.Background()
+	f := setup(t, open)
+	b := newAccount(t, f.s, "globex") // also has my-saas/payments
+	f.publish(t, tidings.NewEvent{Event: "acme secret"})
+	p, err := f.s.ListEvents(ctx, b.ID, tidings.EventQuery{Project: "my-saas", Limit: 10})
+	must(t, err)
+	if len(p.Events) != 0 {
+		t.Fatalf("account globex sees acme's events: %+v", p.Events[0])
+	}
+	_, err = f.s.ApplyInsight(ctx, f.account.ID, &tidings.InsightChange{Project: "my-saas", Title: "Revenue",
+		Value: "5", ValueKind: tidings.KindNumber, Change: tidings.ChangeUpdate})
+	must(t, err)
+	ins, err := f.s.ListInsights(ctx, b.ID, "my-saas")
+	must(t, err)
+	if len(ins) != 0 {
+		t.Fatalf("account globex sees acme's insights: %+v", ins[0])
+	}
+	_, err = f.s.ListEvents(ctx, b.ID, tidings.EventQuery{Project: "only-acme", Limit: 1})
+	wantCode(t, err, tidings.EProjectNotFound)
+	acmeOnly, err := f.s.CreateProject(ctx, f.account.ID, "only-acme")
+	must(t, err)
+	_ = acmeOnly
+	_, err = f.s.PublishEvent(ctx, b.ID, &tidings.NewEvent{Project: "only-acme", Channel: "payments", Event: "x", Parser: "text"})
+	wantCode(t, err, tidings.EProjectNotFound)
+}
+
+// testBatchIsolation publishes good and bad events at once, so that they share batches:
+// the bad ones fail alone and every good one is stored.
+func testBatchIsolation(t *testing.T, open Opener) {
+	ctx := context.Background()
+	f := setup(t, open)
+	const n = 200
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			ch := "payments"
+			if i%3 == 0 {
+				ch = "missing"
+			}
+			_, errs[i] = f.s.PublishEvent(ctx, f.account.ID,
+				&tidings.NewEvent{Project: "my-saas", Channel: ch, Event: fmt.Sprint(i), Parser: "text"})
+		}(i)
+	}
+	wg.Wait()
+	good := 0
+	for i, err := range errs {
+		if i%3 == 0 {
+			wantCode(t, err, tidings.EChannelNotFound)
+		} else {
+			must(t, err)
+			good++
+		}
+	}
+	total := 0
+	before := ""
+	for {
+		p, err := f.s.ListEvents(ctx, f.account.ID, tidings.EventQuery{Project: "my-saas", Before: before, Limit: 100})
+		must(t, err)
+		total += len(p.Events)
+		if p.Next == "" {
+			break
+		}
+		before = p.Next
+	}
+	if total != good {
+		t.Fatalf("stored %d events, want %d", total, good)
+	}
+}

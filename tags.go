@@ -1,0 +1,100 @@
+package tidings
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
+)
+
+// Tag limits.
+const (
+	MaxTags        = 32
+	MaxTagValueLen = 1024
+)
+
+// Kinds of JSON value a tag or insight value can be.
+const (
+	KindString = "string"
+	KindNumber = "number"
+	KindBool   = "bool"
+)
+
+// Tag is one key/value pair of an event. Value holds the text of the value: a string as
+// it is, a number as its JSON literal, a boolean as "true" or "false". Filters match on it.
+type Tag struct {
+	Key   string
+	Kind  string
+	Value string
+}
+
+// Tags keeps the order in which the client sent them.
+type Tags []Tag
+
+// Get returns the tag with the given key.
+func (t Tags) Get(key string) (Tag, bool) {
+	for _, tag := range t {
+		if tag.Key == key {
+			return tag, true
+		}
+	}
+	return Tag{}, false
+}
+
+// MarshalJSON writes the tags as one JSON object, in order, each value in its own kind.
+func (t Tags) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, tag := range t {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		k, _ := json.Marshal(tag.Key)
+		b.Write(k)
+		b.WriteByte(':')
+		switch tag.Kind {
+		case KindNumber, KindBool:
+			b.WriteString(tag.Value)
+		default:
+			v, _ := json.Marshal(tag.Value)
+			b.Write(v)
+		}
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// UnmarshalJSON reads what MarshalJSON wrote, keeping the order. It is used to read
+// stored tags back; requests are decoded by the API's strict decoder.
+func (t *Tags) UnmarshalJSON(data []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return fmt.Errorf("tags: want an object")
+	}
+	out := Tags{}
+	for dec.More() {
+		kt, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		vt, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		tag := Tag{Key: kt.(string)}
+		switch v := vt.(type) {
+		case string:
+			tag.Kind, tag.Value = KindString, v
+		case json.Number:
+			tag.Kind, tag.Value = KindNumber, v.String()
+		case bool:
+			tag.Kind, tag.Value = KindBool, strconv.FormatBool(v)
+		default:
+			return fmt.Errorf("tags: value of %q has an unsupported type", tag.Key)
+		}
+		out = append(out, tag)
+	}
+	*t = out
+	return nil
+}
