@@ -80,8 +80,13 @@ func ErrorMessage(err error) string {
 // Problems collects field errors so that a request reports all of them at once.
 type Problems []FieldError
 
-// Add records a problem; the message is prefixed with the path for people reading it alone.
+// Add records a problem; the message is prefixed with the path for people reading it
+// alone. A field gets one problem, the first found: the decoder's "must be a string"
+// is more useful than a later "is required" for the same field.
 func (p *Problems) Add(path, typ, format string, args ...any) {
+	if p.Has(path) {
+		return
+	}
 	msg := fmt.Sprintf(format, args...)
 	if path != "" {
 		msg = path + ": " + msg
@@ -99,4 +104,14 @@ func (p Problems) Err() error {
 		msgs[i] = f.Message
 	}
 	return &Error{Code: EValidation, Message: strings.Join(msgs, "; "), Fields: p}
+}
+
+// Has reports whether a problem was recorded for path.
+func (p Problems) Has(path string) bool {
+	for _, f := range p {
+		if f.Path == path {
+			return true
+		}
+	}
+	return false
 }

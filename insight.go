@@ -100,6 +100,9 @@ func (c *InsightChange) Check(p *Problems) {
 }
 
 func (c *InsightChange) checkValue(p *Problems) {
+	if p.Has("value.$inc") {
+		return // the decoder already said what is wrong with it
+	}
 	if c.ValueKind == "" {
 		p.Add("value", "required", "is required")
 		return

@@ -13,7 +13,7 @@ func (db *DB) CreateAccount(ctx context.Context, name string) (*tidings.Account,
 	if err := tidings.ValidateName("account", name); err != nil {
 		return nil, err
 	}
-	a := &tidings.Account{Name: name, CreatedAt: db.now().UTC()}
+	a := &tidings.Account{Name: name, CreatedAt: db.stamp()}
 	err := db.write.QueryRowContext(ctx,
 		`INSERT INTO accounts (name, created_at) VALUES (?, ?) RETURNING id`, name, ms(a.CreatedAt)).Scan(&a.ID)
 	if isUnique(err) {

@@ -31,7 +31,7 @@ const FileName = "tidings.db"
 // Options configure a DB. Zero values are replaced by defaults.
 type Options struct {
 	Now      func() time.Time
-	MaxBatch int              // jobs per transaction (default 256)
+	MaxBatch int               // jobs per transaction (default 256)
 	OnCommit groupcommit.Stats // told about each batch, for metrics
 }
 
@@ -153,3 +153,7 @@ func (db *DB) Pragmas(ctx context.Context) (journal string, synchronous, foreign
 	db.write.QueryRowContext(ctx, "PRAGMA foreign_keys").Scan(&foreignKeys)
 	return journal, synchronous, foreignKeys
 }
+
+// stamp is the current time at the precision stored (milliseconds), so that what a
+// write returns equals what a later read returns.
+func (db *DB) stamp() time.Time { return db.now().UTC().Truncate(time.Millisecond) }

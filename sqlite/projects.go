@@ -41,7 +41,7 @@ func (db *DB) CreateProject(ctx context.Context, accountID int64, name string) (
 	if err := tidings.ValidateName("project", name); err != nil {
 		return nil, err
 	}
-	p := &tidings.Project{AccountID: accountID, Name: name, CreatedAt: db.now().UTC()}
+	p := &tidings.Project{AccountID: accountID, Name: name, CreatedAt: db.stamp()}
 	err := db.write.QueryRowContext(ctx,
 		`INSERT INTO projects (account_id, name, created_at) VALUES (?, ?, ?) RETURNING id`,
 		accountID, name, ms(p.CreatedAt)).Scan(&p.ID)
@@ -103,7 +103,7 @@ func (db *DB) CreateChannel(ctx context.Context, accountID int64, project, name 
 	if err != nil {
 		return nil, err
 	}
-	c := &tidings.Channel{ProjectID: p.ID, Project: p.Name, Name: name, CreatedAt: db.now().UTC()}
+	c := &tidings.Channel{ProjectID: p.ID, Project: p.Name, Name: name, CreatedAt: db.stamp()}
 	err = db.write.QueryRowContext(ctx,
 		`INSERT INTO channels (project_id, name, created_at) VALUES (?, ?, ?) RETURNING id`,
 		p.ID, name, ms(c.CreatedAt)).Scan(&c.ID)

@@ -41,7 +41,7 @@ func (db *DB) commitBatch(ctx context.Context, jobs []*job) error {
 		return fmt.Errorf("begin batch: %w", err)
 	}
 	defer tx.Rollback()
-	now := db.now().UTC()
+	now := db.stamp()
 	for _, j := range jobs {
 		if _, err := tx.ExecContext(ctx, "SAVEPOINT job"); err != nil {
 			return err

@@ -1,0 +1,80 @@
+package api
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tidings-dev/tidings"
+)
+
+// authenticate finds the request's token, checks it, records its use and applies the
+// rate limits. The token row is read on every request, so a revocation counts from
+// the next request on every instance that shares the store: there is no cache to outlive it.
+func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (*tidings.Token, error) {
+	h := r.Header.Get("Authorization")
+	if strings.TrimSpace(h) == "" {
+		return nil, tidings.Errorf(tidings.EMissingToken,
+			"send your API token in the header Authorization: Bearer <token>")
+	}
+	scheme, secret, _ := strings.Cut(h, " ")
+	if !strings.EqualFold(scheme, "Bearer") {
+		return nil, tidings.Errorf(tidings.EInvalidToken, `the Authorization header must be "Bearer <token>"`)
+	}
+	id, hash, ok := tidings.ParseTokenSecret(strings.TrimSpace(secret))
+	invalid := tidings.Errorf(tidings.EInvalidToken, "this API token is not valid: check that it was copied whole")
+	if !ok {
+		return nil, invalid
+	}
+	tok, err := s.store.FindToken(r.Context(), id)
+	if tidings.ErrorCode(err) == tidings.ENotFound {
+		return nil, invalid
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !tok.HashMatches(hash) {
+		return nil, invalid
+	}
+	if tok.Revoked() {
+		return nil, tidings.Errorf(tidings.EInvalidToken, "this API token has been revoked")
+	}
+	now := s.now()
+	infoFrom(r.Context()).accountID = tok.AccountID
+	s.usage.touch(tok.ID, now)
+	if err := s.limits.allow(w, tok, clientIP(r, s.trusted), now); err != nil {
+		return nil, err
+	}
+	return tok, nil
+}
+
+// usage collects last-used times in memory and writes them in one transaction every
+// few seconds, so that a busy token does not cost a write per request.
+type usage struct {
+	mu   sync.Mutex
+	seen map[string]time.Time
+}
+
+func (u *usage) touch(id string, at time.Time) {
+	u.mu.Lock()
+	if u.seen == nil {
+		u.seen = map[string]time.Time{}
+	}
+	u.seen[id] = at
+	u.mu.Unlock()
+}
+
+func (u *usage) take() map[string]time.Time {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	m := u.seen
+	u.seen = nil
+	return m
+}
+
+// FlushUsage writes the last-used times collected since the previous flush.
+func (s *Server) FlushUsage(ctx context.Context) error {
+	return s.store.TouchTokens(ctx, s.usage.take())
+}

@@ -1,0 +1,221 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/tidings-dev/tidings"
+)
+
+// MaxBodyBytes is the largest request body accepted.
+const MaxBodyBytes = 64 << 10
+
+// readBody checks the media type and reads at most MaxBodyBytes: a larger body is
+// refused from its Content-Length without reading it, or as soon as the limit is
+// crossed while reading.
+func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || mt != "application/json" {
+		return nil, tidings.Errorf(tidings.EUnsupportedMediaType,
+			"send the body as JSON with the header Content-Type: application/json")
+	}
+	if r.ContentLength > MaxBodyBytes {
+		return nil, tooLarge()
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		return nil, tooLarge()
+	}
+	if err != nil {
+		return nil, tidings.Errorf(tidings.EInvalidJSON, "the request body could not be read")
+	}
+	return body, nil
+}
+
+func tooLarge() error {
+	return tidings.Errorf(tidings.EPayloadTooLarge, "the request body is larger than %d KiB", MaxBodyBytes>>10)
+}
+
+// member is one key and its raw value, in the order sent.
+type member struct {
+	key string
+	raw json.RawMessage
+}
+
+// object is a JSON object decoded one level deep.
+type object []member
+
+// decodeObject parses data as exactly one JSON object of valid UTF-8, rejecting
+// duplicate keys and anything after the object.
+func decodeObject(data []byte) (object, error) {
+	if !utf8.Valid(data) {
+		return nil, tidings.Errorf(tidings.EInvalidJSON, "the body is not valid UTF-8")
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	obj, err := readObject(dec)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, tidings.Errorf(tidings.EInvalidJSON, "unexpected data after the JSON object")
+	}
+	return obj, nil
+}
+
+func readObject(dec *json.Decoder) (object, error) {
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, syntaxError(err)
+	}
+	if tok != json.Delim('{') {
+		return nil, tidings.Errorf(tidings.EInvalidJSON, "the body must be a JSON object")
+	}
+	var obj object
+	seen := map[string]bool{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, syntaxError(err)
+		}
+		key := tok.(string) // inside an object the decoder yields only string keys here
+		if seen[key] {
+			return nil, tidings.Errorf(tidings.EInvalidJSON, "duplicate key %q", key)
+		}
+		seen[key] = true
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return nil, syntaxError(err)
+		}
+		obj = append(obj, member{key, raw})
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, syntaxError(err)
+	}
+	return obj, nil
+}
+
+func syntaxError(err error) error {
+	msg := err.Error()
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		msg = se.Error() + " (at byte " + strconv.FormatInt(se.Offset, 10) + ")"
+	}
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		msg = "the JSON ends too early"
+	}
+	return tidings.Errorf(tidings.EInvalidJSON, "the body is not valid JSON: %s", msg)
+}
+
+// fields reads typed members of an object and collects every problem.
+type fields struct {
+	p       *tidings.Problems
+	prefix  string
+	members map[string]json.RawMessage
+	used    map[string]bool
+}
+
+func newFields(obj object, prefix string, p *tidings.Problems) *fields {
+	f := &fields{p: p, prefix: prefix, members: map[string]json.RawMessage{}, used: map[string]bool{}}
+	for _, m := range obj {
+		f.members[m.key] = m.raw
+	}
+	return f
+}
+
+// get returns the raw value of key; null counts as absent.
+func (f *fields) get(key string) (json.RawMessage, bool) {
+	f.used[key] = true
+	raw, ok := f.members[key]
+	if !ok || string(raw) == "null" {
+		return nil, false
+	}
+	return raw, true
+}
+
+func (f *fields) path(key string) string { return f.prefix + key }
+
+func (f *fields) wrongType(key, want string) {
+	f.p.Add(f.path(key), "type", "must be %s", want)
+}
+
+// str reads an optional string; set reports whether it was present.
+func (f *fields) str(key string) (v string, set bool) {
+	raw, ok := f.get(key)
+	if !ok {
+		return "", false
+	}
+	if raw[0] != '"' || json.Unmarshal(raw, &v) != nil {
+		f.wrongType(key, "a string")
+		return "", false
+	}
+	return v, true
+}
+
+// required reads a required string, reporting it when missing.
+func (f *fields) required(key string) string {
+	if _, ok := f.members[key]; !ok || string(f.members[key]) == "null" {
+		f.used[key] = true
+		f.p.Add(f.path(key), "required", "is required")
+		return ""
+	}
+	v, _ := f.str(key)
+	return v
+}
+
+func (f *fields) boolean(key string) bool {
+	raw, ok := f.get(key)
+	if !ok {
+		return false
+	}
+	switch string(raw) {
+	case "true":
+		return true
+	case "false":
+		return false
+	}
+	f.wrongType(key, "true or false")
+	return false
+}
+
+// scalar reads a string, number or boolean as text with its kind; kind is "" when absent.
+func (f *fields) scalar(key string) (text, kind string) {
+	raw, ok := f.get(key)
+	if !ok {
+		return "", ""
+	}
+	return scalarOf(raw)
+}
+
+func scalarOf(raw json.RawMessage) (text, kind string) {
+	switch c := raw[0]; {
+	case c == '"':
+		var s string
+		json.Unmarshal(raw, &s)
+		return s, tidings.KindString
+	case c == 't' || c == 'f':
+		return string(raw), tidings.KindBool
+	case c == '-' || c >= '0' && c <= '9':
+		return string(raw), tidings.KindNumber
+	}
+	return "", "" // object, array or null
+}
+
+// rejectUnknown reports every member that no reader asked for, naming the allowed ones.
+func (f *fields) rejectUnknown(obj object, allowed string) {
+	for _, m := range obj {
+		if !f.used[m.key] {
+			f.p.Add(f.path(m.key), "unknown_field", "unknown field (allowed: %s)", allowed)
+		}
+	}
+}
+
+func allowedList(keys ...string) string { return strings.Join(keys, ", ") }

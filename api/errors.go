@@ -1,0 +1,104 @@
+package api
+
+import (
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+
+	"github.com/tidings-dev/tidings"
+)
+
+// statusOf maps every error code to its one HTTP status.
+var statusOf = map[string]int{
+	tidings.EInvalidJSON:          http.StatusBadRequest,
+	tidings.EValidation:           http.StatusBadRequest,
+	tidings.EUnsupportedMediaType: http.StatusUnsupportedMediaType,
+	tidings.EMissingToken:         http.StatusUnauthorized,
+	tidings.EInvalidToken:         http.StatusUnauthorized,
+	tidings.EForbidden:            http.StatusForbidden,
+	tidings.EProjectNotFound:      http.StatusNotFound,
+	tidings.EChannelNotFound:      http.StatusNotFound,
+	tidings.ENotFound:             http.StatusNotFound,
+	tidings.EMethodNotAllowed:     http.StatusMethodNotAllowed,
+	tidings.EInsightNotNumeric:    http.StatusConflict,
+	tidings.EConflict:             http.StatusConflict,
+	tidings.EPayloadTooLarge:      http.StatusRequestEntityTooLarge,
+	tidings.ERateLimited:          http.StatusTooManyRequests,
+	tidings.EUnavailable:          http.StatusServiceUnavailable,
+	tidings.EInternal:             http.StatusInternalServerError,
+}
+
+var titleOf = map[string]string{
+	tidings.EInvalidJSON:          "Invalid JSON",
+	tidings.EValidation:           "Invalid request",
+	tidings.EUnsupportedMediaType: "Unsupported media type",
+	tidings.EMissingToken:         "Missing API token",
+	tidings.EInvalidToken:         "Invalid API token",
+	tidings.EForbidden:            "Forbidden",
+	tidings.EProjectNotFound:      "Project not found",
+	tidings.EChannelNotFound:      "Channel not found",
+	tidings.ENotFound:             "Not found",
+	tidings.EMethodNotAllowed:     "Method not allowed",
+	tidings.EInsightNotNumeric:    "Insight is not numeric",
+	tidings.EConflict:             "Conflict",
+	tidings.EPayloadTooLarge:      "Payload too large",
+	tidings.ERateLimited:          "Too many requests",
+	tidings.EUnavailable:          "Service unavailable",
+	tidings.EInternal:             "Internal error",
+}
+
+// Status returns the HTTP status of an error code.
+func Status(code string) int {
+	if s, ok := statusOf[code]; ok {
+		return s
+	}
+	return http.StatusInternalServerError
+}
+
+type problem struct {
+	Status     int              `json:"status"`
+	Title      string           `json:"title"`
+	Code       string           `json:"code"`
+	Detail     string           `json:"detail"`
+	Validation *validationBlock `json:"validation,omitempty"`
+	RequestID  string           `json:"request_id,omitempty"`
+}
+
+// validationBlock is where the LogSnag SDKs look for error messages.
+type validationBlock struct {
+	Body []tidings.FieldError `json:"body"`
+}
+
+// WriteError writes err as application/problem+json (RFC 9457). Internal errors are
+// logged with the request id and answered with a generic message.
+func WriteError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
+	code := tidings.ErrorCode(err)
+	info := infoFrom(r.Context())
+	if code == tidings.EInternal {
+		log.ErrorContext(r.Context(), "internal error", "err", err, "request_id", info.requestID,
+			"method", r.Method, "path", r.URL.Path)
+	}
+	p := problem{Status: Status(code), Title: titleOf[code], Code: code, Detail: tidings.ErrorMessage(err), RequestID: info.requestID}
+	var e *tidings.Error
+	if errors.As(err, &e) && len(e.Fields) > 0 {
+		p.Validation = &validationBlock{Body: e.Fields}
+	}
+	switch code {
+	case tidings.EMissingToken:
+		w.Header().Set("WWW-Authenticate", `Bearer realm="tidings"`)
+	case tidings.EInvalidToken:
+		w.Header().Set("WWW-Authenticate", `Bearer realm="tidings", error="invalid_token"`)
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(p.Status)
+	json.NewEncoder(w).Encode(p)
+}
+
+// writeJSON answers 200 with v.
+func writeJSON(w http.ResponseWriter, v any) error {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	return json.NewEncoder(w).Encode(v)
+}

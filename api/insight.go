@@ -1,0 +1,141 @@
+package api
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/tidings-dev/tidings"
+)
+
+var insightFields = allowedList("project", "title", "value", "change", "prefix", "suffix", "icon")
+
+// optional reads an optional string as a pointer: nil keeps the stored value.
+func (f *fields) optional(key string) *string {
+	if v, set := f.str(key); set {
+		return &v
+	}
+	return nil
+}
+
+// decodeInsight turns a POST /v1/insight body into a checked change.
+func decodeInsight(body []byte) (*tidings.InsightChange, error) {
+	obj, err := decodeObject(body)
+	if err != nil {
+		return nil, err
+	}
+	var p tidings.Problems
+	f := newFields(obj, "", &p)
+	c := &tidings.InsightChange{
+		Project: f.required("project"),
+		Title:   f.required("title"),
+		Prefix:  f.optional("prefix"),
+		Suffix:  f.optional("suffix"),
+		Icon:    f.optional("icon"),
+	}
+	c.Change, _ = f.str("change")
+	if raw, ok := f.get("value"); ok {
+		if c.Value, c.ValueKind = scalarOf(raw); c.ValueKind == "" {
+			f.wrongType("value", "a string, number or boolean")
+		}
+	}
+	f.rejectUnknown(obj, insightFields)
+	c.Check(&p)
+	if err := p.Err(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// decodeIncrement turns a PATCH /v1/insight body, as the LogSnag SDKs send it
+// ({"project","title","icon"?,"value":{"$inc":N}}), into an increment.
+func decodeIncrement(body []byte) (*tidings.InsightChange, error) {
+	obj, err := decodeObject(body)
+	if err != nil {
+		return nil, err
+	}
+	var p tidings.Problems
+	f := newFields(obj, "", &p)
+	c := &tidings.InsightChange{
+		Project: f.required("project"),
+		Title:   f.required("title"),
+		Icon:    f.optional("icon"),
+		Change:  tidings.ChangeIncrement,
+	}
+	raw, ok := f.get("value")
+	switch {
+	case !ok:
+		p.Add("value", "required", `is required, as {"$inc": <number>}`)
+	case raw[0] != '{':
+		p.Add("value", "type", `must be an object {"$inc": <number>}`)
+	default:
+		inner, err := decodeObject(raw)
+		if err != nil {
+			p.Add("value", "invalid", "%s", tidings.ErrorMessage(err))
+			break
+		}
+		vf := newFields(inner, "value.", &p)
+		if inc, ok := vf.get("$inc"); ok {
+			if c.Value, c.ValueKind = scalarOf(inc); c.ValueKind == "" {
+				vf.wrongType("$inc", "a number")
+			}
+		} else {
+			p.Add("value.$inc", "required", "is required")
+		}
+		vf.rejectUnknown(inner, "$inc")
+	}
+	f.rejectUnknown(obj, allowedList("project", "title", "icon", "value"))
+	c.Check(&p)
+	if err := p.Err(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func (s *Server) handleInsight(w http.ResponseWriter, r *http.Request) error {
+	return s.publishInsight(w, r, decodeInsight)
+}
+
+func (s *Server) handleIncrement(w http.ResponseWriter, r *http.Request) error {
+	return s.publishInsight(w, r, decodeIncrement)
+}
+
+func (s *Server) publishInsight(w http.ResponseWriter, r *http.Request, decode func([]byte) (*tidings.InsightChange, error)) error {
+	tok, err := s.authenticate(w, r)
+	if err != nil {
+		return err
+	}
+	body, err := readBody(w, r)
+	if err != nil {
+		return err
+	}
+	c, err := decode(body)
+	if err != nil {
+		return err
+	}
+	if err := tok.AllowPublish(tidings.RoleInsight, c.Project, ""); err != nil {
+		return err
+	}
+	in, err := s.store.ApplyInsight(r.Context(), tok.AccountID, c)
+	if err != nil {
+		return err
+	}
+	s.broker.Publish(tidings.Notice{AccountID: tok.AccountID, Insight: in})
+	return writeJSON(w, insightOut(in))
+}
+
+// insightJSON is an insight as the API shows it; value is always a string (exact).
+type insightJSON struct {
+	Project   string    `json:"project"`
+	Title     string    `json:"title"`
+	Value     string    `json:"value"`
+	Prefix    string    `json:"prefix"`
+	Suffix    string    `json:"suffix"`
+	Icon      string    `json:"icon"`
+	Change    string    `json:"change"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+func insightOut(in *tidings.Insight) insightJSON {
+	return insightJSON{Project: in.Project, Title: in.Title, Value: in.Value, Prefix: in.Prefix, Suffix: in.Suffix,
+		Icon: in.Icon, Change: in.Change, UpdatedAt: in.UpdatedAt}
+}

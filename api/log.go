@@ -1,0 +1,139 @@
+package api
+
+import (
+	"math"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/tidings-dev/tidings"
+)
+
+var logFields = allowedList("project", "channel", "event", "description", "icon", "notify", "tags", "parser", "user_id", "timestamp")
+
+// decodeLog turns a /v1/log body into a checked event, reporting every problem at once.
+func decodeLog(body []byte, now time.Time) (*tidings.NewEvent, error) {
+	obj, err := decodeObject(body)
+	if err != nil {
+		return nil, err
+	}
+	var p tidings.Problems
+	f := newFields(obj, "", &p)
+	e := &tidings.NewEvent{
+		Project: f.required("project"),
+		Channel: f.required("channel"),
+		Event:   f.required("event"),
+		Notify:  f.boolean("notify"),
+	}
+	e.Description, _ = f.str("description")
+	e.Icon, _ = f.str("icon")
+	e.Parser, _ = f.str("parser")
+	if uid, set := f.str("user_id"); set {
+		if uid == "" {
+			p.Add("user_id", "required", "must not be empty when sent")
+		}
+		e.UserID = uid
+	}
+	if raw, ok := f.get("tags"); ok {
+		e.Tags = decodeTags(raw, &p)
+	}
+	if raw, ok := f.get("timestamp"); ok {
+		e.Timestamp = decodeTimestamp(raw, &p)
+	}
+	f.rejectUnknown(obj, logFields)
+	e.Check(&p, now)
+	if err := p.Err(); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+func decodeTags(raw []byte, p *tidings.Problems) tidings.Tags {
+	if raw[0] != '{' {
+		p.Add("tags", "type", "must be an object of key/value pairs")
+		return nil
+	}
+	obj, err := decodeObject(raw)
+	if err != nil {
+		p.Add("tags", "invalid", "%s", tidings.ErrorMessage(err))
+		return nil
+	}
+	tags := make(tidings.Tags, 0, len(obj))
+	for _, m := range obj {
+		text, kind := scalarOf(m.raw)
+		if kind == "" {
+			p.Add("tags."+m.key, "type", "must be a string, number or boolean")
+			continue
+		}
+		tags = append(tags, tidings.Tag{Key: m.key, Kind: kind, Value: text})
+	}
+	return tags
+}
+
+func decodeTimestamp(raw []byte, p *tidings.Problems) time.Time {
+	text, kind := scalarOf(raw)
+	if kind != tidings.KindNumber {
+		p.Add("timestamp", "type", "must be a number of unix seconds")
+		return time.Time{}
+	}
+	secs, err := strconv.ParseFloat(text, 64)
+	if err != nil || math.IsInf(secs, 0) || secs < 0 || secs > 1e11 {
+		p.Add("timestamp", "range", "must be unix seconds between 946684800 (2000-01-01) and now + 24 hours")
+		return time.Time{}
+	}
+	return time.UnixMilli(int64(math.Round(secs * 1000))).UTC()
+}
+
+// handleLog publishes one event: POST /v1/log.
+func (s *Server) handleLog(w http.ResponseWriter, r *http.Request) error {
+	tok, err := s.authenticate(w, r)
+	if err != nil {
+		return err
+	}
+	body, err := readBody(w, r)
+	if err != nil {
+		return err
+	}
+	e, err := decodeLog(body, s.now())
+	if err != nil {
+		return err
+	}
+	if err := tok.AllowPublish(tidings.RoleLog, e.Project, e.Channel); err != nil {
+		return err
+	}
+	ev, err := s.store.PublishEvent(r.Context(), tok.AccountID, e)
+	if err != nil {
+		return err
+	}
+	s.broker.Publish(tidings.Notice{AccountID: tok.AccountID, Event: ev})
+	return writeJSON(w, eventOut(ev))
+}
+
+// eventJSON is an event as the API shows it.
+type eventJSON struct {
+	ID          string       `json:"id"`
+	Project     string       `json:"project"`
+	Channel     string       `json:"channel"`
+	Event       string       `json:"event"`
+	Description string       `json:"description"`
+	Icon        string       `json:"icon"`
+	Notify      bool         `json:"notify"`
+	Tags        tidings.Tags `json:"tags"`
+	Parser      string       `json:"parser"`
+	UserID      string       `json:"user_id,omitempty"`
+	Timestamp   int64        `json:"timestamp"` // unix seconds
+	CreatedAt   time.Time    `json:"created_at"`
+}
+
+func eventOut(ev *tidings.Event) eventJSON {
+	tags := ev.Tags
+	if tags == nil {
+		tags = tidings.Tags{}
+	}
+	return eventJSON{
+		ID: ev.ID, Project: ev.Project, Channel: ev.Channel, Event: ev.Event, Description: ev.Description,
+		Icon: ev.Icon, Notify: ev.Notify, Tags: tags, Parser: ev.Parser, UserID: ev.UserID,
+		Timestamp: ev.Timestamp.Unix(),
+		CreatedAt: ev.CreatedAt,
+	}
+}

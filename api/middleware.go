@@ -1,0 +1,100 @@
+package api
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/tidings-dev/tidings/internal/metrics"
+)
+
+type infoKey struct{}
+
+// requestInfo travels with a request so that the access log can name the account the
+// handler found.
+type requestInfo struct {
+	requestID string
+	accountID int64
+}
+
+func infoFrom(ctx context.Context) *requestInfo {
+	if i, ok := ctx.Value(infoKey{}).(*requestInfo); ok {
+		return i
+	}
+	return &requestInfo{}
+}
+
+// RequestID returns the id of the request that ctx belongs to.
+func RequestID(ctx context.Context) string { return infoFrom(ctx).requestID }
+
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the connection (deadlines, flushing).
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// Middleware wraps the whole server: request id, panic recovery, one access-log line
+// per request (never a token or a password), and request metrics.
+func Middleware(next http.Handler, log *slog.Logger, m *metrics.Metrics) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		b := make([]byte, 8)
+		rand.Read(b)
+		info := &requestInfo{requestID: hex.EncodeToString(b)}
+		r = r.WithContext(context.WithValue(r.Context(), infoKey{}, info))
+		w.Header().Set("X-Request-Id", info.requestID)
+		sw := &statusWriter{ResponseWriter: w}
+		defer func() {
+			if p := recover(); p != nil {
+				if p == http.ErrAbortHandler {
+					panic(p)
+				}
+				if sw.status == 0 {
+					WriteError(sw, r, log, fmt.Errorf("panic: %v", p))
+				} else {
+					log.Error("panic after response started", "panic", p, "request_id", info.requestID)
+				}
+			}
+			status := sw.status
+			if status == 0 {
+				status = http.StatusOK
+			}
+			route := r.Pattern
+			if route == "" {
+				route = "unmatched"
+			}
+			d := time.Since(start)
+			attrs := []any{"method", r.Method, "route", route, "path", r.URL.Path, "status", status,
+				"duration_ms", float64(d.Microseconds()) / 1000, "request_id", info.requestID}
+			if info.accountID != 0 {
+				attrs = append(attrs, "account", info.accountID)
+			}
+			log.Info("request", attrs...)
+			if m != nil {
+				m.Requests.WithLabelValues(route, fmt.Sprint(status)).Inc()
+				m.Latency.WithLabelValues(route).Observe(d.Seconds())
+			}
+		}()
+		next.ServeHTTP(sw, r)
+	})
+}

@@ -1,0 +1,148 @@
+package api
+
+import (
+	"math"
+	"net/http"
+	"net/netip"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
+
+	"github.com/tidings-dev/tidings"
+)
+
+// Limits configure the token buckets. A rate of 0 turns that limit off.
+type Limits struct {
+	TokenRate     float64 // requests per second per token
+	TokenBurst    int
+	PublicIPRate  float64 // per (public token, client IP)
+	PublicIPBurst int
+}
+
+// DefaultLimits are the limits of the contract.
+var DefaultLimits = Limits{TokenRate: 1000, TokenBurst: 2000, PublicIPRate: 10, PublicIPBurst: 20}
+
+type bucketKey struct {
+	token string
+	ip    netip.Addr // zero for the per-token bucket
+}
+
+// limiter holds one token bucket per key; idle full buckets are swept away.
+type limiter struct {
+	cfg       Limits
+	mu        sync.Mutex
+	buckets   map[bucketKey]*rate.Limiter
+	lastSweep time.Time
+}
+
+func newLimiter(cfg Limits) *limiter {
+	return &limiter{cfg: cfg, buckets: map[bucketKey]*rate.Limiter{}}
+}
+
+type verdict struct {
+	limit, remaining int
+	reset, retry     time.Duration
+	ok               bool
+}
+
+func (l *limiter) take(key bucketKey, r float64, burst int, now time.Time) verdict {
+	b := l.buckets[key]
+	if b == nil {
+		b = rate.NewLimiter(rate.Limit(r), burst)
+		l.buckets[key] = b
+	}
+	ok := b.AllowN(now, 1)
+	tokens := b.TokensAt(now)
+	v := verdict{limit: burst, remaining: max(0, int(math.Floor(tokens))), ok: ok}
+	v.reset = time.Duration((float64(burst) - tokens) / r * float64(time.Second))
+	if !ok {
+		v.retry = time.Duration((1 - tokens) / r * float64(time.Second))
+	}
+	return v
+}
+
+// allow spends one request from the token's bucket and, for a public token, from the
+// bucket of (token, client IP). It sets the RateLimit-* headers of the tighter one.
+func (l *limiter) allow(w http.ResponseWriter, tok *tidings.Token, ip netip.Addr, now time.Time) error {
+	l.mu.Lock()
+	var vs []verdict
+	if l.cfg.TokenRate > 0 {
+		vs = append(vs, l.take(bucketKey{token: tok.ID}, l.cfg.TokenRate, l.cfg.TokenBurst, now))
+	}
+	if tok.Access == tidings.AccessPublic && l.cfg.PublicIPRate > 0 {
+		vs = append(vs, l.take(bucketKey{token: tok.ID, ip: ip}, l.cfg.PublicIPRate, l.cfg.PublicIPBurst, now))
+	}
+	l.sweepLocked(now)
+	l.mu.Unlock()
+	if len(vs) == 0 {
+		return nil
+	}
+	tight := vs[0]
+	for _, v := range vs[1:] {
+		if !v.ok && tight.ok || v.ok == tight.ok && v.remaining < tight.remaining {
+			tight = v
+		}
+	}
+	h := w.Header()
+	h.Set("RateLimit-Limit", strconv.Itoa(tight.limit))
+	h.Set("RateLimit-Remaining", strconv.Itoa(tight.remaining))
+	h.Set("RateLimit-Reset", strconv.Itoa(ceilSeconds(tight.reset)))
+	if !tight.ok {
+		h.Set("Retry-After", strconv.Itoa(max(1, ceilSeconds(tight.retry))))
+		return tidings.Errorf(tidings.ERateLimited, "too many requests with this token; retry after the time in the Retry-After header")
+	}
+	return nil
+}
+
+func ceilSeconds(d time.Duration) int { return int(math.Ceil(d.Seconds())) }
+
+// sweepLocked drops buckets that have refilled completely: they hold no information.
+func (l *limiter) sweepLocked(now time.Time) {
+	if now.Sub(l.lastSweep) < time.Minute {
+		return
+	}
+	l.lastSweep = now
+	for k, b := range l.buckets {
+		if b.TokensAt(now) >= float64(b.Burst()) {
+			delete(l.buckets, k)
+		}
+	}
+}
+
+// clientIP is the connection's address, unless that address is a trusted proxy: then
+// the right-most address of X-Forwarded-For that is not itself a trusted proxy.
+func clientIP(r *http.Request, trusted []netip.Prefix) netip.Addr {
+	ap, err := netip.ParseAddrPort(r.RemoteAddr)
+	if err != nil {
+		return netip.Addr{}
+	}
+	ip := ap.Addr().Unmap()
+	if !isTrusted(ip, trusted) {
+		return ip
+	}
+	hops := strings.Split(strings.Join(r.Header.Values("X-Forwarded-For"), ","), ",")
+	for i := len(hops) - 1; i >= 0; i-- {
+		hop, err := netip.ParseAddr(strings.TrimSpace(hops[i]))
+		if err != nil {
+			break
+		}
+		hop = hop.Unmap()
+		if !isTrusted(hop, trusted) {
+			return hop
+		}
+		ip = hop
+	}
+	return ip
+}
+
+func isTrusted(ip netip.Addr, trusted []netip.Prefix) bool {
+	for _, p := range trusted {
+		if p.Contains(ip) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,102 @@
+package api
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/tidings-dev/tidings"
+)
+
+// handleEvents lists events: GET /v1/events?project=P[&channel=C][&tag=k:v…][&q=…][&before=ID][&limit=N].
+func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) error {
+	tok, err := s.authenticate(w, r)
+	if err != nil {
+		return err
+	}
+	q, err := parseEventQuery(r)
+	if err != nil {
+		return err
+	}
+	if err := tok.AllowRead(q.Project, q.Channel); err != nil {
+		return err
+	}
+	page, err := s.store.ListEvents(r.Context(), tok.AccountID, q)
+	if err != nil {
+		return err
+	}
+	out := struct {
+		Events []eventJSON `json:"events"`
+		Next   *string     `json:"next"`
+	}{Events: make([]eventJSON, len(page.Events))}
+	for i, ev := range page.Events {
+		out.Events[i] = eventOut(ev)
+	}
+	if page.Next != "" {
+		out.Next = &page.Next
+	}
+	return writeJSON(w, out)
+}
+
+func parseEventQuery(r *http.Request) (tidings.EventQuery, error) {
+	v := r.URL.Query()
+	var p tidings.Problems
+	q := tidings.EventQuery{Project: v.Get("project"), Channel: v.Get("channel"), Text: v.Get("q"), Before: v.Get("before"), Limit: 50}
+	tidings.CheckName(&p, "project", q.Project)
+	if q.Channel != "" {
+		tidings.CheckName(&p, "channel", q.Channel)
+	}
+	for _, t := range v["tag"] {
+		key, value, ok := strings.Cut(t, ":")
+		if !ok || !tidings.ValidName(key) {
+			p.Add("tag", "format", "must be key:value with a key like plan (got %q)", t)
+			continue
+		}
+		q.Tags = append(q.Tags, tidings.Tag{Key: key, Value: value})
+	}
+	if l := v.Get("limit"); l != "" {
+		n, err := strconv.Atoi(l)
+		if err != nil || n < 1 || n > 100 {
+			p.Add("limit", "range", "must be a whole number from 1 to 100")
+		}
+		q.Limit = n
+	}
+	return q, p.Err()
+}
+
+// handleInsights lists a project's insights: GET /v1/insights?project=P.
+func (s *Server) handleInsights(w http.ResponseWriter, r *http.Request) error {
+	tok, err := s.authenticate(w, r)
+	if err != nil {
+		return err
+	}
+	project := r.URL.Query().Get("project")
+	if err := tidings.ValidateName("project", project); err != nil {
+		return err
+	}
+	if err := tok.AllowRead(project, tok.Channel); err != nil {
+		return err
+	}
+	list, err := s.store.ListInsights(r.Context(), tok.AccountID, project)
+	if err != nil {
+		return err
+	}
+	out := struct {
+		Insights []insightJSON `json:"insights"`
+	}{Insights: make([]insightJSON, len(list))}
+	for i, in := range list {
+		out.Insights[i] = insightOut(in)
+	}
+	return writeJSON(w, out)
+}
+
+func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) error {
+	return writeJSON(w, map[string]string{"status": "ok"})
+}
+
+func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) error {
+	if err := s.store.Ping(r.Context()); err != nil {
+		return err
+	}
+	return writeJSON(w, map[string]string{"status": "ready"})
+}

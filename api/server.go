@@ -1,0 +1,145 @@
+// Package api is the JSON API (/v1/…): publishing events and insights with a bearer
+// token, reading them back, health checks. Every error is application/problem+json.
+package api
+
+import (
+	"log/slog"
+	"net/http"
+	"net/netip"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/tidings-dev/tidings"
+)
+
+// Config wires a Server.
+type Config struct {
+	Store          tidings.Store
+	Broker         tidings.Broker
+	Logger         *slog.Logger
+	Now            func() time.Time
+	Limits         Limits
+	TrustedProxies []netip.Prefix
+}
+
+// Server serves the JSON API.
+type Server struct {
+	store   tidings.Store
+	broker  tidings.Broker
+	log     *slog.Logger
+	now     func() time.Time
+	limits  *limiter
+	trusted []netip.Prefix
+	usage   usage
+}
+
+// New returns a Server.
+func New(cfg Config) *Server {
+	s := &Server{store: cfg.Store, broker: cfg.Broker, log: cfg.Logger, now: cfg.Now,
+		limits: newLimiter(cfg.Limits), trusted: cfg.TrustedProxies}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	return s
+}
+
+type handlerFunc func(w http.ResponseWriter, r *http.Request) error
+
+// route is one line of the route table.
+type route struct {
+	method, path string
+	h            handlerFunc
+	cors         bool // reachable from browsers with a public token
+}
+
+// Register adds the API's routes to mux.
+func (s *Server) Register(mux *http.ServeMux) {
+	var routes []route
+	for _, prefix := range []string{"", "/api"} {
+		routes = append(routes,
+			route{"POST", prefix + "/v1/log", s.handleLog, true},
+			route{"POST", prefix + "/v1/insight", s.handleInsight, true},
+			route{"PATCH", prefix + "/v1/insight", s.handleIncrement, true},
+		)
+	}
+	routes = append(routes,
+		route{"GET", "/v1/events", s.handleEvents, false},
+		route{"GET", "/v1/insights", s.handleInsights, false},
+		route{"GET", "/healthz", s.handleHealth, false},
+		route{"GET", "/readyz", s.handleReady, false},
+	)
+
+	allowed := map[string][]string{}
+	cors := map[string]bool{}
+	for _, rt := range routes {
+		h := s.wrap(rt.h)
+		if rt.cors {
+			h = withCORS(h)
+			cors[rt.path] = true
+		}
+		mux.Handle(rt.method+" "+rt.path, h)
+		allowed[rt.path] = append(allowed[rt.path], rt.method)
+	}
+	for path, methods := range allowed {
+		if cors[path] {
+			mux.Handle("OPTIONS "+path, withCORS(http.HandlerFunc(preflight)))
+			methods = append(methods, "OPTIONS")
+		}
+		if slices.Contains(methods, "GET") {
+			methods = append(methods, "HEAD")
+		}
+		mux.Handle(path, s.methodNotAllowed(strings.Join(methods, ", ")))
+	}
+	for _, prefix := range []string{"/v1/", "/api/"} {
+		mux.Handle(prefix, s.NotFound())
+	}
+}
+
+// wrap turns a handler that returns an error into an http.Handler that writes it.
+func (s *Server) wrap(h handlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// A deadline per request instead of a server-wide WriteTimeout, which would
+		// also cut the dashboard's long-lived event streams.
+		http.NewResponseController(w).SetWriteDeadline(time.Now().Add(30 * time.Second))
+		if err := h(w, r); err != nil {
+			WriteError(w, r, s.log, err)
+		}
+	})
+}
+
+func (s *Server) methodNotAllowed(allow string) http.Handler {
+	return s.wrap(func(w http.ResponseWriter, r *http.Request) error {
+		w.Header().Set("Allow", allow)
+		return tidings.Errorf(tidings.EMethodNotAllowed, "%s is not allowed on %s; allowed: %s", r.Method, r.URL.Path, allow)
+	})
+}
+
+// NotFound answers unknown API paths with a problem.
+func (s *Server) NotFound() http.Handler {
+	return s.wrap(func(w http.ResponseWriter, r *http.Request) error {
+		return tidings.Errorf(tidings.ENotFound, "there is nothing at %s; the API is POST /v1/log and POST /v1/insight", r.URL.Path)
+	})
+}
+
+// withCORS lets browsers call the publish endpoints with a public token. No
+// credentials: the token travels in the Authorization header, never in a cookie.
+func withCORS(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Access-Control-Allow-Origin", "*")
+		h.Set("Access-Control-Expose-Headers", "X-Request-Id, Retry-After, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset")
+		next.ServeHTTP(w, r)
+	})
+}
+
+func preflight(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	h.Set("Access-Control-Allow-Methods", "POST, PATCH, OPTIONS")
+	h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type")
+	h.Set("Access-Control-Max-Age", "86400")
+	w.WriteHeader(http.StatusNoContent)
+}

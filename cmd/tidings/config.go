@@ -1,0 +1,133 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"net/netip"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/tidings-dev/tidings/api"
+)
+
+// Config is everything `tidings serve` can be told. Defaults live here; flags and
+// TIDINGS_* variables override them (flags win). Secrets may come from *_FILE.
+type Config struct {
+	Addr           string
+	Data           string
+	DatabaseURL    string
+	TLSCert        string
+	TLSKey         string
+	LogFormat      string
+	MetricsAddr    string
+	TrustedProxies []netip.Prefix
+	Limits         api.Limits
+}
+
+// DefaultConfig is the configuration of a fresh install.
+func DefaultConfig() Config {
+	return Config{Addr: "127.0.0.1:8080", Data: "./tidings-data", LogFormat: "text", Limits: api.DefaultLimits}
+}
+
+// env reads TIDINGS_<name>, or the content of the file named by TIDINGS_<name>_FILE.
+func env(name string) (string, bool) {
+	if v, ok := os.LookupEnv("TIDINGS_" + name); ok {
+		return v, true
+	}
+	if f, ok := os.LookupEnv("TIDINGS_" + name + "_FILE"); ok {
+		b, err := os.ReadFile(f)
+		if err == nil {
+			return strings.TrimSpace(string(b)), true
+		}
+	}
+	return "", false
+}
+
+func envString(name, def string) string {
+	if v, ok := env(name); ok {
+		return v
+	}
+	return def
+}
+
+// storeFlags are the flags every command shares: where the data lives.
+func storeFlags(fs *flag.FlagSet, c *Config) {
+	fs.StringVar(&c.Data, "data", envString("DATA", c.Data), "data folder of the embedded SQLite store (TIDINGS_DATA)")
+	fs.StringVar(&c.DatabaseURL, "database", envString("DATABASE_URL", c.DatabaseURL),
+		"postgres://… URL of a PostgreSQL store instead of the data folder (TIDINGS_DATABASE_URL, or _FILE)")
+}
+
+// serveFlags are the flags of `tidings serve`.
+func serveFlags(fs *flag.FlagSet, c *Config) {
+	storeFlags(fs, c)
+	fs.StringVar(&c.Addr, "addr", envString("ADDR", c.Addr), "address to listen on (TIDINGS_ADDR)")
+	fs.StringVar(&c.TLSCert, "tls-cert", envString("TLS_CERT", ""), "certificate file: serve HTTPS (TIDINGS_TLS_CERT)")
+	fs.StringVar(&c.TLSKey, "tls-key", envString("TLS_KEY", ""), "key file of --tls-cert (TIDINGS_TLS_KEY)")
+	fs.StringVar(&c.LogFormat, "log-format", envString("LOG_FORMAT", c.LogFormat), "text or json (TIDINGS_LOG_FORMAT)")
+	fs.StringVar(&c.MetricsAddr, "metrics-addr", envString("METRICS_ADDR", ""),
+		"address of the Prometheus /metrics listener; empty: off (TIDINGS_METRICS_ADDR)")
+	fs.Func("trusted-proxies", "comma-separated addresses or CIDRs of proxies whose X-Forwarded-For is believed (TIDINGS_TRUSTED_PROXIES)",
+		func(s string) (err error) { c.TrustedProxies, err = parsePrefixes(s); return err })
+	if v, ok := env("TRUSTED_PROXIES"); ok {
+		c.TrustedProxies, _ = parsePrefixes(v)
+	}
+	floatFlag(fs, &c.Limits.TokenRate, "token-rate", "TOKEN_RATE", "requests per second per token; 0: no limit")
+	intFlag(fs, &c.Limits.TokenBurst, "token-burst", "TOKEN_BURST", "burst per token")
+	floatFlag(fs, &c.Limits.PublicIPRate, "public-ip-rate", "PUBLIC_IP_RATE", "requests per second per public token and client IP; 0: no limit")
+	intFlag(fs, &c.Limits.PublicIPBurst, "public-ip-burst", "PUBLIC_IP_BURST", "burst per public token and client IP")
+}
+
+func floatFlag(fs *flag.FlagSet, p *float64, name, envName, usage string) {
+	if v, ok := env(envName); ok {
+		if f, err := strconv.ParseFloat(v, 64); err == nil {
+			*p = f
+		}
+	}
+	fs.Float64Var(p, name, *p, usage+" (TIDINGS_"+envName+")")
+}
+
+func intFlag(fs *flag.FlagSet, p *int, name, envName, usage string) {
+	if v, ok := env(envName); ok {
+		if n, err := strconv.Atoi(v); err == nil {
+			*p = n
+		}
+	}
+	fs.IntVar(p, name, *p, usage+" (TIDINGS_"+envName+")")
+}
+
+func parsePrefixes(s string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		if p, err := netip.ParsePrefix(part); err == nil {
+			out = append(out, p.Masked())
+			continue
+		}
+		a, err := netip.ParseAddr(part)
+		if err != nil {
+			return nil, fmt.Errorf("trusted proxy %q is neither an address nor a CIDR", part)
+		}
+		out = append(out, netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()))
+	}
+	return out, nil
+}
+
+func (c Config) validate() error {
+	if (c.TLSCert == "") != (c.TLSKey == "") {
+		return fmt.Errorf("--tls-cert and --tls-key go together")
+	}
+	if c.LogFormat != "text" && c.LogFormat != "json" {
+		return fmt.Errorf("--log-format must be text or json")
+	}
+	if c.Limits.TokenRate < 0 || c.Limits.PublicIPRate < 0 {
+		return fmt.Errorf("rates must not be negative")
+	}
+	if c.Limits.TokenRate > 0 && c.Limits.TokenBurst < 1 || c.Limits.PublicIPRate > 0 && c.Limits.PublicIPBurst < 1 {
+		return fmt.Errorf("a burst must be at least 1 when its rate is on")
+	}
+	return nil
+}

@@ -1,0 +1,156 @@
+// Command tidings is the Tidings server and its management CLI.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// command is one line of the CLI's command table.
+type command struct {
+	name  string // "token create"
+	args  string // positional arguments, for the usage line
+	about string
+	flags func(fs *flag.FlagSet, c *cli)
+	run   func(ctx context.Context, c *cli, args []string) error
+	nargs int
+}
+
+// cli is the state one command invocation works with.
+type cli struct {
+	cfg    Config
+	stdin  io.Reader
+	stdout io.Writer
+	stderr io.Writer
+	// flags of management commands
+	account, role, access, project, channel, roles, name string
+}
+
+var commands = []command{
+	{name: "serve", about: "run the service", flags: func(fs *flag.FlagSet, c *cli) { serveFlags(fs, &c.cfg) }, run: runServe},
+	{name: "account create", args: "NAME", about: "create an account (a team or company)", nargs: 1, run: accountCreate},
+	{name: "account list", about: "list accounts", run: accountList},
+	{name: "user create", args: "EMAIL", about: "create a user; the password is read from standard input", nargs: 1,
+		flags: func(fs *flag.FlagSet, c *cli) {
+			accountFlag(fs, c)
+			fs.StringVar(&c.role, "role", "owner", "owner or member")
+		}, run: userCreate},
+	{name: "project create", args: "NAME", about: "create a project", nargs: 1, flags: accountFlag, run: projectCreate},
+	{name: "project list", about: "list the account's projects", flags: accountFlag, run: projectList},
+	{name: "channel create", args: "PROJECT CHANNEL", about: "create a channel in a project", nargs: 2, flags: accountFlag, run: channelCreate},
+	{name: "channel list", args: "PROJECT", about: "list a project's channels", nargs: 1, flags: accountFlag, run: channelList},
+	{name: "token create", about: "create an API token and print it (it is shown only once)", flags: tokenFlags, run: tokenCreate},
+	{name: "token list", about: "list API tokens: id, name, access, limits, created, last used, revoked, roles", flags: accountFlag, run: tokenList},
+	{name: "token revoke", args: "TOKEN_ID", about: "revoke an API token at once", nargs: 1, flags: accountFlag, run: tokenRevoke},
+}
+
+func accountFlag(fs *flag.FlagSet, c *cli) {
+	fs.StringVar(&c.account, "account", "", "account name (may be left out while exactly one account exists)")
+}
+
+func tokenFlags(fs *flag.FlagSet, c *cli) {
+	accountFlag(fs, c)
+	fs.StringVar(&c.access, "access", "", "public (may only publish; for websites and apps) or full (may also read)")
+	fs.StringVar(&c.project, "project", "", "limit the token to this project")
+	fs.StringVar(&c.channel, "channel", "", "limit the token's log role to this channel (needs --project)")
+	fs.StringVar(&c.roles, "roles", "log,insight", "comma-separated roles: log, insight")
+	fs.StringVar(&c.name, "name", "", "a name to recognise the token by")
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "Tidings: publish log events and insights, read them live.\n\nUsage:")
+	for _, cmd := range commands {
+		fmt.Fprintf(w, "  tidings %-32s %s\n", strings.TrimSpace(cmd.name+" "+cmd.args), cmd.about)
+	}
+	fmt.Fprintln(w, "\nEvery command takes --data DIR (default ./tidings-data) or --database URL.\nRun `tidings COMMAND --help` for its flags.")
+}
+
+// run executes one command line and returns the exit code.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		usage(stdout)
+		if len(args) == 0 {
+			return 2
+		}
+		return 0
+	}
+	var cmd *command
+	for i := range commands {
+		words := strings.Fields(commands[i].name)
+		if len(args) >= len(words) && strings.Join(args[:len(words)], " ") == commands[i].name {
+			cmd, args = &commands[i], args[len(words):]
+			break
+		}
+	}
+	if cmd == nil {
+		fmt.Fprintf(stderr, "tidings: unknown command %q\n\n", strings.Join(args, " "))
+		usage(stderr)
+		return 2
+	}
+	c := &cli{cfg: DefaultConfig(), stdin: stdin, stdout: stdout, stderr: stderr}
+	fs := flag.NewFlagSet("tidings "+cmd.name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: tidings %s [flags]\n\n%s%s.\n\nFlags:\n", strings.TrimSpace(cmd.name+" "+cmd.args),
+			strings.ToUpper(cmd.about[:1]), cmd.about[1:])
+		fs.PrintDefaults()
+	}
+	if cmd.name != "serve" {
+		storeFlags(fs, &c.cfg)
+	}
+	if cmd.flags != nil {
+		cmd.flags(fs, c)
+	}
+	for _, a := range args {
+		if a == "-h" || a == "-help" || a == "--help" {
+			fs.SetOutput(stdout)
+			fs.Usage()
+			return 0
+		}
+	}
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return 2 // the flag package has said why
+	}
+	if len(pos) != cmd.nargs {
+		fmt.Fprintf(stderr, "tidings %s: expected %d argument(s) %s, got %d\n", cmd.name, cmd.nargs, cmd.args, len(pos))
+		return 2
+	}
+	if err := cmd.run(ctx, c, pos); err != nil {
+		fmt.Fprintf(stderr, "tidings %s: %s\n", cmd.name, oneLine(err))
+		return 1
+	}
+	return 0
+}
+
+// parseInterleaved parses flags that may come before, between or after positional
+// arguments ("channel create my-saas payments --account acme").
+func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		if fs.NArg() == 0 {
+			return pos, nil
+		}
+		pos = append(pos, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+}
+
+func oneLine(err error) string {
+	return strings.Join(strings.Fields(errMessage(err)), " ")
+}

@@ -1,0 +1,265 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/tidings-dev/tidings"
+	"github.com/tidings-dev/tidings/internal/password"
+)
+
+// errMessage is what a failing command prints: the domain message, or the error text
+// for errors of the machine (an unreadable data folder) that the operator must see.
+func errMessage(err error) string {
+	var e *tidings.Error
+	if errors.As(err, &e) {
+		return e.Message
+	}
+	return err.Error()
+}
+
+// withStore opens the store for one management command. It works beside a running
+// server: SQLite serialises the writers, each waits for the other's lock.
+func withStore(ctx context.Context, c *cli, fn func(s tidings.Store) error) error {
+	s, err := openStore(ctx, c.cfg, nil)
+	if err != nil {
+		return err
+	}
+	return errors.Join(fn(s), s.Close())
+}
+
+// findAccount resolves --account, or the only account when it was left out.
+func findAccount(ctx context.Context, s tidings.Store, name string) (*tidings.Account, error) {
+	if name != "" {
+		return s.FindAccount(ctx, name)
+	}
+	all, err := s.ListAccounts(ctx)
+	if err != nil {
+		return nil, err
+	}
+	switch len(all) {
+	case 1:
+		return all[0], nil
+	case 0:
+		return nil, errors.New("there is no account yet: create one with `tidings account create NAME`")
+	}
+	return nil, fmt.Errorf("%d accounts exist: say which with --account NAME", len(all))
+}
+
+func accountCreate(ctx context.Context, c *cli, args []string) error {
+	return withStore(ctx, c, func(s tidings.Store) error {
+		a, err := s.CreateAccount(ctx, args[0])
+		if err == nil {
+			fmt.Fprintf(c.stdout, "created account %s\n", a.Name)
+		}
+		return err
+	})
+}
+
+func accountList(ctx context.Context, c *cli, _ []string) error {
+	return withStore(ctx, c, func(s tidings.Store) error {
+		all, err := s.ListAccounts(ctx)
+		for _, a := range all {
+			fmt.Fprintf(c.stdout, "%s\t%s\n", a.Name, a.CreatedAt.Format(time.RFC3339))
+		}
+		return err
+	})
+}
+
+func userCreate(ctx context.Context, c *cli, args []string) error {
+	email := strings.TrimSpace(args[0])
+	if !strings.Contains(email, "@") || strings.ContainsAny(email, " \t\r\n") {
+		return fmt.Errorf("%q is not an email address", email)
+	}
+	if c.role != tidings.UserOwner && c.role != tidings.UserMember {
+		return fmt.Errorf("--role must be owner or member")
+	}
+	line, err := bufio.NewReader(c.stdin).ReadString('\n')
+	if err != nil && line == "" {
+		return errors.New("give the password on standard input, for example: echo 'secret…' | tidings user create …")
+	}
+	hash, err := password.Hash(strings.TrimRight(line, "\r\n"))
+	if err != nil {
+		return err
+	}
+	return withStore(ctx, c, func(s tidings.Store) error {
+		a, err := findAccount(ctx, s, c.account)
+		if err != nil {
+			return err
+		}
+		u := &tidings.User{AccountID: a.ID, Email: email, PasswordHash: hash, Role: c.role}
+		if err := s.CreateUser(ctx, u); err != nil {
+			return err
+		}
+		fmt.Fprintf(c.stdout, "created %s %s in account %s\n", u.Role, u.Email, a.Name)
+		return nil
+	})
+}
+
+func projectCreate(ctx context.Context, c *cli, args []string) error {
+	return withStore(ctx, c, func(s tidings.Store) error {
+		a, err := findAccount(ctx, s, c.account)
+		if err != nil {
+			return err
+		}
+		p, err := s.CreateProject(ctx, a.ID, args[0])
+		if err == nil {
+			fmt.Fprintf(c.stdout, "created project %s in account %s\n", p.Name, a.Name)
+		}
+		return err
+	})
+}
+
+func projectList(ctx context.Context, c *cli, _ []string) error {
+	return withStore(ctx, c, func(s tidings.Store) error {
+		a, err := findAccount(ctx, s, c.account)
+		if err != nil {
+			return err
+		}
+		ps, err := s.ListProjects(ctx, a.ID)
+		for _, p := range ps {
+			fmt.Fprintf(c.stdout, "%s\tauto-create-channels=%t\n", p.Name, p.AutoCreateChannels)
+		}
+		return err
+	})
+}
+
+func channelCreate(ctx context.Context, c *cli, args []string) error {
+	return withStore(ctx, c, func(s tidings.Store) error {
+		a, err := findAccount(ctx, s, c.account)
+		if err != nil {
+			return err
+		}
+		ch, err := s.CreateChannel(ctx, a.ID, args[0], args[1])
+		if err == nil {
+			fmt.Fprintf(c.stdout, "created channel %s in project %s\n", ch.Name, ch.Project)
+		}
+		return err
+	})
+}
+
+func channelList(ctx context.Context, c *cli, args []string) error {
+	return withStore(ctx, c, func(s tidings.Store) error {
+		a, err := findAccount(ctx, s, c.account)
+		if err != nil {
+			return err
+		}
+		cs, err := s.ListChannels(ctx, a.ID, args[0])
+		for _, ch := range cs {
+			fmt.Fprintln(c.stdout, ch.Name)
+		}
+		return err
+	})
+}
+
+func tokenCreate(ctx context.Context, c *cli, _ []string) error {
+	if c.access == "" {
+		return errors.New("--access is required: public (may only publish) or full (may also read)")
+	}
+	var roles []string
+	for _, r := range strings.Split(c.roles, ",") {
+		if r = strings.TrimSpace(r); r != "" {
+			roles = append(roles, r)
+		}
+	}
+	return withStore(ctx, c, func(s tidings.Store) error {
+		a, err := findAccount(ctx, s, c.account)
+		if err != nil {
+			return err
+		}
+		id, secret, hash := tidings.NewTokenSecret()
+		t := &tidings.Token{ID: id, AccountID: a.ID, Name: c.name, Access: c.access, Project: c.project,
+			Channel: c.channel, Roles: roles, Hash: hash}
+		if err := s.CreateToken(ctx, t); err != nil {
+			return err
+		}
+		fmt.Fprintln(c.stdout, secret)
+		return nil
+	})
+}
+
+func tokenList(ctx context.Context, c *cli, _ []string) error {
+	return withStore(ctx, c, func(s tidings.Store) error {
+		a, err := findAccount(ctx, s, c.account)
+		if err != nil {
+			return err
+		}
+		ts, err := s.ListTokens(ctx, a.ID)
+		if err != nil {
+			return err
+		}
+		w := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
+		for _, t := range ts {
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, orDash(t.Name), t.Access, limits(t),
+				t.CreatedAt.Format(time.RFC3339), when(t.LastUsedAt, "never-used"), when(t.RevokedAt, "active"),
+				strings.Join(t.Roles, ","))
+		}
+		return w.Flush()
+	})
+}
+
+func limits(t *tidings.Token) string {
+	switch {
+	case t.Channel != "":
+		return "project=" + t.Project + ",channel=" + t.Channel
+	case t.Project != "":
+		return "project=" + t.Project
+	}
+	return "all-projects"
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func when(t time.Time, zero string) string {
+	if t.IsZero() {
+		return zero
+	}
+	return t.Format(time.RFC3339)
+}
+
+func tokenRevoke(ctx context.Context, c *cli, args []string) error {
+	return withStore(ctx, c, func(s tidings.Store) error {
+		a, err := findAccount(ctx, s, c.account)
+		if err != nil {
+			return err
+		}
+		if err := s.RevokeToken(ctx, a.ID, args[0], time.Now()); err != nil {
+			return err
+		}
+		fmt.Fprintf(c.stdout, "revoked token %s\n", args[0])
+		return nil
+	})
+}
+
+func runServe(ctx context.Context, c *cli, _ []string) error {
+	m := &Main{Config: c.cfg, Logger: newLogger(c.cfg.LogFormat)}
+	if err := m.Run(ctx); err != nil {
+		return err
+	}
+	m.Logger.Info("tidings is serving", "url", m.URL(), "data", storeName(c.cfg))
+	select {
+	case <-ctx.Done():
+		m.Logger.Info("shutting down")
+	case err := <-m.served:
+		m.Close()
+		return err
+	}
+	return m.Close()
+}
+
+func storeName(c Config) string {
+	if c.DatabaseURL != "" {
+		return "postgres"
+	}
+	return c.Data
+}

@@ -1,0 +1,182 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/tidings-dev/tidings"
+	"github.com/tidings-dev/tidings/api"
+	"github.com/tidings-dev/tidings/inmem"
+	"github.com/tidings-dev/tidings/internal/metrics"
+	"github.com/tidings-dev/tidings/sqlite"
+)
+
+// ShutdownTimeout bounds a graceful stop.
+const ShutdownTimeout = 10 * time.Second
+
+// Main is a running server: Run starts it, Close stops it. Tests start it on port 0.
+type Main struct {
+	Config Config
+	Logger *slog.Logger
+	Now    func() time.Time
+
+	store      tidings.Store
+	api        *api.Server
+	srv        *http.Server
+	metricsSrv *http.Server
+	ln         net.Listener
+	served     chan error
+	stopFlush  chan struct{}
+	flushed    chan struct{}
+}
+
+// openStore picks the store backend from the configuration.
+func openStore(ctx context.Context, c Config, onCommit func(int, time.Duration, error)) (tidings.Store, error) {
+	if c.DatabaseURL != "" {
+		return nil, errors.New("the PostgreSQL backend is not part of this version yet: leave out --database to use the embedded store")
+	}
+	return sqlite.Open(ctx, c.Data, sqlite.Options{OnCommit: onCommit})
+}
+
+// Run opens the store, listens and serves in the background.
+func (m *Main) Run(ctx context.Context) error {
+	if err := m.Config.validate(); err != nil {
+		return err
+	}
+	if m.Logger == nil {
+		m.Logger = slog.Default()
+	}
+	if m.Now == nil {
+		m.Now = time.Now
+	}
+	var met *metrics.Metrics
+	var queueLen func() int
+	met = metrics.New(func() float64 {
+		if queueLen == nil {
+			return 0
+		}
+		return float64(queueLen())
+	})
+	store, err := openStore(ctx, m.Config, met.ObserveBatch)
+	if err != nil {
+		return err
+	}
+	m.store = store
+	if q, ok := store.(interface{ QueueLen() int }); ok {
+		queueLen = q.QueueLen
+	}
+	m.api = api.New(api.Config{Store: store, Broker: inmem.NewBroker(0), Logger: m.Logger, Now: m.Now,
+		Limits: m.Config.Limits, TrustedProxies: m.Config.TrustedProxies})
+
+	mux := http.NewServeMux()
+	m.api.Register(mux)
+	mux.Handle("/", m.api.NotFound())
+	var handler http.Handler = mux
+	tls := m.Config.TLSCert != ""
+	if tls {
+		handler = hsts(handler)
+	}
+	m.srv = &http.Server{
+		Handler:           api.Middleware(handler, m.Logger, met),
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       30 * time.Second, // whole request, body included: slow senders are cut off
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    32 << 10,
+		ErrorLog:          slog.NewLogLogger(m.Logger.Handler(), slog.LevelWarn),
+	}
+	if m.ln, err = net.Listen("tcp", m.Config.Addr); err != nil {
+		store.Close()
+		return err
+	}
+	m.served = make(chan error, 1)
+	go func() {
+		if tls {
+			m.served <- m.srv.ServeTLS(m.ln, m.Config.TLSCert, m.Config.TLSKey)
+		} else {
+			m.served <- m.srv.Serve(m.ln)
+		}
+	}()
+	if m.Config.MetricsAddr != "" {
+		mm := http.NewServeMux()
+		mm.Handle("GET /metrics", met.Handler())
+		m.metricsSrv = &http.Server{Addr: m.Config.MetricsAddr, Handler: mm, ReadHeaderTimeout: 5 * time.Second}
+		mln, err := net.Listen("tcp", m.Config.MetricsAddr)
+		if err != nil {
+			m.Close()
+			return fmt.Errorf("metrics listener: %w", err)
+		}
+		go m.metricsSrv.Serve(mln)
+	}
+	m.stopFlush, m.flushed = make(chan struct{}), make(chan struct{})
+	go m.flushUsage()
+	return nil
+}
+
+// flushUsage writes tokens' last-used times every few seconds.
+func (m *Main) flushUsage() {
+	defer close(m.flushed)
+	t := time.NewTicker(5 * time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			if err := m.api.FlushUsage(context.Background()); err != nil {
+				m.Logger.Warn("recording token use", "err", err)
+			}
+		case <-m.stopFlush:
+			return
+		}
+	}
+}
+
+// URL is the base address the server listens on.
+func (m *Main) URL() string {
+	scheme := "http"
+	if m.Config.TLSCert != "" {
+		scheme = "https"
+	}
+	return scheme + "://" + m.ln.Addr().String()
+}
+
+// Close stops accepting, lets in-flight requests finish (each waits for its batch to
+// commit), records token use, and closes the store.
+func (m *Main) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), ShutdownTimeout)
+	defer cancel()
+	var errs []error
+	if m.srv != nil {
+		errs = append(errs, m.srv.Shutdown(ctx))
+	}
+	if m.metricsSrv != nil {
+		errs = append(errs, m.metricsSrv.Shutdown(ctx))
+	}
+	if m.stopFlush != nil {
+		close(m.stopFlush)
+		<-m.flushed
+		errs = append(errs, m.api.FlushUsage(ctx))
+	}
+	if m.store != nil {
+		errs = append(errs, m.store.Close())
+	}
+	return errors.Join(errs...)
+}
+
+func hsts(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Strict-Transport-Security", "max-age=31536000; includeSubDomains")
+		next.ServeHTTP(w, r)
+	})
+}
+
+func newLogger(format string) *slog.Logger {
+	if format == "json" {
+		return slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, nil))
+}

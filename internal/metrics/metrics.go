@@ -1,0 +1,70 @@
+// Package metrics holds the Prometheus collectors of one server, registered on a
+// registry of its own so that tests can start many servers side by side.
+package metrics
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Metrics are the collectors the server updates.
+type Metrics struct {
+	Registry      *prometheus.Registry
+	Requests      *prometheus.CounterVec
+	Latency       *prometheus.HistogramVec
+	BatchSize     prometheus.Histogram
+	BatchDuration prometheus.Histogram
+	BatchErrors   prometheus.Counter
+}
+
+// New creates and registers the collectors. queueDepth reports the writes waiting for
+// the group committer.
+func New(queueDepth func() float64) *Metrics {
+	m := &Metrics{
+		Registry: prometheus.NewRegistry(),
+		Requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "tidings_http_requests_total", Help: "HTTP requests by route and status.",
+		}, []string{"route", "status"}),
+		Latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "tidings_http_request_duration_seconds", Help: "HTTP request latency by route.",
+			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5},
+		}, []string{"route"}),
+		BatchSize: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "tidings_commit_batch_size", Help: "Writes per group-committed transaction.",
+			Buckets: []float64{1, 2, 4, 8, 16, 32, 64, 128, 256},
+		}),
+		BatchDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "tidings_commit_batch_duration_seconds", Help: "Duration of group-committed transactions.",
+			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1},
+		}),
+		BatchErrors: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "tidings_commit_batch_errors_total", Help: "Group-committed transactions that failed.",
+		}),
+	}
+	m.Registry.MustRegister(m.Requests, m.Latency, m.BatchSize, m.BatchDuration, m.BatchErrors,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	if queueDepth != nil {
+		m.Registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "tidings_commit_queue_depth", Help: "Writes waiting for the group committer.",
+		}, queueDepth))
+	}
+	return m
+}
+
+// ObserveBatch records one group commit.
+func (m *Metrics) ObserveBatch(size int, d time.Duration, err error) {
+	m.BatchSize.Observe(float64(size))
+	m.BatchDuration.Observe(d.Seconds())
+	if err != nil {
+		m.BatchErrors.Inc()
+	}
+}
+
+// Handler serves the exposition format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{})
+}
