@@ -1,0 +1,70 @@
+package api
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/tidings-dev/tidings"
+)
+
+// FuzzDecodeLog: decoding never panics, answers only with codes of the contract, and an
+// accepted event satisfies every rule when checked again.
+func FuzzDecodeLog(f *testing.F) {
+	for _, s := range []string{
+		`{"project":"my-saas","channel":"payments","event":"New Subscription","icon":"💰","notify":true,"tags":{"plan":"premium","n":1,"b":true}}`,
+		`{"project":"my-saas","channel":"payments","event":"x","timestamp":1795320000.5,"user_id":"u","parser":"markdown"}`,
+		`{"project":"a","project":"b"}`, `{"tags":{"a":null}}`, `[]`, `{"a":1} 2`, "{\"event\":\"\xff\"}", `{"icon":":moneybag:"}`,
+		`{"project":"my-saas","channel":"payments","event":"\u0000"}`, `{"tags":{"k":{"x":[1,2,{"y":"z"}]}}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	now := time.Now()
+	f.Fuzz(func(t *testing.T, body []byte) {
+		e, err := decodeLog(body, now)
+		if err != nil {
+			if c := tidings.ErrorCode(err); c != tidings.EInvalidJSON && c != tidings.EValidation {
+				t.Fatalf("code %q for %q", c, body)
+			}
+			return
+		}
+		var p tidings.Problems
+		again := *e
+		again.Check(&p, now)
+		if err := p.Err(); err != nil {
+			t.Fatalf("accepted event breaks a rule: %v (%q)", err, body)
+		}
+		if !tidings.ValidName(e.Project) || !tidings.ValidName(e.Channel) || e.Event == "" {
+			t.Fatalf("accepted %+v", e)
+		}
+		if _, err := json.Marshal(e.Tags); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// FuzzDecodeInsight does the same for insight bodies, POST and PATCH.
+func FuzzDecodeInsight(f *testing.F) {
+	for _, s := range []string{
+		`{"project":"my-saas","title":"Revenue","value":"12.50","change":"increment","prefix":"$"}`,
+		`{"project":"my-saas","title":"Status","value":true,"change":"update","icon":"🟢"}`,
+		`{"project":"my-saas","title":"A","value":{"$inc":1e3}}`, `{"value":1e999999}`, `{"value":"-.5","change":"decrement"}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		for _, decode := range []func([]byte) (*tidings.InsightChange, error){decodeInsight, decodeIncrement} {
+			c, err := decode(body)
+			if err != nil {
+				if code := tidings.ErrorCode(err); code != tidings.EInvalidJSON && code != tidings.EValidation {
+					t.Fatalf("code %q", code)
+				}
+				continue
+			}
+			// Applying it to nothing must work or fail with a rule's error, never panic.
+			if _, err := c.Apply(nil, time.Now()); err != nil && tidings.ErrorCode(err) == tidings.EInternal {
+				t.Fatal(err)
+			}
+		}
+	})
+}

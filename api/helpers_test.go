@@ -1,0 +1,167 @@
+package api_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/tidings-dev/tidings"
+	"github.com/tidings-dev/tidings/api"
+	"github.com/tidings-dev/tidings/inmem"
+	"github.com/tidings-dev/tidings/sqlite"
+)
+
+// env is a running API on a real SQLite store with account "acme" (project my-saas,
+// channel payments) and a full-access token.
+type env struct {
+	t      *testing.T
+	store  *sqlite.DB
+	broker *inmem.Broker
+	api    *api.Server
+	srv    *httptest.Server
+	acme   *tidings.Account
+	full   string // full-access token of acme, no limits
+}
+
+func newEnv(t *testing.T, limits api.Limits) *env {
+	t.Helper()
+	store, err := sqlite.Open(context.Background(), t.TempDir(), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	e := &env{t: t, store: store, broker: inmem.NewBroker(0)}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	e.api = api.New(api.Config{Store: store, Broker: e.broker, Logger: log, Limits: limits})
+	mux := http.NewServeMux()
+	e.api.Register(mux)
+	mux.Handle("/", e.api.NotFound())
+	e.srv = httptest.NewServer(api.Middleware(mux, log, nil))
+	t.Cleanup(e.srv.Close)
+	e.acme = e.account("acme")
+	e.full = e.token(e.acme, tidings.AccessFull, "", "")
+	return e
+}
+
+// noLimits turns rate limiting off for tests that are not about it.
+var noLimits = api.Limits{}
+
+func (e *env) account(name string) *tidings.Account {
+	e.t.Helper()
+	ctx := context.Background()
+	a, err := e.store.CreateAccount(ctx, name)
+	e.must(err)
+	_, err = e.store.CreateProject(ctx, a.ID, "my-saas")
+	e.must(err)
+	_, err = e.store.CreateChannel(ctx, a.ID, "my-saas", "payments")
+	e.must(err)
+	return a
+}
+
+func (e *env) must(err error) {
+	e.t.Helper()
+	if err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+func (e *env) token(a *tidings.Account, access, project, channel string, roles ...string) string {
+	e.t.Helper()
+	if len(roles) == 0 {
+		roles = []string{tidings.RoleLog, tidings.RoleInsight}
+	}
+	id, secret, hash := tidings.NewTokenSecret()
+	e.must(e.store.CreateToken(context.Background(), &tidings.Token{ID: id, AccountID: a.ID, Access: access,
+		Project: project, Channel: channel, Roles: roles, Hash: hash}))
+	return secret
+}
+
+type response struct {
+	status  int
+	header  http.Header
+	body    string
+	problem struct {
+		Status     int    `json:"status"`
+		Code       string `json:"code"`
+		Detail     string `json:"detail"`
+		Validation struct {
+			Body []tidings.FieldError `json:"body"`
+		} `json:"validation"`
+	}
+}
+
+// has reports whether the problem names path with the given type.
+func (r *response) has(path, typ string) bool {
+	for _, f := range r.problem.Validation.Body {
+		if f.Path == path && (typ == "" || f.Type == typ) {
+			return true
+		}
+	}
+	return false
+}
+
+// do sends a request; header pairs follow the body. Content-Type is JSON unless set.
+func (e *env) do(method, path, token, body string, header ...string) *response {
+	e.t.Helper()
+	req, err := http.NewRequest(method, e.srv.URL+path, strings.NewReader(body))
+	e.must(err)
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	res, err := e.srv.Client().Do(req)
+	e.must(err)
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	r := &response{status: res.StatusCode, header: res.Header, body: string(b)}
+	if strings.HasPrefix(res.Header.Get("Content-Type"), "application/problem+json") {
+		e.must(json.Unmarshal(b, &r.problem))
+		if r.problem.Status != r.status || r.problem.Code == "" || r.problem.Detail == "" {
+			e.t.Fatalf("malformed problem for %d: %s", r.status, b)
+		}
+	}
+	return r
+}
+
+func (e *env) want(r *response, status int, code string) {
+	e.t.Helper()
+	if r.status != status || r.problem.Code != code {
+		e.t.Fatalf("got %d %q, want %d %q: %s", r.status, r.problem.Code, status, code, r.body)
+	}
+}
+
+func decode[T any](t *testing.T, r *response) T {
+	t.Helper()
+	var v T
+	if err := json.Unmarshal([]byte(r.body), &v); err != nil {
+		t.Fatalf("decode %s: %v", r.body, err)
+	}
+	return v
+}
+
+// merge overlays extra JSON members onto a base object (a key with value nil is removed).
+func merge(base map[string]any, extra map[string]any) string {
+	m := map[string]any{}
+	for k, v := range base {
+		m[k] = v
+	}
+	for k, v := range extra {
+		if v == nil {
+			delete(m, k)
+		} else {
+			m[k] = v
+		}
+	}
+	b, _ := json.Marshal(m)
+	return string(b)
+}
