@@ -71,8 +71,8 @@ func TestTokenLimitsAndRoles(t *testing.T) {
 
 	for _, c := range []struct {
 		name, token, method, path, body string
-		status                           int
-		detail                           string
+		status                          int
+		detail                          string
 	}{
 		{"channel token, own channel", chanPublic, "POST", "/v1/log", merge(goodLog, nil), 200, ""},
 		{"channel token, other channel", chanPublic, "POST", "/v1/log", merge(goodLog, map[string]any{"channel": "deploys"}), 403, `channel "payments"`},

@@ -168,14 +168,14 @@ func TestAllProblemsAtOnce(t *testing.T) {
 func TestMalformedBodies(t *testing.T) {
 	e := newEnv(t, noLimits)
 	for name, body := range map[string]string{
-		"not json":       `{"project":`,
-		"array":          `[1,2]`,
-		"string":         `"hello"`,
-		"trailing data":  `{"project":"my-saas","channel":"payments","event":"x"} {}`,
-		"trailing junk":  `{"project":"my-saas","channel":"payments","event":"x"}x`,
-		"duplicate key":  `{"project":"my-saas","project":"other","channel":"payments","event":"x"}`,
-		"invalid utf-8":  "{\"project\":\"my-saas\",\"channel\":\"payments\",\"event\":\"\xff\"}",
-		"empty body":     ``,
+		"not json":        `{"project":`,
+		"array":           `[1,2]`,
+		"string":          `"hello"`,
+		"trailing data":   `{"project":"my-saas","channel":"payments","event":"x"} {}`,
+		"trailing junk":   `{"project":"my-saas","channel":"payments","event":"x"}x`,
+		"duplicate key":   `{"project":"my-saas","project":"other","channel":"payments","event":"x"}`,
+		"invalid utf-8":   "{\"project\":\"my-saas\",\"channel\":\"payments\",\"event\":\"\xff\"}",
+		"empty body":      ``,
 		"only whitespace": `   `,
 	} {
 		t.Run(name, func(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/tidings-dev/tidings"
@@ -31,9 +32,12 @@ type Main struct {
 	srv        *http.Server
 	metricsSrv *http.Server
 	ln         net.Listener
+	metricsLn  net.Listener
 	served     chan error
 	stopFlush  chan struct{}
 	flushed    chan struct{}
+	closeOnce  sync.Once
+	closeErr   error
 }
 
 // openStore picks the store backend from the configuration.
@@ -106,12 +110,11 @@ func (m *Main) Run(ctx context.Context) error {
 		mm := http.NewServeMux()
 		mm.Handle("GET /metrics", met.Handler())
 		m.metricsSrv = &http.Server{Addr: m.Config.MetricsAddr, Handler: mm, ReadHeaderTimeout: 5 * time.Second}
-		mln, err := net.Listen("tcp", m.Config.MetricsAddr)
-		if err != nil {
+		if m.metricsLn, err = net.Listen("tcp", m.Config.MetricsAddr); err != nil {
 			m.Close()
 			return fmt.Errorf("metrics listener: %w", err)
 		}
-		go m.metricsSrv.Serve(mln)
+		go m.metricsSrv.Serve(m.metricsLn)
 	}
 	m.stopFlush, m.flushed = make(chan struct{}), make(chan struct{})
 	go m.flushUsage()
@@ -145,8 +148,14 @@ func (m *Main) URL() string {
 }
 
 // Close stops accepting, lets in-flight requests finish (each waits for its batch to
-// commit), records token use, and closes the store.
+// commit), records token use, and closes the store. Calling it again returns the
+// first result.
 func (m *Main) Close() error {
+	m.closeOnce.Do(func() { m.closeErr = m.close() })
+	return m.closeErr
+}
+
+func (m *Main) close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), ShutdownTimeout)
 	defer cancel()
 	var errs []error

@@ -1,0 +1,121 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+)
+
+// runCLI runs one command line in-process against the data folder and returns its
+// exit code, standard output and standard error.
+func runCLI(t *testing.T, data, stdin string, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(context.Background(), append(args, "--data", data), strings.NewReader(stdin), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestCLI(t *testing.T) {
+	data := t.TempDir()
+	ok := func(stdin string, args ...string) string {
+		t.Helper()
+		code, out, errs := runCLI(t, data, stdin, args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, errs)
+		}
+		return out
+	}
+	fails := func(want string, args ...string) {
+		t.Helper()
+		code, out, errs := runCLI(t, data, "short\n", args...)
+		if code == 0 || !strings.Contains(errs, want) || strings.Count(strings.TrimSpace(errs), "\n") != 0 || out != "" {
+			t.Fatalf("%v: exit %d, stdout %q, stderr %q; want a one-line error with %q", args, code, out, errs, want)
+		}
+	}
+
+	fails("no account yet", "project", "create", "my-saas")
+	ok("", "account", "create", "acme")
+	fails("already exists", "account", "create", "acme")
+	fails("lowercase letters, digits and single dashes", "account", "create", "Acme Inc")
+	ok("", "project", "create", "my-saas") // --account left out: the only account
+	ok("", "project", "create", "shop", "--account", "acme")
+	fails("lowercase letters, digits and single dashes", "project", "create", "My_SaaS", "--account", "acme")
+	fails("already exists", "project", "create", "my-saas", "--account", "acme")
+	ok("", "channel", "create", "my-saas", "payments", "--account", "acme")
+	fails("lowercase letters, digits and single dashes", "channel", "create", "my-saas", "Pay Ments", "--account", "acme")
+	fails(`project "nope" does not exist`, "channel", "create", "nope", "payments", "--account", "acme")
+	fails(`no account named "globex"`, "project", "create", "x", "--account", "globex")
+
+	tok := ok("", "token", "create", "--account", "acme", "--access", "public", "--project", "my-saas", "--channel", "payments", "--name", "website")
+	if !strings.HasPrefix(tok, "tds_") || strings.Count(tok, "\n") != 1 || strings.Contains(strings.TrimSpace(tok), " ") {
+		t.Fatalf("token create must print the token alone: %q", tok)
+	}
+	fails("--access is required", "token", "create", "--account", "acme")
+	fails(`must be "public" or "full"`, "token", "create", "--account", "acme", "--access", "admin")
+	fails("needs a project limit", "token", "create", "--account", "acme", "--access", "full", "--channel", "payments")
+	fails(`channel "nope" does not exist`, "token", "create", "--account", "acme", "--access", "full", "--project", "my-saas", "--channel", "nope")
+	fails(`roles are "log" and "insight"`, "token", "create", "--account", "acme", "--access", "full", "--roles", "log,admin")
+	ok("", "token", "create", "--access", "full", "--roles", "insight")
+
+	list := ok("", "token", "list", "--account", "acme")
+	lines := strings.Split(strings.TrimSpace(list), "\n")
+	id := strings.Split(strings.TrimPrefix(strings.TrimSpace(tok), "tds_"), "_")[0]
+	if len(lines) != 2 || !strings.HasPrefix(lines[0], id+" ") {
+		t.Fatalf("token list:\n%s", list)
+	}
+	for _, want := range []string{"website", "public", "project=my-saas,channel=payments", "never-used", "active", "log,insight"} {
+		if !strings.Contains(lines[0], want) {
+			t.Fatalf("token list line %q lacks %q", lines[0], want)
+		}
+	}
+	if !strings.Contains(lines[1], "all-projects") || !strings.Contains(lines[1], "insight") {
+		t.Fatalf("second token: %q", lines[1])
+	}
+	ok("", "token", "revoke", id, "--account", "acme")
+	if l := ok("", "token", "list"); !strings.Contains(strings.Split(l, "\n")[0], "T") || strings.Contains(strings.Split(l, "\n")[0], "active") {
+		t.Fatalf("revoked token still active: %s", l)
+	}
+	fails("no token", "token", "revoke", "doesnotexist", "--account", "acme")
+
+	ok("", "account", "create", "globex")
+	fails("2 accounts exist", "project", "create", "x")
+	fails("no token", "token", "revoke", id, "--account", "globex") // another account's token
+
+	ok("correct horse battery\n", "user", "create", "ada@example.com", "--account", "acme")
+	fails("at least 8 characters", "user", "create", "bob@example.com", "--account", "acme")
+	if code, _, errs := runCLI(t, data, "", "user", "create", "bob@example.com"); code != 1 || !strings.Contains(errs, "standard input") {
+		t.Fatalf("no password: %d %s", code, errs)
+	}
+	if code, _, errs := runCLI(t, data, "another long one\n", "user", "create", "ADA@example.com", "--account", "acme"); code != 1 || !strings.Contains(errs, "already exists") {
+		t.Fatalf("duplicate email: %d %s", code, errs)
+	}
+	fails("not an email", "user", "create", "ada", "--account", "acme")
+	fails("--role must be owner or member", "user", "create", "eve@example.com", "--account", "acme", "--role", "admin")
+
+	if out := ok("", "channel", "list", "my-saas", "--account", "acme"); out != "payments\n" {
+		t.Fatalf("channel list = %q", out)
+	}
+	if out := ok("", "project", "list", "--account", "acme"); !strings.Contains(out, "my-saas") || !strings.Contains(out, "shop") {
+		t.Fatalf("project list = %q", out)
+	}
+}
+
+func TestCLIUsage(t *testing.T) {
+	for _, args := range [][]string{{"token", "create", "--help"}, {"serve", "-h"}, {"channel", "create", "--help"}, {"--help"}} {
+		var out, errs bytes.Buffer
+		if code := run(context.Background(), args, strings.NewReader(""), &out, &errs); code != 0 || !strings.Contains(out.String(), "Usage") {
+			t.Fatalf("%v: exit %d, out %q", args, code, out.String())
+		}
+	}
+	var out, errs bytes.Buffer
+	if code := run(context.Background(), []string{"frobnicate"}, nil, &out, &errs); code != 2 || !strings.Contains(errs.String(), "unknown command") {
+		t.Fatalf("unknown command: %d %q", code, errs.String())
+	}
+	if code := run(context.Background(), []string{"channel", "create", "only-one"}, nil, &out, &errs); code != 2 {
+		t.Fatalf("missing argument: exit %d", code)
+	}
+	if code := run(context.Background(), []string{"account", "list", "--database", "postgres://x"}, nil, &out, &errs); code != 1 {
+		t.Fatalf("postgres: exit %d", code)
+	}
+}

@@ -1,0 +1,217 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tidings-dev/tidings"
+	"github.com/tidings-dev/tidings/sqlite"
+)
+
+var (
+	buildOnce sync.Once
+	binPath   string
+	buildErr  error
+)
+
+// binary builds the real tidings command once per test run.
+func binary(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "tidings-bin")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "tidings")
+		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return binPath
+}
+
+// serveProcess starts `tidings serve` as its own process and waits until it answers.
+func serveProcess(t *testing.T, data string) (*exec.Cmd, string) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	cmd := exec.Command(binary(t), "serve", "--addr", addr, "--data", data, "--token-rate", "0", "--public-ip-rate", "0")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	url := "http://" + addr
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if res, err := http.Get(url + "/readyz"); err == nil {
+			res.Body.Close()
+			if res.StatusCode == 200 {
+				return cmd, url
+			}
+		}
+	}
+	t.Fatal("server did not become ready")
+	return nil, ""
+}
+
+func setupAccount(t *testing.T, data string) string {
+	t.Helper()
+	for _, args := range [][]string{{"account", "create", "acme"}, {"project", "create", "my-saas"}, {"channel", "create", "my-saas", "payments"}} {
+		if code, _, errs := runCLI(t, data, "", args...); code != 0 {
+			t.Fatal(errs)
+		}
+	}
+	_, tok, _ := runCLI(t, data, "", "token", "create", "--access", "full")
+	return strings.TrimSpace(tok)
+}
+
+// publishUntil publishes from several clients until stop is closed or the server is
+// gone, and returns the IDs of every event the server acknowledged with 200.
+func publishUntil(url, token string, stop <-chan struct{}) []string {
+	var mu sync.Mutex
+	var acked []string
+	var wg sync.WaitGroup
+	client := &http.Client{Timeout: 5 * time.Second}
+	for w := 0; w < 8; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				body := fmt.Sprintf(`{"project":"my-saas","channel":"payments","event":"e-%d-%d"}`, w, i)
+				req, _ := http.NewRequest("POST", url+"/v1/log", strings.NewReader(body))
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("Authorization", "Bearer "+token)
+				res, err := client.Do(req)
+				if err != nil {
+					return // the server is gone
+				}
+				var ev struct{ ID string }
+				json.NewDecoder(res.Body).Decode(&ev)
+				res.Body.Close()
+				if res.StatusCode == 200 {
+					mu.Lock()
+					acked = append(acked, ev.ID)
+					mu.Unlock()
+				}
+			}
+		}(w)
+	}
+	wg.Wait()
+	return acked
+}
+
+// storedIDs opens the data folder as a fresh process would and lists every event.
+func storedIDs(t *testing.T, data string) map[string]bool {
+	t.Helper()
+	db, err := sqlite.Open(context.Background(), data, sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	a, err := db.FindAccount(context.Background(), "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := map[string]bool{}
+	before := ""
+	for {
+		p, err := db.ListEvents(context.Background(), a.ID, tidings.EventQuery{Project: "my-saas", Before: before, Limit: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ev := range p.Events {
+			ids[ev.ID] = true
+		}
+		if p.Next == "" {
+			return ids
+		}
+		before = p.Next
+	}
+}
+
+// TestKilledServerLosesNoAcknowledgedEvent kills the server with SIGKILL in the middle
+// of a stream of publishes: every event it answered 200 for is in the store afterwards.
+func TestKilledServerLosesNoAcknowledgedEvent(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and kills the real binary")
+	}
+	data := t.TempDir()
+	token := setupAccount(t, data)
+	cmd, url := serveProcess(t, data)
+	stop := make(chan struct{})
+	go func() {
+		time.Sleep(700 * time.Millisecond)
+		cmd.Process.Signal(syscall.SIGKILL)
+		close(stop)
+	}()
+	acked := publishUntil(url, token, stop)
+	cmd.Wait()
+	if len(acked) < 50 {
+		t.Fatalf("only %d events acknowledged before the kill: the test proves nothing", len(acked))
+	}
+	stored := storedIDs(t, data)
+	for _, id := range acked {
+		if !stored[id] {
+			t.Fatalf("acknowledged event %s lost after SIGKILL (%d acked, %d stored)", id, len(acked), len(stored))
+		}
+	}
+	t.Logf("%d acknowledged, %d stored after SIGKILL", len(acked), len(stored))
+}
+
+// TestSIGTERMDrainsAndExits: on SIGTERM the server answers what is in flight, commits
+// it, and exits 0 within the shutdown timeout.
+func TestSIGTERMDrainsAndExits(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the real binary")
+	}
+	data := t.TempDir()
+	token := setupAccount(t, data)
+	cmd, url := serveProcess(t, data)
+	stop := make(chan struct{})
+	exited := make(chan error, 1)
+	go func() {
+		time.Sleep(500 * time.Millisecond)
+		start := time.Now()
+		cmd.Process.Signal(syscall.SIGTERM)
+		err := cmd.Wait()
+		if err == nil && time.Since(start) > ShutdownTimeout {
+			err = fmt.Errorf("exit took %v", time.Since(start))
+		}
+		exited <- err
+		close(stop)
+	}()
+	acked := publishUntil(url, token, stop)
+	if err := <-exited; err != nil {
+		t.Fatalf("serve after SIGTERM: %v", err)
+	}
+	stored := storedIDs(t, data)
+	for _, id := range acked {
+		if !stored[id] {
+			t.Fatalf("acknowledged event %s lost in a graceful stop", id)
+		}
+	}
+}

@@ -1,0 +1,127 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+// startServer runs a server on port 0 over data, with the contract's default limits.
+func startServer(t *testing.T, data string, mod func(*Config)) *Main {
+	t.Helper()
+	cfg := DefaultConfig()
+	cfg.Addr, cfg.Data, cfg.MetricsAddr = "127.0.0.1:0", data, ""
+	if mod != nil {
+		mod(&cfg)
+	}
+	m := &Main{Config: cfg, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	if err := m.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	return m
+}
+
+func post(t *testing.T, url, token, body string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest("POST", url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+token)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res.StatusCode, string(b)
+}
+
+// TestServeWithCLI is the newcomer's path: a server runs, the management CLI sets up
+// an account beside it on the same data, the API accepts the token, and a revocation
+// from the CLI takes effect on the running server at once.
+func TestServeWithCLI(t *testing.T) {
+	data := t.TempDir()
+	m := startServer(t, data, nil)
+	for _, args := range [][]string{
+		{"account", "create", "acme"},
+		{"project", "create", "my-saas", "--account", "acme"},
+		{"channel", "create", "my-saas", "payments", "--account", "acme"},
+	} {
+		if code, _, errs := runCLI(t, data, "", args...); code != 0 {
+			t.Fatalf("%v: %s", args, errs)
+		}
+	}
+	_, tok, _ := runCLI(t, data, "", "token", "create", "--account", "acme", "--access", "public", "--project", "my-saas", "--channel", "payments")
+	tok = strings.TrimSpace(tok)
+	body := `{"project":"my-saas","channel":"payments","event":"New Subscription","icon":"💰","notify":true,"tags":{"plan":"premium"}}`
+	status, resp := post(t, m.URL()+"/v1/log", tok, body)
+	if status != 200 {
+		t.Fatalf("publish: %d %s", status, resp)
+	}
+	var ev struct{ ID, Event string }
+	json.Unmarshal([]byte(resp), &ev)
+	if ev.ID == "" || ev.Event != "New Subscription" {
+		t.Fatalf("response %s", resp)
+	}
+
+	id := strings.Split(strings.TrimPrefix(tok, "tds_"), "_")[0]
+	if code, _, errs := runCLI(t, data, "", "token", "revoke", id, "--account", "acme"); code != 0 {
+		t.Fatal(errs)
+	}
+	if status, resp := post(t, m.URL()+"/v1/log", tok, body); status != 401 || !strings.Contains(resp, "revoked") {
+		t.Fatalf("after revoke: %d %s", status, resp)
+	}
+	// The server records last use on shutdown at the latest.
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	_, list, _ := runCLI(t, data, "", "token", "list")
+	if strings.Contains(list, "never-used") {
+		t.Fatalf("last use not recorded: %s", list)
+	}
+}
+
+func TestMetricsListener(t *testing.T) {
+	m := startServer(t, t.TempDir(), func(c *Config) { c.MetricsAddr = "127.0.0.1:0" })
+	post(t, m.URL()+"/v1/log", "", "{}") // one request to count
+	res, err := http.Get("http://" + m.metricsLn.Addr().String() + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	for _, want := range []string{`tidings_http_requests_total{route="POST /v1/log",status="401"} 1`,
+		"tidings_commit_batch_size_bucket", "tidings_commit_queue_depth", "tidings_http_request_duration_seconds_bucket"} {
+		if !strings.Contains(string(b), want) {
+			t.Fatalf("/metrics lacks %q", want)
+		}
+	}
+	// The main listener does not expose metrics.
+	res, err = http.Get(m.URL() + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != 404 {
+		t.Fatalf("/metrics on the public listener: %d", res.StatusCode)
+	}
+}
+
+func TestShutdownRefusesNothingAcknowledged(t *testing.T) {
+	m := startServer(t, t.TempDir(), nil)
+	done := make(chan error, 1)
+	go func() { done <- m.Close() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(ShutdownTimeout):
+		t.Fatal("shutdown took longer than 10 s")
+	}
+}
