@@ -41,6 +41,8 @@ type DB struct {
 	read   *sql.DB // a pool for readers; WAL lets them run beside the writer
 	now    func() time.Time
 	writer *groupcommit.Committer[*writeJob, *writeResult]
+	// prepared holds the write path's statements, made at Open and read-only after.
+	prepared map[string]*sql.Stmt
 }
 
 var _ tidings.Store = (*DB)(nil)
@@ -74,11 +76,16 @@ func Open(ctx context.Context, dir string, opts Options) (*DB, error) {
 	read.SetMaxOpenConns(8)
 	read.SetMaxIdleConns(8)
 
-	db := &DB{write: write, read: read, now: opts.Now}
+	db := &DB{write: write, read: read, now: opts.Now, prepared: map[string]*sql.Stmt{}}
 	if db.now == nil {
 		db.now = time.Now
 	}
 	if err := db.migrate(ctx); err != nil {
+		db.write.Close()
+		db.read.Close()
+		return nil, err
+	}
+	if err := db.prepare(ctx); err != nil {
 		db.write.Close()
 		db.read.Close()
 		return nil, err
@@ -127,6 +134,9 @@ func (db *DB) QueueLen() int { return db.writer.QueueLen() }
 // Close commits every queued write, then closes the database.
 func (db *DB) Close() error {
 	db.writer.Close()
+	for _, s := range db.prepared {
+		s.Close()
+	}
 	return errors.Join(db.read.Close(), db.write.Close())
 }
 

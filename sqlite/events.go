@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
-	"time"
 
 	"github.com/google/uuid"
 
@@ -22,20 +21,12 @@ func (db *DB) PublishEvent(ctx context.Context, accountID int64, e *tidings.NewE
 	return res.event, nil
 }
 
-func (db *DB) insertEvent(ctx context.Context, tx *sql.Tx, accountID int64, e *tidings.NewEvent, now time.Time) (*tidings.Event, error) {
-	p, err := findProject(ctx, tx, accountID, e.Project)
+func (b *batch) insertEvent(ctx context.Context, accountID int64, e *tidings.NewEvent) (*tidings.Event, error) {
+	p, err := b.project(ctx, accountID, e.Project)
 	if err != nil {
 		return nil, err
 	}
-	var channelID int64
-	err = tx.QueryRowContext(ctx, `SELECT id FROM channels WHERE project_id = ? AND name = ?`, p.ID, e.Channel).Scan(&channelID)
-	if errors.Is(err, sql.ErrNoRows) {
-		if !p.AutoCreateChannels {
-			return nil, channelNotFound(e.Project, e.Channel)
-		}
-		err = tx.QueryRowContext(ctx, `INSERT INTO channels (project_id, name, created_at) VALUES (?, ?, ?) RETURNING id`,
-			p.ID, e.Channel, ms(now)).Scan(&channelID)
-	}
+	channelID, err := b.channel(ctx, p, e.Channel)
 	if err != nil {
 		return nil, err
 	}
@@ -46,25 +37,21 @@ func (db *DB) insertEvent(ctx context.Context, tx *sql.Tx, accountID int64, e *t
 	ev := &tidings.Event{
 		ID: id.String(), Project: e.Project, Channel: e.Channel, Event: e.Event, Description: e.Description,
 		Icon: e.Icon, Notify: e.Notify, Tags: e.Tags, Parser: e.Parser, UserID: e.UserID,
-		Timestamp: e.Timestamp.UTC(), CreatedAt: now,
+		Timestamp: e.Timestamp.UTC(), CreatedAt: b.now,
 	}
 	if ev.Timestamp.IsZero() {
-		ev.Timestamp = now
+		ev.Timestamp = b.now
 	}
 	if ev.Tags == nil {
 		ev.Tags = tidings.Tags{}
 	}
 	tags, _ := json.Marshal(ev.Tags)
-	if _, err := tx.ExecContext(ctx,
-		`INSERT INTO events (id, project_id, channel_id, event, description, icon, notify, tags, parser, user_id, ts, created_at)
-		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		ev.ID, p.ID, channelID, ev.Event, ev.Description, ev.Icon, ev.Notify, string(tags), ev.Parser, ev.UserID,
-		ms(ev.Timestamp), ms(now)); err != nil {
+	if err := b.exec(ctx, sqlInsertEvent, ev.ID, p.ID, channelID, ev.Event, ev.Description, ev.Icon, ev.Notify,
+		string(tags), ev.Parser, ev.UserID, ms(ev.Timestamp), ms(b.now)); err != nil {
 		return nil, err
 	}
 	for _, t := range ev.Tags {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO event_tags (event_id, key, value) VALUES (?, ?, ?)`,
-			ev.ID, t.Key, t.Value); err != nil {
+		if err := b.exec(ctx, sqlInsertTag, ev.ID, t.Key, t.Value); err != nil {
 			return nil, err
 		}
 	}

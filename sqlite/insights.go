@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"time"
 
 	"github.com/tidings-dev/tidings"
 )
@@ -20,40 +19,32 @@ func (db *DB) ApplyInsight(ctx context.Context, accountID int64, c *tidings.Insi
 	return res.insight, nil
 }
 
-func (db *DB) applyInsight(ctx context.Context, tx *sql.Tx, accountID int64, c *tidings.InsightChange, now time.Time) (*tidings.Insight, error) {
-	p, err := findProject(ctx, tx, accountID, c.Project)
+func (b *batch) applyInsight(ctx context.Context, accountID int64, c *tidings.InsightChange) (*tidings.Insight, error) {
+	p, err := b.project(ctx, accountID, c.Project)
 	if err != nil {
 		return nil, err
 	}
 	var current *tidings.Insight
 	cur := tidings.Insight{Project: p.Name}
 	var updated int64
-	err = tx.QueryRowContext(ctx,
-		`SELECT title, value, prefix, suffix, icon, change, updated_at FROM insights WHERE project_id = ? AND title = ?`,
-		p.ID, c.Title).Scan(&cur.Title, &cur.Value, &cur.Prefix, &cur.Suffix, &cur.Icon, &cur.Change, &updated)
+	err = b.queryRow(ctx, sqlFindInsight, p.ID, c.Title).
+		Scan(&cur.Title, &cur.Value, &cur.Prefix, &cur.Suffix, &cur.Icon, &cur.Change, &updated)
 	if err == nil {
 		cur.UpdatedAt = fromMS(updated)
 		current = &cur
 	} else if err = nullIfNoRows(err); err != nil {
 		return nil, err
 	}
-	next, err := c.Apply(current, now)
+	next, err := c.Apply(current, b.now)
 	if err != nil {
 		return nil, err
 	}
 	var id int64
-	err = tx.QueryRowContext(ctx,
-		`INSERT INTO insights (project_id, title, value, prefix, suffix, icon, change, updated_at)
-		 VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-		 ON CONFLICT (project_id, title) DO UPDATE SET value = excluded.value, prefix = excluded.prefix,
-		   suffix = excluded.suffix, icon = excluded.icon, change = excluded.change, updated_at = excluded.updated_at
-		 RETURNING id`,
-		p.ID, next.Title, next.Value, next.Prefix, next.Suffix, next.Icon, next.Change, ms(now)).Scan(&id)
-	if err != nil {
+	if err := b.queryRow(ctx, sqlUpsertInsight, p.ID, next.Title, next.Value, next.Prefix, next.Suffix, next.Icon,
+		next.Change, ms(b.now)).Scan(&id); err != nil {
 		return nil, err
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO insight_points (insight_id, ts, value) VALUES (?, ?, ?)`,
-		id, ms(now), next.Value); err != nil {
+	if err := b.exec(ctx, sqlInsertPoint, id, ms(b.now), next.Value); err != nil {
 		return nil, err
 	}
 	return next, nil

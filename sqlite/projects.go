@@ -16,18 +16,20 @@ type querier interface {
 func findProject(ctx context.Context, q querier, accountID int64, name string) (*tidings.Project, error) {
 	p := &tidings.Project{AccountID: accountID}
 	var created int64
-	err := q.QueryRowContext(ctx,
-		`SELECT id, name, auto_create_channels, created_at FROM projects WHERE account_id = ? AND name = ?`,
-		accountID, name).Scan(&p.ID, &p.Name, &p.AutoCreateChannels, &created)
+	err := q.QueryRowContext(ctx, sqlFindProject, accountID, name).Scan(&p.ID, &p.Name, &p.AutoCreateChannels, &created)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, tidings.Errorf(tidings.EProjectNotFound,
-			"project %q does not exist in this account: create it in Settings → Projects or with `tidings project create %s`", name, name)
+		return nil, projectNotFound(name)
 	}
 	if err != nil {
 		return nil, err
 	}
 	p.CreatedAt = fromMS(created)
 	return p, nil
+}
+
+func projectNotFound(name string) error {
+	return tidings.Errorf(tidings.EProjectNotFound,
+		"project %q does not exist in this account: create it in Settings → Projects or with `tidings project create %s`", name, name)
 }
 
 func channelNotFound(project, name string) error {

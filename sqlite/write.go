@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/tidings-dev/tidings"
 	"github.com/tidings-dev/tidings/internal/groupcommit"
@@ -32,6 +33,130 @@ func (db *DB) submit(ctx context.Context, w *writeJob) (*writeResult, error) {
 	return res, err
 }
 
+// Statements of the write path, prepared once on the writing connection.
+const (
+	sqlFindChannel   = `SELECT id FROM channels WHERE project_id = ? AND name = ?`
+	sqlCreateChannel = `INSERT INTO channels (project_id, name, created_at) VALUES (?, ?, ?) RETURNING id`
+	sqlInsertEvent   = `INSERT INTO events (id, project_id, channel_id, event, description, icon, notify, tags, parser, user_id, ts, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	sqlInsertTag     = `INSERT INTO event_tags (event_id, key, value) VALUES (?, ?, ?)`
+	sqlFindInsight   = `SELECT title, value, prefix, suffix, icon, change, updated_at FROM insights WHERE project_id = ? AND title = ?`
+	sqlUpsertInsight = `INSERT INTO insights (project_id, title, value, prefix, suffix, icon, change, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (project_id, title) DO UPDATE SET value = excluded.value, prefix = excluded.prefix,
+		  suffix = excluded.suffix, icon = excluded.icon, change = excluded.change, updated_at = excluded.updated_at
+		RETURNING id`
+	sqlInsertPoint = `INSERT INTO insight_points (insight_id, ts, value) VALUES (?, ?, ?)`
+	sqlSavepoint   = `SAVEPOINT job`
+	sqlRelease     = `RELEASE job`
+	sqlRollbackTo  = `ROLLBACK TO job`
+	sqlFindProject = `SELECT id, name, auto_create_channels, created_at FROM projects WHERE account_id = ? AND name = ?`
+)
+
+// batch is one group-committed transaction: its statements and what it has looked up.
+type batch struct {
+	db       *DB
+	tx       *sql.Tx
+	now      time.Time
+	projects map[projectKey]*tidings.Project
+	channels map[channelKey]int64
+}
+
+type projectKey struct {
+	account int64
+	name    string
+}
+
+type channelKey struct {
+	project int64
+	name    string
+}
+
+var writeStatements = []string{sqlFindChannel, sqlCreateChannel, sqlInsertEvent, sqlInsertTag, sqlFindInsight,
+	sqlUpsertInsight, sqlInsertPoint, sqlSavepoint, sqlRelease, sqlRollbackTo, sqlFindProject}
+
+// prepare readies the write path's statements on the writing connection. It runs
+// before the writer starts: later, a batch's transaction holds that one connection.
+func (db *DB) prepare(ctx context.Context) error {
+	for _, q := range writeStatements {
+		s, err := db.write.PrepareContext(ctx, q)
+		if err != nil {
+			return fmt.Errorf("prepare %q: %w", q, err)
+		}
+		db.prepared[q] = s
+	}
+	return nil
+}
+
+// stmt returns the prepared statement for query, bound to the batch's transaction
+// (same connection, so database/sql reuses the prepared statement).
+func (b *batch) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
+	s, ok := b.db.prepared[query]
+	if !ok {
+		return nil, fmt.Errorf("statement not prepared: %q", query)
+	}
+	return b.tx.StmtContext(ctx, s), nil
+}
+
+func (b *batch) exec(ctx context.Context, query string, args ...any) error {
+	s, err := b.stmt(ctx, query)
+	if err != nil {
+		return err
+	}
+	_, err = s.ExecContext(ctx, args...)
+	return err
+}
+
+func (b *batch) queryRow(ctx context.Context, query string, args ...any) *sql.Row {
+	s, err := b.stmt(ctx, query)
+	if err != nil {
+		// A Row cannot carry the error; run the query unprepared to report it.
+		return b.tx.QueryRowContext(ctx, query, args...)
+	}
+	return s.QueryRowContext(ctx, args...)
+}
+
+// project resolves an account's project once per batch.
+func (b *batch) project(ctx context.Context, accountID int64, name string) (*tidings.Project, error) {
+	k := projectKey{accountID, name}
+	if p, ok := b.projects[k]; ok {
+		return p, nil
+	}
+	p := &tidings.Project{AccountID: accountID}
+	var created int64
+	err := b.queryRow(ctx, sqlFindProject, accountID, name).Scan(&p.ID, &p.Name, &p.AutoCreateChannels, &created)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, projectNotFound(name)
+	}
+	if err != nil {
+		return nil, err
+	}
+	p.CreatedAt = fromMS(created)
+	b.projects[k] = p
+	return p, nil
+}
+
+// channel resolves a project's channel once per batch, creating it when allowed.
+func (b *batch) channel(ctx context.Context, p *tidings.Project, name string) (int64, error) {
+	k := channelKey{p.ID, name}
+	if id, ok := b.channels[k]; ok {
+		return id, nil
+	}
+	var id int64
+	err := b.queryRow(ctx, sqlFindChannel, p.ID, name).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		if !p.AutoCreateChannels {
+			return 0, channelNotFound(p.Name, name)
+		}
+		err = b.queryRow(ctx, sqlCreateChannel, p.ID, name, ms(b.now)).Scan(&id)
+	}
+	if err != nil {
+		return 0, err
+	}
+	b.channels[k] = id
+	return id, nil
+}
+
 // commitBatch applies every job in one transaction. Each job runs inside a savepoint,
 // so a job that fails (unknown project, non-numeric insight) leaves no trace and does
 // not fail its neighbours. The transaction commits once, with one fsync, for all.
@@ -41,27 +166,31 @@ func (db *DB) commitBatch(ctx context.Context, jobs []*job) error {
 		return fmt.Errorf("begin batch: %w", err)
 	}
 	defer tx.Rollback()
-	now := db.stamp()
+	b := &batch{db: db, tx: tx, now: db.stamp(),
+		projects: map[projectKey]*tidings.Project{}, channels: map[channelKey]int64{}}
 	for _, j := range jobs {
-		if _, err := tx.ExecContext(ctx, "SAVEPOINT job"); err != nil {
+		if err := b.exec(ctx, sqlSavepoint); err != nil {
 			return err
 		}
 		res := &writeResult{}
 		var jerr error
 		switch {
 		case j.In.event != nil:
-			res.event, jerr = db.insertEvent(ctx, tx, j.In.accountID, j.In.event, now)
+			res.event, jerr = b.insertEvent(ctx, j.In.accountID, j.In.event)
 		case j.In.insight != nil:
-			res.insight, jerr = db.applyInsight(ctx, tx, j.In.accountID, j.In.insight, now)
+			res.insight, jerr = b.applyInsight(ctx, j.In.accountID, j.In.insight)
 		}
 		if jerr != nil {
-			if _, err := tx.ExecContext(ctx, "ROLLBACK TO job; RELEASE job"); err != nil {
+			if err := errors.Join(b.exec(ctx, sqlRollbackTo), b.exec(ctx, sqlRelease)); err != nil {
 				return err
 			}
+			// What this job looked up may have been rolled back with it (a channel it created).
+			clear(b.projects)
+			clear(b.channels)
 			j.Err = jerr
 			continue
 		}
-		if _, err := tx.ExecContext(ctx, "RELEASE job"); err != nil {
+		if err := b.exec(ctx, sqlRelease); err != nil {
 			return err
 		}
 		j.Out = res
