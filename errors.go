@@ -7,6 +7,7 @@ package tidings
 import (
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 )
 
@@ -114,4 +115,19 @@ func (p Problems) Has(path string) bool {
 		}
 	}
 	return false
+}
+
+// SortBy orders the problems by the position of their field in order (the field before
+// the first dot), keeping fields not in order last: people read them as the form reads.
+func (p Problems) SortBy(order []string) {
+	rank := func(path string) int {
+		root, _, _ := strings.Cut(path, ".")
+		for i, f := range order {
+			if f == root {
+				return i
+			}
+		}
+		return len(order)
+	}
+	sort.SliceStable(p, func(i, j int) bool { return rank(p[i].Path) < rank(p[j].Path) })
 }

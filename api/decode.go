@@ -218,4 +218,7 @@ func (f *fields) rejectUnknown(obj object, allowed string) {
 	}
 }
 
-func allowedList(keys ...string) string { return strings.Join(keys, ", ") }
+// fieldOrder lists a body's fields in the order the reference documents them.
+type fieldOrder []string
+
+func (o fieldOrder) String() string { return strings.Join(o, ", ") }

@@ -93,12 +93,20 @@ func WriteError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(p.Status)
-	json.NewEncoder(w).Encode(p)
+	newEncoder(w).Encode(p)
 }
 
 // writeJSON answers 200 with v.
 func writeJSON(w http.ResponseWriter, v any) error {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
-	return json.NewEncoder(w).Encode(v)
+	return newEncoder(w).Encode(v)
+}
+
+// newEncoder writes JSON as it is ("<token>", not "\u003ctoken\u003e"): answers are
+// never embedded in HTML.
+func newEncoder(w http.ResponseWriter) *json.Encoder {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return enc
 }

@@ -7,7 +7,10 @@ import (
 	"github.com/tidings-dev/tidings"
 )
 
-var insightFields = allowedList("project", "title", "value", "change", "prefix", "suffix", "icon")
+var (
+	insightFields   = fieldOrder{"project", "title", "value", "change", "prefix", "suffix", "icon"}
+	incrementFields = fieldOrder{"project", "title", "icon", "value"}
+)
 
 // optional reads an optional string as a pointer: nil keeps the stored value.
 func (f *fields) optional(key string) *string {
@@ -38,8 +41,9 @@ func decodeInsight(body []byte) (*tidings.InsightChange, error) {
 			f.wrongType("value", "a string, number or boolean")
 		}
 	}
-	f.rejectUnknown(obj, insightFields)
+	f.rejectUnknown(obj, insightFields.String())
 	c.Check(&p)
+	p.SortBy(insightFields)
 	if err := p.Err(); err != nil {
 		return nil, err
 	}
@@ -83,8 +87,9 @@ func decodeIncrement(body []byte) (*tidings.InsightChange, error) {
 		}
 		vf.rejectUnknown(inner, "$inc")
 	}
-	f.rejectUnknown(obj, allowedList("project", "title", "icon", "value"))
+	f.rejectUnknown(obj, incrementFields.String())
 	c.Check(&p)
+	p.SortBy(incrementFields)
 	if err := p.Err(); err != nil {
 		return nil, err
 	}

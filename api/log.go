@@ -9,7 +9,7 @@ import (
 	"github.com/tidings-dev/tidings"
 )
 
-var logFields = allowedList("project", "channel", "event", "description", "icon", "notify", "tags", "parser", "user_id", "timestamp")
+var logFields = fieldOrder{"project", "channel", "event", "description", "icon", "notify", "tags", "parser", "user_id", "timestamp"}
 
 // decodeLog turns a /v1/log body into a checked event, reporting every problem at once.
 func decodeLog(body []byte, now time.Time) (*tidings.NewEvent, error) {
@@ -40,8 +40,9 @@ func decodeLog(body []byte, now time.Time) (*tidings.NewEvent, error) {
 	if raw, ok := f.get("timestamp"); ok {
 		e.Timestamp = decodeTimestamp(raw, &p)
 	}
-	f.rejectUnknown(obj, logFields)
+	f.rejectUnknown(obj, logFields.String())
 	e.Check(&p, now)
+	p.SortBy(logFields)
 	if err := p.Err(); err != nil {
 		return nil, err
 	}

@@ -262,3 +262,18 @@ func TestMediaTypeAndSize(t *testing.T) {
 		t.Fatalf("chunked oversize body: %d (content length %d)", res.StatusCode, req.ContentLength)
 	}
 }
+
+func TestProblemsInFieldOrder(t *testing.T) {
+	e := newEnv(t, noLimits)
+	r := e.do("POST", "/v1/log", e.full, `{"zzz":1,"parser":"x","icon":"no","event":"","project":"Bad"}`)
+	var paths []string
+	for _, f := range r.problem.Validation.Body {
+		paths = append(paths, f.Path)
+	}
+	if got := strings.Join(paths, ","); got != "project,channel,event,icon,parser,zzz" {
+		t.Fatalf("order = %s", got)
+	}
+	if r := e.do("POST", "/v1/log", "", "{}"); !strings.Contains(r.body, "Bearer <token>") {
+		t.Fatalf("HTML-escaped JSON: %s", r.body)
+	}
+}

@@ -1,0 +1,101 @@
+package main
+
+import (
+	"bytes"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"io"
+	"log/slog"
+	"math/big"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// selfSigned writes a certificate for 127.0.0.1 and its key into dir.
+func selfSigned(t *testing.T, dir string) (certFile, keyFile string, pool *x509.CertPool) {
+	t.Helper()
+	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "tidings test"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, KeyUsage: x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kb, _ := x509.MarshalECPrivateKey(key)
+	certFile, keyFile = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600)
+	os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), 0o600)
+	cert, _ := x509.ParseCertificate(der)
+	pool = x509.NewCertPool()
+	pool.AddCert(cert)
+	return certFile, keyFile, pool
+}
+
+func TestServesHTTPSWithHSTS(t *testing.T) {
+	dir := t.TempDir()
+	certFile, keyFile, pool := selfSigned(t, dir)
+	m := startServer(t, filepath.Join(dir, "data"), func(c *Config) { c.TLSCert, c.TLSKey = certFile, keyFile })
+	if !strings.HasPrefix(m.URL(), "https://") {
+		t.Fatalf("URL = %s", m.URL())
+	}
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}, ForceAttemptHTTP2: true}}
+	res, err := client.Get(m.URL() + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != 200 || res.ProtoMajor != 2 || !strings.Contains(res.Header.Get("Strict-Transport-Security"), "max-age=") {
+		t.Fatalf("HTTPS: %d %s HSTS %q", res.StatusCode, res.Proto, res.Header.Get("Strict-Transport-Security"))
+	}
+}
+
+// TestAccessLogNeverShowsTheToken: one line per request with route, status, request id
+// and account, and never the secret.
+func TestAccessLogNeverShowsTheToken(t *testing.T) {
+	data := t.TempDir()
+	token := setupAccount(t, data)
+	var buf bytes.Buffer
+	cfg := DefaultConfig()
+	cfg.Addr, cfg.Data = "127.0.0.1:0", data
+	m := &Main{Config: cfg, Logger: slog.New(slog.NewJSONHandler(&syncWriter{w: &buf}, nil))}
+	if err := m.Run(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	post(t, m.URL()+"/v1/log", token, `{"project":"my-saas","channel":"payments","event":"x"}`)
+	post(t, m.URL()+"/v1/log", token, `{"project":"my-saas"}`)
+	m.Close()
+	log := buf.String()
+	secret := token[strings.LastIndex(token, "_")+1:]
+	if strings.Contains(log, secret) || strings.Contains(log, token) {
+		t.Fatal("the access log contains the token")
+	}
+	for _, want := range []string{`"route":"POST /v1/log"`, `"status":200`, `"status":400`, `"account":1`, `"request_id":`, `"duration_ms":`} {
+		if !strings.Contains(log, want) {
+			t.Fatalf("access log lacks %s:\n%s", want, log)
+		}
+	}
+}
+
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
+}
