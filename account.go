@@ -75,6 +75,15 @@ type ProjectStore interface {
 	CreateChannel(ctx context.Context, accountID int64, project, name string) (*Channel, error)
 	// ListChannels returns the project's channels by name. Errors: EProjectNotFound.
 	ListChannels(ctx context.Context, accountID int64, project string) ([]*Channel, error)
+	// CountEvents returns how many events the project (or one of its channels, when
+	// channel is not "") holds: what a deletion takes with it. Errors: EProjectNotFound, EChannelNotFound.
+	CountEvents(ctx context.Context, accountID int64, project, channel string) (int, error)
+	// DeleteProject deletes the project with its channels, events, insights and the
+	// tokens limited to it. Errors: EProjectNotFound.
+	DeleteProject(ctx context.Context, accountID int64, project string) error
+	// DeleteChannel deletes the channel with its events and the tokens limited to it.
+	// Errors: EProjectNotFound, EChannelNotFound.
+	DeleteChannel(ctx context.Context, accountID int64, project, channel string) error
 }
 
 // Store is everything a storage backend provides. Every backend passes the behaviour
@@ -82,6 +91,8 @@ type ProjectStore interface {
 type Store interface {
 	AccountStore
 	ProjectStore
+	MemberStore
+	SessionStore
 	TokenStore
 	EventStore
 	InsightStore

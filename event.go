@@ -142,4 +142,49 @@ type EventStore interface {
 	// then ID). Pages are stable while new events arrive.
 	// Errors: EProjectNotFound, EChannelNotFound, ENotFound for an unknown Before cursor.
 	ListEvents(ctx context.Context, accountID int64, q EventQuery) (*EventPage, error)
+
+	// FindEvent returns one event of the account's project. Errors: EProjectNotFound, ENotFound.
+	FindEvent(ctx context.Context, accountID int64, project, id string) (*Event, error)
+
+	// EventsAfter returns up to limit events of the project accepted after the event
+	// with ID after, oldest first: what a live feed missed while it was disconnected.
+	// Errors: EProjectNotFound.
+	EventsAfter(ctx context.Context, accountID int64, project, after string, limit int) ([]*Event, error)
+
+	// CountEventsBy counts the project's events (one channel's when channel is not "")
+	// per bucket of the given width, from since on, keyed by the bucket's start.
+	// Errors: EProjectNotFound, EChannelNotFound.
+	CountEventsBy(ctx context.Context, accountID int64, project, channel string, since time.Time, bucket time.Duration) (map[time.Time]int, error)
+}
+
+// Matches reports whether ev belongs in a feed filtered by q (its project is assumed):
+// the live feed applies the same filter to new events as the store applies to pages.
+func (q EventQuery) Matches(ev *Event) bool {
+	if q.Channel != "" && ev.Channel != q.Channel {
+		return false
+	}
+	for _, want := range q.Tags {
+		got, ok := ev.Tags.Get(want.Key)
+		if !ok || got.Value != want.Value {
+			return false
+		}
+	}
+	if q.Text != "" && !containsFold(ev.Event, q.Text) && !containsFold(ev.Description, q.Text) {
+		return false
+	}
+	return true
+}
+
+// containsFold is a case-insensitive substring test, for ASCII letters as in the store.
+func containsFold(s, sub string) bool {
+	return strings.Contains(asciiLower(s), asciiLower(sub))
+}
+
+func asciiLower(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= 'A' && r <= 'Z' {
+			return r + 'a' - 'A'
+		}
+		return r
+	}, s)
 }

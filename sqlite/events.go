@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -66,14 +67,9 @@ func (db *DB) ListEvents(ctx context.Context, accountID int64, q tidings.EventQu
 	}
 	var sb strings.Builder
 	args := []any{p.ID}
-	sb.WriteString(`SELECT e.id, c.name, e.event, e.description, e.icon, e.notify, e.tags, e.parser, e.user_id, e.ts, e.created_at
-		FROM events e JOIN channels c ON c.id = e.channel_id WHERE e.project_id = ?`)
+	sb.WriteString(`SELECT ` + eventColumns + ` WHERE e.project_id = ?`)
 	if q.Channel != "" {
-		var channelID int64
-		err := db.read.QueryRowContext(ctx, `SELECT id FROM channels WHERE project_id = ? AND name = ?`, p.ID, q.Channel).Scan(&channelID)
-		if errors.Is(err, sql.ErrNoRows) {
-			return nil, channelNotFound(q.Project, q.Channel)
-		}
+		channelID, err := db.channelID(ctx, p, q.Channel)
 		if err != nil {
 			return nil, err
 		}
@@ -111,9 +107,29 @@ func (db *DB) ListEvents(ctx context.Context, accountID int64, q tidings.EventQu
 		return nil, err
 	}
 	defer rows.Close()
-	page := &tidings.EventPage{Events: []*tidings.Event{}}
+	events, err := scanEvents(rows, q.Project)
+	if err != nil {
+		return nil, err
+	}
+	page := &tidings.EventPage{Events: events}
+	if len(page.Events) > q.Limit {
+		page.Events = page.Events[:q.Limit]
+		page.Next = page.Events[q.Limit-1].ID
+	}
+	return page, nil
+}
+
+func escapeLike(s string) string {
+	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
+}
+
+const eventColumns = `e.id, c.name, e.event, e.description, e.icon, e.notify, e.tags, e.parser, e.user_id, e.ts, e.created_at
+	FROM events e JOIN channels c ON c.id = e.channel_id`
+
+func scanEvents(rows *sql.Rows, project string) ([]*tidings.Event, error) {
+	out := []*tidings.Event{}
 	for rows.Next() {
-		ev := &tidings.Event{Project: q.Project}
+		ev := &tidings.Event{Project: project}
 		var tags string
 		var ts, created int64
 		if err := rows.Scan(&ev.ID, &ev.Channel, &ev.Event, &ev.Description, &ev.Icon, &ev.Notify, &tags,
@@ -124,18 +140,78 @@ func (db *DB) ListEvents(ctx context.Context, accountID int64, q tidings.EventQu
 			return nil, err
 		}
 		ev.Timestamp, ev.CreatedAt = fromMS(ts), fromMS(created)
-		page.Events = append(page.Events, ev)
+		out = append(out, ev)
 	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	if len(page.Events) > q.Limit {
-		page.Events = page.Events[:q.Limit]
-		page.Next = page.Events[q.Limit-1].ID
-	}
-	return page, nil
+	return out, rows.Err()
 }
 
-func escapeLike(s string) string {
-	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
+// FindEvent returns one event of the account's project.
+func (db *DB) FindEvent(ctx context.Context, accountID int64, project, id string) (*tidings.Event, error) {
+	p, err := findProject(ctx, db.read, accountID, project)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := db.read.QueryContext(ctx, `SELECT `+eventColumns+` WHERE e.project_id = ? AND e.id = ?`, p.ID, id)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	evs, err := scanEvents(rows, project)
+	if err != nil {
+		return nil, err
+	}
+	if len(evs) == 0 {
+		return nil, tidings.Errorf(tidings.ENotFound, "no event %q in project %q", id, project)
+	}
+	return evs[0], nil
+}
+
+// EventsAfter returns events accepted after the event with ID after, oldest first.
+// IDs are UUIDv7 made by the single writer, so their order is the commit order.
+func (db *DB) EventsAfter(ctx context.Context, accountID int64, project, after string, limit int) ([]*tidings.Event, error) {
+	p, err := findProject(ctx, db.read, accountID, project)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := db.read.QueryContext(ctx, `SELECT `+eventColumns+` WHERE e.project_id = ? AND e.id > ? ORDER BY e.id LIMIT ?`,
+		p.ID, after, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	return scanEvents(rows, project)
+}
+
+// CountEventsBy counts events per bucket from since on.
+func (db *DB) CountEventsBy(ctx context.Context, accountID int64, project, channel string, since time.Time, bucket time.Duration) (map[time.Time]int, error) {
+	p, err := findProject(ctx, db.read, accountID, project)
+	if err != nil {
+		return nil, err
+	}
+	width := bucket.Milliseconds()
+	query := `SELECT (ts / ?) * ?, count(*) FROM events WHERE project_id = ? AND ts >= ?`
+	args := []any{width, width, p.ID, ms(since)}
+	if channel != "" {
+		cid, err := db.channelID(ctx, p, channel)
+		if err != nil {
+			return nil, err
+		}
+		query += ` AND channel_id = ?`
+		args = append(args, cid)
+	}
+	rows, err := db.read.QueryContext(ctx, query+` GROUP BY 1`, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[time.Time]int{}
+	for rows.Next() {
+		var start int64
+		var n int
+		if err := rows.Scan(&start, &n); err != nil {
+			return nil, err
+		}
+		out[fromMS(start)] = n
+	}
+	return out, rows.Err()
 }

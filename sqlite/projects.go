@@ -142,3 +142,60 @@ func (db *DB) ListChannels(ctx context.Context, accountID int64, project string)
 	}
 	return out, rows.Err()
 }
+
+// channelID resolves a channel of a project read from the pool.
+func (db *DB) channelID(ctx context.Context, p *tidings.Project, name string) (int64, error) {
+	var id int64
+	err := db.read.QueryRowContext(ctx, sqlFindChannel, p.ID, name).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, channelNotFound(p.Name, name)
+	}
+	return id, err
+}
+
+// CountEvents returns how many events the project or channel holds.
+func (db *DB) CountEvents(ctx context.Context, accountID int64, project, channel string) (int, error) {
+	p, err := findProject(ctx, db.read, accountID, project)
+	if err != nil {
+		return 0, err
+	}
+	var n int
+	if channel == "" {
+		err = db.read.QueryRowContext(ctx, `SELECT count(*) FROM events WHERE project_id = ?`, p.ID).Scan(&n)
+		return n, err
+	}
+	cid, err := db.channelID(ctx, p, channel)
+	if err != nil {
+		return 0, err
+	}
+	err = db.read.QueryRowContext(ctx, `SELECT count(*) FROM events WHERE channel_id = ?`, cid).Scan(&n)
+	return n, err
+}
+
+// DeleteProject deletes the project; foreign keys take everything in it along.
+func (db *DB) DeleteProject(ctx context.Context, accountID int64, project string) error {
+	res, err := db.write.ExecContext(ctx, `DELETE FROM projects WHERE account_id = ? AND name = ?`, accountID, project)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return projectNotFound(project)
+	}
+	return nil
+}
+
+// DeleteChannel deletes the channel with its events and the tokens limited to it.
+func (db *DB) DeleteChannel(ctx context.Context, accountID int64, project, channel string) error {
+	p, err := findProject(ctx, db.read, accountID, project)
+	if err != nil {
+		return err
+	}
+	res, err := db.write.ExecContext(ctx, `DELETE FROM channels WHERE project_id = ? AND name = ?`, p.ID, channel)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return channelNotFound(project, channel)
+	}
+	return nil
+}

@@ -25,6 +25,9 @@ func Run(t *testing.T, open Opener) {
 	t.Run("ConcurrentIncrements", func(t *testing.T) { testConcurrentIncrements(t, open) })
 	t.Run("Tenancy", func(t *testing.T) { testTenancy(t, open) })
 	t.Run("BatchIsolation", func(t *testing.T) { testBatchIsolation(t, open) })
+	t.Run("SessionsAndMembers", func(t *testing.T) { testSessionsAndMembers(t, open) })
+	t.Run("Deletes", func(t *testing.T) { testDeletes(t, open) })
+	t.Run("FeedReads", func(t *testing.T) { testFeedReads(t, open) })
 	t.Run("Close", func(t *testing.T) { testClose(t, open) })
 }
 

@@ -1,0 +1,76 @@
+package tidings
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"time"
+)
+
+// Session is a signed-in browser. Only the SHA-256 of its cookie value is stored.
+type Session struct {
+	Hash      []byte
+	UserID    int64
+	CreatedAt time.Time
+	ExpiresAt time.Time
+}
+
+// Invite is a one-time link that lets a person join an account as a member.
+type Invite struct {
+	Hash      []byte
+	AccountID int64
+	CreatedBy int64
+	CreatedAt time.Time
+	ExpiresAt time.Time
+}
+
+// NewSecret returns a random URL-safe secret of 256 bits and its SHA-256, for session
+// cookies and invite links.
+func NewSecret() (secret string, hash []byte) {
+	b := make([]byte, 32)
+	rand.Read(b)
+	secret = base64.RawURLEncoding.EncodeToString(b)
+	return secret, HashSecret(secret)
+}
+
+// HashSecret is the SHA-256 under which a session or invite secret is stored.
+func HashSecret(secret string) []byte {
+	sum := sha256.Sum256([]byte(secret))
+	return sum[:]
+}
+
+// SessionStore keeps sessions and invites.
+type SessionStore interface {
+	// CreateSession stores s.
+	CreateSession(ctx context.Context, s *Session) error
+	// FindSession returns the unexpired session with that hash and its user.
+	// Errors: ENotFound (also when expired or when the user is gone).
+	FindSession(ctx context.Context, hash []byte, now time.Time) (*Session, *User, error)
+	// DeleteSession signs one session out.
+	DeleteSession(ctx context.Context, hash []byte) error
+	// CreateInvite stores inv.
+	CreateInvite(ctx context.Context, inv *Invite) error
+	// FindInvite returns the unused, unexpired invite with that hash.
+	// Errors: ENotFound.
+	FindInvite(ctx context.Context, hash []byte, now time.Time) (*Invite, error)
+	// AcceptInvite uses the invite once and creates u as a member of its account,
+	// in one transaction. Errors: ENotFound (used, expired or unknown), EConflict (email taken).
+	AcceptInvite(ctx context.Context, hash []byte, u *User, now time.Time) error
+}
+
+// MemberStore manages the people of an account.
+type MemberStore interface {
+	// FindUser returns the account's user. Errors: ENotFound.
+	FindUser(ctx context.Context, accountID, userID int64) (*User, error)
+	// ListUsers returns the account's users, oldest first.
+	ListUsers(ctx context.Context, accountID int64) ([]*User, error)
+	// DeleteUser removes the account's user and signs them out everywhere.
+	// Errors: ENotFound.
+	DeleteUser(ctx context.Context, accountID, userID int64) error
+	// SetPassword replaces the user's password hash and ends their other sessions
+	// (keep is the session that stays signed in; nil ends all). Errors: ENotFound.
+	SetPassword(ctx context.Context, userID int64, hash string, keep []byte) error
+	// CountUsers returns how many users exist in all accounts (0 on a fresh install).
+	CountUsers(ctx context.Context) (int, error)
+}

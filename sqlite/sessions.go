@@ -1,0 +1,175 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"time"
+
+	"github.com/tidings-dev/tidings"
+)
+
+const userColumns = `u.id, u.account_id, u.email, u.password_hash, u.role, u.created_at`
+
+func scanUser(s scanner, extra ...any) (*tidings.User, error) {
+	u := &tidings.User{}
+	var created int64
+	if err := s.Scan(append([]any{&u.ID, &u.AccountID, &u.Email, &u.PasswordHash, &u.Role, &created}, extra...)...); err != nil {
+		return nil, err
+	}
+	u.CreatedAt = fromMS(created)
+	return u, nil
+}
+
+// CreateSession stores s.
+func (db *DB) CreateSession(ctx context.Context, s *tidings.Session) error {
+	_, err := db.write.ExecContext(ctx, `INSERT INTO sessions (hash, user_id, created_at, expires_at) VALUES (?, ?, ?, ?)`,
+		s.Hash, s.UserID, ms(s.CreatedAt), ms(s.ExpiresAt))
+	return err
+}
+
+// FindSession returns the unexpired session with that hash and its user.
+func (db *DB) FindSession(ctx context.Context, hash []byte, now time.Time) (*tidings.Session, *tidings.User, error) {
+	s := &tidings.Session{Hash: hash}
+	var created, expires int64
+	u, err := scanUser(db.read.QueryRowContext(ctx,
+		`SELECT `+userColumns+`, s.user_id, s.created_at, s.expires_at FROM sessions s JOIN users u ON u.id = s.user_id
+		 WHERE s.hash = ? AND s.expires_at > ?`, hash, ms(now)), &s.UserID, &created, &expires)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil, tidings.Errorf(tidings.ENotFound, "no such session")
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	s.CreatedAt, s.ExpiresAt = fromMS(created), fromMS(expires)
+	return s, u, nil
+}
+
+// DeleteSession signs one session out.
+func (db *DB) DeleteSession(ctx context.Context, hash []byte) error {
+	_, err := db.write.ExecContext(ctx, `DELETE FROM sessions WHERE hash = ?`, hash)
+	return err
+}
+
+// CreateInvite stores inv.
+func (db *DB) CreateInvite(ctx context.Context, inv *tidings.Invite) error {
+	_, err := db.write.ExecContext(ctx,
+		`INSERT INTO invites (hash, account_id, created_by, created_at, expires_at) VALUES (?, ?, ?, ?, ?)`,
+		inv.Hash, inv.AccountID, inv.CreatedBy, ms(inv.CreatedAt), ms(inv.ExpiresAt))
+	return err
+}
+
+func findInvite(ctx context.Context, q querier, hash []byte, now time.Time) (*tidings.Invite, error) {
+	inv := &tidings.Invite{Hash: hash}
+	var created, expires int64
+	err := q.QueryRowContext(ctx,
+		`SELECT account_id, created_by, created_at, expires_at FROM invites WHERE hash = ? AND used_at IS NULL AND expires_at > ?`,
+		hash, ms(now)).Scan(&inv.AccountID, &inv.CreatedBy, &created, &expires)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, tidings.Errorf(tidings.ENotFound, "this invitation link is unknown, used or expired: ask for a new one")
+	}
+	if err != nil {
+		return nil, err
+	}
+	inv.CreatedAt, inv.ExpiresAt = fromMS(created), fromMS(expires)
+	return inv, nil
+}
+
+// FindInvite returns the unused, unexpired invite with that hash.
+func (db *DB) FindInvite(ctx context.Context, hash []byte, now time.Time) (*tidings.Invite, error) {
+	return findInvite(ctx, db.read, hash, now)
+}
+
+// AcceptInvite uses the invite and creates u as a member, in one transaction.
+func (db *DB) AcceptInvite(ctx context.Context, hash []byte, u *tidings.User, now time.Time) error {
+	tx, err := db.write.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	inv, err := findInvite(ctx, tx, hash, now)
+	if err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE invites SET used_at = ? WHERE hash = ?`, ms(now), hash); err != nil {
+		return err
+	}
+	u.AccountID, u.Role, u.CreatedAt = inv.AccountID, tidings.UserMember, now.UTC().Truncate(time.Millisecond)
+	err = tx.QueryRowContext(ctx,
+		`INSERT INTO users (account_id, email, password_hash, role, created_at) VALUES (?, ?, ?, ?, ?) RETURNING id`,
+		u.AccountID, u.Email, u.PasswordHash, u.Role, ms(u.CreatedAt)).Scan(&u.ID)
+	if isUnique(err) {
+		return tidings.Errorf(tidings.EConflict, "a user with email %q already exists", u.Email)
+	}
+	if err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// FindUser returns the account's user.
+func (db *DB) FindUser(ctx context.Context, accountID, userID int64) (*tidings.User, error) {
+	u, err := scanUser(db.read.QueryRowContext(ctx, `SELECT `+userColumns+` FROM users u WHERE u.id = ? AND u.account_id = ?`,
+		userID, accountID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, tidings.Errorf(tidings.ENotFound, "no such member")
+	}
+	return u, err
+}
+
+// ListUsers returns the account's users, oldest first.
+func (db *DB) ListUsers(ctx context.Context, accountID int64) ([]*tidings.User, error) {
+	rows, err := db.read.QueryContext(ctx, `SELECT `+userColumns+` FROM users u WHERE u.account_id = ? ORDER BY u.id`, accountID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*tidings.User
+	for rows.Next() {
+		u, err := scanUser(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, u)
+	}
+	return out, rows.Err()
+}
+
+// DeleteUser removes the account's user; their sessions go with them.
+func (db *DB) DeleteUser(ctx context.Context, accountID, userID int64) error {
+	res, err := db.write.ExecContext(ctx, `DELETE FROM users WHERE id = ? AND account_id = ?`, userID, accountID)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return tidings.Errorf(tidings.ENotFound, "no such member")
+	}
+	return nil
+}
+
+// SetPassword replaces the password hash and ends the user's other sessions.
+func (db *DB) SetPassword(ctx context.Context, userID int64, hash string, keep []byte) error {
+	tx, err := db.write.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	res, err := tx.ExecContext(ctx, `UPDATE users SET password_hash = ? WHERE id = ?`, hash, userID)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return tidings.Errorf(tidings.ENotFound, "no such user")
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE user_id = ? AND hash IS NOT ?`, userID, keep); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// CountUsers returns how many users exist.
+func (db *DB) CountUsers(ctx context.Context) (int, error) {
+	var n int
+	err := db.read.QueryRowContext(ctx, `SELECT count(*) FROM users`).Scan(&n)
+	return n, err
+}

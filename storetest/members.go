@@ -1,0 +1,183 @@
+package storetest
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/tidings-dev/tidings"
+)
+
+func testSessionsAndMembers(t *testing.T, open Opener) {
+	ctx := context.Background()
+	f := setup(t, open)
+	n, err := f.s.CountUsers(ctx)
+	must(t, err)
+	if n != 0 {
+		t.Fatalf("CountUsers on a fresh store = %d", n)
+	}
+	owner := &tidings.User{AccountID: f.account.ID, Email: "ada@example.com", PasswordHash: "h1", Role: tidings.UserOwner}
+	must(t, f.s.CreateUser(ctx, owner))
+
+	_, hash := tidings.NewSecret()
+	must(t, f.s.CreateSession(ctx, &tidings.Session{Hash: hash, UserID: owner.ID, CreatedAt: epoch, ExpiresAt: epoch.Add(time.Hour)}))
+	s, u, err := f.s.FindSession(ctx, hash, epoch.Add(time.Minute))
+	must(t, err)
+	if s.UserID != owner.ID || u.Email != "ada@example.com" || u.AccountID != f.account.ID {
+		t.Fatalf("FindSession = %+v %+v", s, u)
+	}
+	_, _, err = f.s.FindSession(ctx, hash, epoch.Add(2*time.Hour))
+	wantCode(t, err, tidings.ENotFound) // expired
+
+	// An invite is used once, only before it expires, and makes a member.
+	_, inv := tidings.NewSecret()
+	must(t, f.s.CreateInvite(ctx, &tidings.Invite{Hash: inv, AccountID: f.account.ID, CreatedBy: owner.ID, CreatedAt: epoch, ExpiresAt: epoch.Add(time.Hour)}))
+	_, err = f.s.FindInvite(ctx, inv, epoch.Add(2*time.Hour))
+	wantCode(t, err, tidings.ENotFound)
+	got, err := f.s.FindInvite(ctx, inv, epoch)
+	must(t, err)
+	if got.AccountID != f.account.ID {
+		t.Fatalf("FindInvite = %+v", got)
+	}
+	dup := &tidings.User{Email: "ADA@example.com", PasswordHash: "x"}
+	wantCode(t, f.s.AcceptInvite(ctx, inv, dup, epoch), tidings.EConflict)
+	member := &tidings.User{Email: "bob@example.com", PasswordHash: "h2"}
+	must(t, f.s.AcceptInvite(ctx, inv, member, epoch))
+	if member.Role != tidings.UserMember || member.AccountID != f.account.ID || member.ID == 0 {
+		t.Fatalf("accepted member = %+v", member)
+	}
+	wantCode(t, f.s.AcceptInvite(ctx, inv, &tidings.User{Email: "eve@example.com", PasswordHash: "x"}, epoch), tidings.ENotFound)
+
+	users, err := f.s.ListUsers(ctx, f.account.ID)
+	must(t, err)
+	if len(users) != 2 || users[0].ID != owner.ID || users[1].ID != member.ID {
+		t.Fatalf("ListUsers = %+v", users)
+	}
+	other := newAccount(t, f.s, "globex")
+	_, err = f.s.FindUser(ctx, other.ID, member.ID)
+	wantCode(t, err, tidings.ENotFound)
+	wantCode(t, f.s.DeleteUser(ctx, other.ID, member.ID), tidings.ENotFound)
+
+	// A password change ends every other session of the user.
+	_, keep := tidings.NewSecret()
+	must(t, f.s.CreateSession(ctx, &tidings.Session{Hash: keep, UserID: owner.ID, CreatedAt: epoch, ExpiresAt: epoch.Add(time.Hour)}))
+	must(t, f.s.SetPassword(ctx, owner.ID, "h3", keep))
+	_, _, err = f.s.FindSession(ctx, hash, epoch)
+	wantCode(t, err, tidings.ENotFound)
+	_, u, err = f.s.FindSession(ctx, keep, epoch)
+	must(t, err)
+	if u.PasswordHash != "h3" {
+		t.Fatalf("password hash = %q", u.PasswordHash)
+	}
+	must(t, f.s.DeleteSession(ctx, keep))
+	_, _, err = f.s.FindSession(ctx, keep, epoch)
+	wantCode(t, err, tidings.ENotFound)
+
+	// Removing a member signs them out.
+	_, mh := tidings.NewSecret()
+	must(t, f.s.CreateSession(ctx, &tidings.Session{Hash: mh, UserID: member.ID, CreatedAt: epoch, ExpiresAt: epoch.Add(time.Hour)}))
+	must(t, f.s.DeleteUser(ctx, f.account.ID, member.ID))
+	_, _, err = f.s.FindSession(ctx, mh, epoch)
+	wantCode(t, err, tidings.ENotFound)
+}
+
+func testDeletes(t *testing.T, open Opener) {
+	ctx := context.Background()
+	f := setup(t, open)
+	_, err := f.s.CreateChannel(ctx, f.account.ID, "my-saas", "deploys")
+	must(t, err)
+	f.publish(t, tidings.NewEvent{Event: "a"})
+	f.publish(t, tidings.NewEvent{Event: "b"})
+	f.publish(t, tidings.NewEvent{Channel: "deploys", Event: "c"})
+	_, err = f.insight(t, tidings.InsightChange{Title: "N", Value: "1", Change: "update"})
+	must(t, err)
+	chTok := newToken(t, f.s, f.account.ID, tidings.AccessPublic, "my-saas", "deploys")
+	projTok := newToken(t, f.s, f.account.ID, tidings.AccessFull, "my-saas", "")
+
+	for _, c := range []struct {
+		channel string
+		want    int
+	}{{"", 3}, {"payments", 2}, {"deploys", 1}} {
+		n, err := f.s.CountEvents(ctx, f.account.ID, "my-saas", c.channel)
+		must(t, err)
+		if n != c.want {
+			t.Fatalf("CountEvents(%q) = %d, want %d", c.channel, n, c.want)
+		}
+	}
+	other := newAccount(t, f.s, "globex")
+	wantCode(t, f.s.DeleteChannel(ctx, other.ID, "my-saas", "deploys"), tidings.EChannelNotFound)
+
+	must(t, f.s.DeleteChannel(ctx, f.account.ID, "my-saas", "deploys"))
+	wantCode(t, f.s.DeleteChannel(ctx, f.account.ID, "my-saas", "deploys"), tidings.EChannelNotFound)
+	if n, _ := f.s.CountEvents(ctx, f.account.ID, "my-saas", ""); n != 2 {
+		t.Fatalf("after deleting a channel: %d events", n)
+	}
+	_, err = f.s.FindToken(ctx, chTok.ID)
+	wantCode(t, err, tidings.ENotFound) // the token limited to it went with it
+
+	must(t, f.s.DeleteProject(ctx, f.account.ID, "my-saas"))
+	wantCode(t, f.s.DeleteProject(ctx, f.account.ID, "my-saas"), tidings.EProjectNotFound)
+	_, err = f.s.FindToken(ctx, projTok.ID)
+	wantCode(t, err, tidings.ENotFound)
+	// Recreated under the same name, it starts empty.
+	_, err = f.s.CreateProject(ctx, f.account.ID, "my-saas")
+	must(t, err)
+	if n, _ := f.s.CountEvents(ctx, f.account.ID, "my-saas", ""); n != 0 {
+		t.Fatalf("a recreated project holds %d old events", n)
+	}
+	ins, err := f.s.ListInsights(ctx, f.account.ID, "my-saas")
+	must(t, err)
+	if len(ins) != 0 {
+		t.Fatalf("a recreated project holds old insights: %+v", ins)
+	}
+	// The other account's project of the same name is untouched.
+	if _, err := f.s.FindProject(ctx, other.ID, "my-saas"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func testFeedReads(t *testing.T, open Opener) {
+	ctx := context.Background()
+	f := setup(t, open)
+	_, err := f.s.CreateChannel(ctx, f.account.ID, "my-saas", "deploys")
+	must(t, err)
+	now := time.Now().UTC().Truncate(time.Hour)
+	var ids []string
+	for i, ts := range []time.Time{now.Add(-30 * time.Hour), now.Add(-2 * time.Hour), now.Add(-90 * time.Minute), now} {
+		ch := "payments"
+		if i == 3 {
+			ch = "deploys"
+		}
+		ids = append(ids, f.publish(t, tidings.NewEvent{Channel: ch, Event: "e", Timestamp: ts}).ID)
+	}
+	ev, err := f.s.FindEvent(ctx, f.account.ID, "my-saas", ids[1])
+	must(t, err)
+	if ev.ID != ids[1] || ev.Channel != "payments" {
+		t.Fatalf("FindEvent = %+v", ev)
+	}
+	other := newAccount(t, f.s, "globex")
+	_, err = f.s.FindEvent(ctx, other.ID, "my-saas", ids[1])
+	wantCode(t, err, tidings.ENotFound)
+
+	after, err := f.s.EventsAfter(ctx, f.account.ID, "my-saas", ids[1], 10)
+	must(t, err)
+	if len(after) != 2 || after[0].ID != ids[2] || after[1].ID != ids[3] {
+		t.Fatalf("EventsAfter = %v", after)
+	}
+
+	perHour, err := f.s.CountEventsBy(ctx, f.account.ID, "my-saas", "", now.Add(-48*time.Hour), time.Hour)
+	must(t, err)
+	if perHour[now.Add(-30*time.Hour)] != 1 || perHour[now.Add(-2*time.Hour)] != 2 || perHour[now] != 1 || len(perHour) != 3 {
+		t.Fatalf("per hour = %v", perHour)
+	}
+	perHour, err = f.s.CountEventsBy(ctx, f.account.ID, "my-saas", "deploys", now.Add(-48*time.Hour), time.Hour)
+	must(t, err)
+	if len(perHour) != 1 || perHour[now] != 1 {
+		t.Fatalf("per hour in deploys = %v", perHour)
+	}
+	since, err := f.s.CountEventsBy(ctx, f.account.ID, "my-saas", "", now.Add(-3*time.Hour), time.Hour)
+	must(t, err)
+	if len(since) != 2 {
+		t.Fatalf("since 3 h ago = %v", since)
+	}
+}
