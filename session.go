@@ -18,11 +18,12 @@ type Session struct {
 
 // Invite is a one-time link that lets a person join an account as a member.
 type Invite struct {
-	Hash      []byte
-	AccountID int64
-	CreatedBy int64
-	CreatedAt time.Time
-	ExpiresAt time.Time
+	Hash        []byte
+	AccountID   int64
+	AccountName string // filled in when read
+	CreatedBy   int64
+	CreatedAt   time.Time
+	ExpiresAt   time.Time
 }
 
 // NewSecret returns a random URL-safe secret of 256 bits and its SHA-256, for session
@@ -44,9 +45,9 @@ func HashSecret(secret string) []byte {
 type SessionStore interface {
 	// CreateSession stores s.
 	CreateSession(ctx context.Context, s *Session) error
-	// FindSession returns the unexpired session with that hash and its user.
-	// Errors: ENotFound (also when expired or when the user is gone).
-	FindSession(ctx context.Context, hash []byte, now time.Time) (*Session, *User, error)
+	// FindSession returns the unexpired session with that hash, its user and the
+	// user's account. Errors: ENotFound (also when expired or when the user is gone).
+	FindSession(ctx context.Context, hash []byte, now time.Time) (*Session, *User, *Account, error)
 	// DeleteSession signs one session out.
 	DeleteSession(ctx context.Context, hash []byte) error
 	// CreateInvite stores inv.

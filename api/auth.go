@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tidings-dev/tidings"
+	"github.com/tidings-dev/tidings/internal/clientip"
 )
 
 // authenticate finds the request's token, checks it, records its use and applies the
@@ -44,7 +45,7 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (*tidings.
 	now := s.now()
 	infoFrom(r.Context()).accountID = tok.AccountID
 	s.usage.touch(tok.ID, now)
-	if err := s.limits.allow(w, tok, clientIP(r, s.trusted), now); err != nil {
+	if err := s.limits.allow(w, tok, clientip.Of(r, s.trusted), now); err != nil {
 		return nil, err
 	}
 	return tok, nil

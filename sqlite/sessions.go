@@ -28,21 +28,23 @@ func (db *DB) CreateSession(ctx context.Context, s *tidings.Session) error {
 	return err
 }
 
-// FindSession returns the unexpired session with that hash and its user.
-func (db *DB) FindSession(ctx context.Context, hash []byte, now time.Time) (*tidings.Session, *tidings.User, error) {
+// FindSession returns the unexpired session with that hash, its user and account.
+func (db *DB) FindSession(ctx context.Context, hash []byte, now time.Time) (*tidings.Session, *tidings.User, *tidings.Account, error) {
 	s := &tidings.Session{Hash: hash}
-	var created, expires int64
+	a := &tidings.Account{}
+	var created, expires, accountCreated int64
 	u, err := scanUser(db.read.QueryRowContext(ctx,
-		`SELECT `+userColumns+`, s.user_id, s.created_at, s.expires_at FROM sessions s JOIN users u ON u.id = s.user_id
-		 WHERE s.hash = ? AND s.expires_at > ?`, hash, ms(now)), &s.UserID, &created, &expires)
+		`SELECT `+userColumns+`, s.user_id, s.created_at, s.expires_at, a.id, a.name, a.created_at
+		 FROM sessions s JOIN users u ON u.id = s.user_id JOIN accounts a ON a.id = u.account_id
+		 WHERE s.hash = ? AND s.expires_at > ?`, hash, ms(now)), &s.UserID, &created, &expires, &a.ID, &a.Name, &accountCreated)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, nil, tidings.Errorf(tidings.ENotFound, "no such session")
+		return nil, nil, nil, tidings.Errorf(tidings.ENotFound, "no such session")
 	}
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	s.CreatedAt, s.ExpiresAt = fromMS(created), fromMS(expires)
-	return s, u, nil
+	s.CreatedAt, s.ExpiresAt, a.CreatedAt = fromMS(created), fromMS(expires), fromMS(accountCreated)
+	return s, u, a, nil
 }
 
 // DeleteSession signs one session out.
@@ -63,8 +65,9 @@ func findInvite(ctx context.Context, q querier, hash []byte, now time.Time) (*ti
 	inv := &tidings.Invite{Hash: hash}
 	var created, expires int64
 	err := q.QueryRowContext(ctx,
-		`SELECT account_id, created_by, created_at, expires_at FROM invites WHERE hash = ? AND used_at IS NULL AND expires_at > ?`,
-		hash, ms(now)).Scan(&inv.AccountID, &inv.CreatedBy, &created, &expires)
+		`SELECT i.account_id, a.name, i.created_by, i.created_at, i.expires_at FROM invites i JOIN accounts a ON a.id = i.account_id
+		 WHERE i.hash = ? AND i.used_at IS NULL AND i.expires_at > ?`,
+		hash, ms(now)).Scan(&inv.AccountID, &inv.AccountName, &inv.CreatedBy, &created, &expires)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, tidings.Errorf(tidings.ENotFound, "this invitation link is unknown, used or expired: ask for a new one")
 	}

@@ -21,12 +21,12 @@ func testSessionsAndMembers(t *testing.T, open Opener) {
 
 	_, hash := tidings.NewSecret()
 	must(t, f.s.CreateSession(ctx, &tidings.Session{Hash: hash, UserID: owner.ID, CreatedAt: epoch, ExpiresAt: epoch.Add(time.Hour)}))
-	s, u, err := f.s.FindSession(ctx, hash, epoch.Add(time.Minute))
+	s, u, a, err := f.s.FindSession(ctx, hash, epoch.Add(time.Minute))
 	must(t, err)
-	if s.UserID != owner.ID || u.Email != "ada@example.com" || u.AccountID != f.account.ID {
-		t.Fatalf("FindSession = %+v %+v", s, u)
+	if s.UserID != owner.ID || u.Email != "ada@example.com" || u.AccountID != f.account.ID || a.ID != f.account.ID || a.Name != "acme" {
+		t.Fatalf("FindSession = %+v %+v %+v", s, u, a)
 	}
-	_, _, err = f.s.FindSession(ctx, hash, epoch.Add(2*time.Hour))
+	_, _, _, err = f.s.FindSession(ctx, hash, epoch.Add(2*time.Hour))
 	wantCode(t, err, tidings.ENotFound) // expired
 
 	// An invite is used once, only before it expires, and makes a member.
@@ -36,7 +36,7 @@ func testSessionsAndMembers(t *testing.T, open Opener) {
 	wantCode(t, err, tidings.ENotFound)
 	got, err := f.s.FindInvite(ctx, inv, epoch)
 	must(t, err)
-	if got.AccountID != f.account.ID {
+	if got.AccountID != f.account.ID || got.AccountName != "acme" {
 		t.Fatalf("FindInvite = %+v", got)
 	}
 	dup := &tidings.User{Email: "ADA@example.com", PasswordHash: "x"}
@@ -62,22 +62,22 @@ func testSessionsAndMembers(t *testing.T, open Opener) {
 	_, keep := tidings.NewSecret()
 	must(t, f.s.CreateSession(ctx, &tidings.Session{Hash: keep, UserID: owner.ID, CreatedAt: epoch, ExpiresAt: epoch.Add(time.Hour)}))
 	must(t, f.s.SetPassword(ctx, owner.ID, "h3", keep))
-	_, _, err = f.s.FindSession(ctx, hash, epoch)
+	_, _, _, err = f.s.FindSession(ctx, hash, epoch)
 	wantCode(t, err, tidings.ENotFound)
-	_, u, err = f.s.FindSession(ctx, keep, epoch)
+	_, u, _, err = f.s.FindSession(ctx, keep, epoch)
 	must(t, err)
 	if u.PasswordHash != "h3" {
 		t.Fatalf("password hash = %q", u.PasswordHash)
 	}
 	must(t, f.s.DeleteSession(ctx, keep))
-	_, _, err = f.s.FindSession(ctx, keep, epoch)
+	_, _, _, err = f.s.FindSession(ctx, keep, epoch)
 	wantCode(t, err, tidings.ENotFound)
 
 	// Removing a member signs them out.
 	_, mh := tidings.NewSecret()
 	must(t, f.s.CreateSession(ctx, &tidings.Session{Hash: mh, UserID: member.ID, CreatedAt: epoch, ExpiresAt: epoch.Add(time.Hour)}))
 	must(t, f.s.DeleteUser(ctx, f.account.ID, member.ID))
-	_, _, err = f.s.FindSession(ctx, mh, epoch)
+	_, _, _, err = f.s.FindSession(ctx, mh, epoch)
 	wantCode(t, err, tidings.ENotFound)
 }
 

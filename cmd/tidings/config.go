@@ -23,6 +23,7 @@ type Config struct {
 	MetricsAddr    string
 	TrustedProxies []netip.Prefix
 	Limits         api.Limits
+	OpenSignup     bool
 }
 
 // DefaultConfig is the configuration of a fresh install.
@@ -67,6 +68,8 @@ func serveFlags(fs *flag.FlagSet, c *Config) {
 	fs.StringVar(&c.LogFormat, "log-format", envString("LOG_FORMAT", c.LogFormat), "text or json (TIDINGS_LOG_FORMAT)")
 	fs.StringVar(&c.MetricsAddr, "metrics-addr", envString("METRICS_ADDR", ""),
 		"address of the Prometheus /metrics listener; empty: off (TIDINGS_METRICS_ADDR)")
+	fs.BoolVar(&c.OpenSignup, "open-signup", envString("OPEN_SIGNUP", "") == "true",
+		"anyone may create an account, not only the first visitor (TIDINGS_OPEN_SIGNUP=true)")
 	fs.Func("trusted-proxies", "comma-separated addresses or CIDRs of proxies whose X-Forwarded-For is believed (TIDINGS_TRUSTED_PROXIES)",
 		func(s string) (err error) { c.TrustedProxies, err = parsePrefixes(s); return err })
 	if v, ok := env("TRUSTED_PROXIES"); ok {

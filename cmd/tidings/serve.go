@@ -16,6 +16,7 @@ import (
 	"github.com/tidings-dev/tidings/inmem"
 	"github.com/tidings-dev/tidings/internal/metrics"
 	"github.com/tidings-dev/tidings/sqlite"
+	"github.com/tidings-dev/tidings/web"
 )
 
 // ShutdownTimeout bounds a graceful stop.
@@ -75,12 +76,20 @@ func (m *Main) Run(ctx context.Context) error {
 	if q, ok := store.(interface{ QueueLen() int }); ok {
 		queueLen = q.QueueLen
 	}
-	m.api = api.New(api.Config{Store: store, Broker: inmem.NewBroker(0), Logger: m.Logger, Now: m.Now,
+	broker := inmem.NewBroker(0)
+	m.api = api.New(api.Config{Store: store, Broker: broker, Logger: m.Logger, Now: m.Now,
 		Limits: m.Config.Limits, TrustedProxies: m.Config.TrustedProxies})
+	dash, err := web.New(web.Config{Store: store, Broker: broker, Logger: m.Logger, Now: m.Now,
+		OpenSignup: m.Config.OpenSignup, TrustedProxies: m.Config.TrustedProxies})
+	if err != nil {
+		store.Close()
+		return err
+	}
 
 	mux := http.NewServeMux()
 	m.api.Register(mux)
-	mux.Handle("/", m.api.NotFound())
+	dash.Register(mux)
+	mux.Handle("/", dash.NotFound())
 	var handler http.Handler = mux
 	tls := m.Config.TLSCert != ""
 	if tls {

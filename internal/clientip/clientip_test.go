@@ -1,4 +1,4 @@
-package api
+package clientip
 
 import (
 	"net/http/httptest"
@@ -24,7 +24,7 @@ func TestClientIP(t *testing.T) {
 		if c.xff != "" {
 			r.Header.Set("X-Forwarded-For", c.xff)
 		}
-		if got := clientIP(r, c.trusted).String(); got != c.want {
+		if got := Of(r, c.trusted).String(); got != c.want {
 			t.Errorf("remote %s xff %q: %s, want %s", c.remote, c.xff, got, c.want)
 		}
 	}

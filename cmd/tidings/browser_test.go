@@ -1,0 +1,259 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/chromedp"
+)
+
+// chromium finds the browser, or skips (fails where TIDINGS_REQUIRE_SERVICES=1, as in CI).
+func chromium(t *testing.T) string {
+	t.Helper()
+	if p := os.Getenv("TIDINGS_CHROMIUM"); p != "" {
+		return p
+	}
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("TIDINGS_REQUIRE_SERVICES") == "1" {
+		t.Fatal("Chromium is required (TIDINGS_REQUIRE_SERVICES=1) but not installed: apt-get install chromium fonts-noto-color-emoji")
+	}
+	t.Skip("browser tests skipped: Chromium is not installed (apt-get install chromium fonts-noto-color-emoji)")
+	return ""
+}
+
+// artifacts is where screenshots are kept: TIDINGS_ARTIFACTS, or a temp folder.
+func artifacts(t *testing.T) string {
+	dir := os.Getenv("TIDINGS_ARTIFACTS")
+	if dir == "" {
+		dir = filepath.Join(os.TempDir(), "tidings-artifacts")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+type browser struct {
+	t    *testing.T
+	ctx  context.Context
+	base string
+	shot string
+}
+
+func newBrowser(t *testing.T, base string) *browser {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chromium(t)), chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.Flag("disable-background-networking", true), chromedp.Flag("no-first-run", true),
+		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
+		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1280, 900))
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelCtx := chromedp.NewContext(actx)
+	t.Cleanup(func() { cancelCtx(); cancelAlloc() })
+	if err := chromedp.Do(ctx); err != nil { // starts the browser, with no timeout
+		t.Fatalf("starting Chromium: %v", err)
+	}
+	// Confirmation dialogs (revoke, remove) are accepted, as a person would.
+	dialogs := chromedp.Events(ctx, page.JavascriptDialogOpening)
+	go func() {
+		for _, err := range dialogs {
+			if err != nil {
+				return
+			}
+			chromedp.Call(ctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: true})
+		}
+	}()
+	return &browser{t: t, ctx: ctx, base: base, shot: artifacts(t)}
+}
+
+// do runs steps with a time limit; on failure it keeps a screenshot of the page.
+func (b *browser) do(steps ...chromedp.Action[chromedp.Void]) {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, 15*time.Second)
+	defer cancel()
+	if err := chromedp.Do(ctx, steps...); err != nil {
+		b.screenshot("failure")
+		b.t.Fatal(err)
+	}
+}
+
+func get[T any](b *browser, a chromedp.Action[T]) T {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, 15*time.Second)
+	defer cancel()
+	v, err := chromedp.Run(ctx, a)
+	if err != nil {
+		b.screenshot("failure")
+		b.t.Fatal(err)
+	}
+	return v
+}
+
+func (b *browser) location() string { return strings.TrimPrefix(get(b, chromedp.Location()), b.base) }
+
+func (b *browser) text(sel string) string { return get(b, chromedp.Text(chromedp.CSS(sel))) }
+
+// until waits for a JavaScript condition to hold.
+func (b *browser) until(js string, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(b.ctx, timeout+time.Second)
+	defer cancel()
+	return chromedp.Do(ctx, chromedp.Poll[chromedp.Void](js, chromedp.WithPollingTimeout(timeout)))
+}
+
+func (b *browser) mustUntil(js string) {
+	b.t.Helper()
+	if err := b.until(js, 10*time.Second); err != nil {
+		b.screenshot("failure")
+		b.t.Fatalf("waiting for %s: %v", js, err)
+	}
+}
+
+func (b *browser) screenshot(name string) {
+	png, err := chromedp.Run(b.ctx, chromedp.FullScreenshot(100)) // quality 100 gives PNG
+	if err == nil {
+		p := filepath.Join(b.shot, name+".png")
+		os.WriteFile(p, png, 0o644)
+		b.t.Logf("screenshot: %s", p)
+	}
+}
+
+// submit fills fields (selector, value, …), submits the form of the last one and
+// waits for the page that answers.
+func (b *browser) submit(fields ...string) {
+	b.t.Helper()
+	var steps []chromedp.Action[chromedp.Void]
+	for i := 0; i+1 < len(fields); i += 2 {
+		steps = append(steps, chromedp.SetValue(chromedp.CSS(fields[i]), fields[i+1]))
+	}
+	steps = append(steps, chromedp.Submit(chromedp.CSS(fields[len(fields)-2])))
+	get(b, chromedp.WaitEvent(page.LoadEventFired, nil, chromedp.Steps(steps...)))
+}
+
+// click clicks and waits for the page that answers.
+func (b *browser) click(js string) {
+	b.t.Helper()
+	get(b, chromedp.WaitEvent(page.LoadEventFired, nil, chromedp.Evaluate[chromedp.Void](js)))
+}
+
+// TestDashboardInChromium walks a newcomer's first session: sign up, create a project,
+// channel and token in the UI, publish with that token over the API, and watch the
+// feed and insights move without a reload; then revoke the token in the UI.
+func TestDashboardInChromium(t *testing.T) {
+	m := startServer(t, t.TempDir(), nil)
+	// Registered before the browser's cleanups, so it runs after them: the server
+	// waits for open event streams, which the browser closes.
+	b := newBrowser(t, m.URL())
+
+	b.do(chromedp.Navigate(m.URL() + "/"))
+	if loc := b.location(); loc != "/signup" {
+		t.Fatalf("a fresh install opens %s, want /signup", loc)
+	}
+	b.submit("#account", "acme", "#email", "ada@example.com", "#password", "correct horse", "#password2", "correct horse")
+	if loc := b.location(); loc != "/settings/projects" {
+		t.Fatalf("after sign-up: %s", loc)
+	}
+	b.submit("#new-project", "My SaaS")
+	if msg := b.text(".error"); !strings.Contains(msg, "lowercase letters, digits and single dashes") {
+		t.Fatalf("bad project name: %q", msg)
+	}
+	b.submit("#new-project", "my-saas")
+	b.submit("#ch-my-saas", "payments")
+	if got := b.text("#project-my-saas .channels"); !strings.Contains(got, "#payments") {
+		t.Fatalf("channel not listed: %q", got)
+	}
+
+	// A token made in the UI, shown once, with a curl example that uses it.
+	b.do(chromedp.Navigate(m.URL()+"/settings/api"), chromedp.SetValue(chromedp.CSS("#tok-project"), "my-saas"))
+	b.submit("#tok-name", "website", "#tok-channel", "payments")
+	token := strings.TrimSpace(b.text("#new-token"))
+	if !strings.HasPrefix(token, "tds_") || !strings.Contains(b.text("#curl-example"), token) {
+		t.Fatalf("token %q, example %q", token, b.text("#curl-example"))
+	}
+
+	// The feed, live.
+	b.do(chromedp.Navigate(m.URL() + "/p/my-saas"))
+	b.mustUntil(`document.querySelector('.feed[data-live="on"]')`)
+	evil := "**Paid** by <script>window.pwned=1</script> <img src=x onerror=\"window.pwned=2\"> " +
+		"[click](javascript:window.pwned=3)\n\nsecond line"
+	body, _ := json.Marshal(map[string]any{"project": "my-saas", "channel": "payments", "event": "New Subscription",
+		"description": evil, "parser": "markdown", "icon": "💰", "tags": map[string]any{"plan": "premium", "seats": 3}})
+	status, resp := post(t, m.URL()+"/v1/log", token, string(body))
+	acked := time.Now()
+	if status != 200 {
+		t.Fatalf("publish: %d %s", status, resp)
+	}
+	var ev struct{ ID string }
+	json.Unmarshal([]byte(resp), &ev)
+	if err := b.until(`document.getElementById("ev-`+ev.ID+`")`, time.Second); err != nil {
+		b.screenshot("feed-not-live")
+		t.Fatalf("the event did not appear within 1 s of its acknowledgement: %v", err)
+	}
+	t.Logf("event visible %v after the API answered", time.Since(acked).Round(time.Millisecond))
+
+	pwned := get(b, chromedp.Evaluate[any](`window.pwned === undefined ? null : window.pwned`))
+	unsafe := get(b, chromedp.Evaluate[bool](`!!document.querySelector('.ev-desc script, .ev-desc [onerror], .ev-desc a[href^="javascript"]')`))
+	if pwned != nil || unsafe {
+		t.Fatalf("Markdown rendered unsafely: pwned=%v unsafe element=%v", pwned, unsafe)
+	}
+	if strong := b.text("#ev-" + ev.ID + " .ev-desc strong"); strong != "Paid" {
+		t.Fatalf("Markdown not rendered: %q", strong)
+	}
+
+	// Another event, then the tag filter narrows the feed.
+	post(t, m.URL()+"/v1/log", token, `{"project":"my-saas","channel":"payments","event":"Refund","icon":"💸","tags":{"plan":"basic"}}`)
+	b.mustUntil(`[...document.querySelectorAll(".ev-name")].some(a => a.textContent === "Refund")`)
+	count := get(b, chromedp.Evaluate[int](`document.querySelectorAll('.events .event').length`))
+	if count != 2 {
+		t.Fatalf("%d events in the feed, want 2", count)
+	}
+	b.screenshot("feed")
+	b.click(`[...document.querySelectorAll(".chip")].find(a => a.textContent === "plan: premium").click()`)
+	count = get(b, chromedp.Evaluate[int](`document.querySelectorAll('.events .event').length`))
+	if count != 1 || !strings.Contains(b.text(".events"), "New Subscription") {
+		t.Fatalf("tag filter shows %d events: %s", count, b.text(".events"))
+	}
+
+	// Insights: a card appears and changes live.
+	b.do(chromedp.Navigate(m.URL() + "/p/my-saas/insights"))
+	b.mustUntil(`document.querySelector('.insights[data-live="on"]')`)
+	post(t, m.URL()+"/v1/insight", token, `{"project":"my-saas","title":"Monthly Revenue","value":"1000.50","change":"update","prefix":"$","icon":"💰"}`)
+	b.mustUntil(`document.querySelector(".grid").textContent.includes("1000.50")`)
+	post(t, m.URL()+"/v1/insight", token, `{"project":"my-saas","title":"Monthly Revenue","value":20,"change":"increment"}`)
+	b.mustUntil(`document.querySelector(".grid").textContent.includes("1020.50")`)
+	post(t, m.URL()+"/v1/insight", token, `{"project":"my-saas","title":"Status","value":"Operational","change":"update","icon":"🟢"}`)
+	b.mustUntil(`document.querySelector(".grid").textContent.includes("Operational")`)
+	count = get(b, chromedp.Evaluate[int](`document.querySelectorAll('.grid .card').length`))
+	if count != 2 {
+		t.Fatalf("%d insight cards, want 2", count)
+	}
+	b.screenshot("insights")
+
+	// Charts are a picture.
+	b.do(chromedp.Navigate(m.URL() + "/p/my-saas/charts"))
+	b.mustUntil(`document.querySelectorAll(".chart svg rect.bar").length === 78`)
+	b.screenshot("charts")
+
+	// Revoke in the UI: the API refuses the token at once.
+	b.do(chromedp.Navigate(m.URL() + "/settings/api"))
+	b.click(`document.querySelector('tr[id^="token-"] button').click()`)
+	b.mustUntil(`document.querySelector("tr.revoked")`)
+	if status, resp := post(t, m.URL()+"/v1/log", token, `{"project":"my-saas","channel":"payments","event":"x"}`); status != 401 {
+		t.Fatalf("after revoking in the UI: %d %s", status, resp)
+	}
+
+	// A phone-width look at the feed.
+	b.do(chromedp.EmulateViewport(390, 844), chromedp.Navigate(m.URL()+"/p/my-saas"))
+	b.mustUntil(`document.querySelector(".event")`)
+	b.screenshot("feed-phone")
+}

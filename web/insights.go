@@ -1,0 +1,106 @@
+package web
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tidings-dev/tidings"
+)
+
+const sparkPoints = 30
+
+type insightView struct {
+	*tidings.Insight
+	ID        string // stable element id from the title
+	Spark     string // polyline points in a 100×30 box; "" when there is nothing to draw
+	SparkLast string // the last point, for a dot
+	Time      time.Time
+}
+
+func insightID(title string) string {
+	sum := sha256.Sum256([]byte(title))
+	return "insight-" + hex.EncodeToString(sum[:6])
+}
+
+func (s *Server) insightView(r *http.Request, in *tidings.Insight) (insightView, error) {
+	v := insightView{Insight: in, ID: insightID(in.Title), Time: in.UpdatedAt}
+	hist, err := s.store.InsightHistory(r.Context(), sessionFrom(r).account.ID, in.Project, in.Title, sparkPoints)
+	if err != nil {
+		return v, err
+	}
+	v.Spark, v.SparkLast = sparkline(hist)
+	return v, nil
+}
+
+// sparkline draws the numeric points of a history in a 100×30 box (y grows downward).
+func sparkline(hist []tidings.InsightPoint) (points, last string) {
+	var ys []float64
+	for _, p := range hist {
+		d, ok := tidings.ParseDecimal(p.Value)
+		if !ok {
+			continue
+		}
+		f, _ := d.Float64() // drawing only: the shown value stays exact
+		ys = append(ys, f)
+	}
+	if len(ys) < 2 {
+		return "", ""
+	}
+	lo, hi := ys[0], ys[0]
+	for _, y := range ys {
+		lo, hi = min(lo, y), max(hi, y)
+	}
+	var b strings.Builder
+	var x, y float64
+	for i, v := range ys {
+		x = float64(i) * 100 / float64(len(ys)-1)
+		y = 15
+		if hi > lo {
+			y = 28 - (v-lo)/(hi-lo)*26
+		}
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(fmtFloat(x) + "," + fmtFloat(y))
+	}
+	return b.String(), fmtFloat(x) + "," + fmtFloat(y)
+}
+
+func fmtFloat(f float64) string { return strconv.FormatFloat(f, 'f', 1, 64) }
+
+func (s *Server) insightCard(r *http.Request, in *tidings.Insight) (string, error) {
+	v, err := s.insightView(r, in)
+	if err != nil {
+		return "", err
+	}
+	var b bytes.Buffer
+	err = s.pages.raw.ExecuteTemplate(&b, "insight-card", v)
+	return b.String(), err
+}
+
+type insightsData struct {
+	Insights []insightView
+	Stream   string
+}
+
+func (s *Server) insightsPage(w http.ResponseWriter, r *http.Request) error {
+	project := r.PathValue("project")
+	list, err := s.store.ListInsights(r.Context(), sessionFrom(r).account.ID, project)
+	if err != nil {
+		return err
+	}
+	d := insightsData{Stream: "/p/" + project + "/stream?insights=1"}
+	for _, in := range list {
+		v, err := s.insightView(r, in)
+		if err != nil {
+			return err
+		}
+		d.Insights = append(d.Insights, v)
+	}
+	return s.render(w, r, "insights", &view{Title: project + " insights", Project: project, Section: "insights", Data: d})
+}

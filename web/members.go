@@ -1,0 +1,104 @@
+package web
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/tidings-dev/tidings"
+	"github.com/tidings-dev/tidings/internal/password"
+)
+
+type membersData struct {
+	Members []*tidings.User
+	Invite  string // the link just made, shown to copy
+}
+
+func (s *Server) membersPage(w http.ResponseWriter, r *http.Request) error {
+	return s.renderMembers(w, r, "")
+}
+
+func (s *Server) renderMembers(w http.ResponseWriter, r *http.Request, invite string) error {
+	us, err := s.store.ListUsers(r.Context(), sessionFrom(r).account.ID)
+	if err != nil {
+		return err
+	}
+	return s.render(w, r, "members", &view{Title: "Members", Section: "settings", Data: membersData{Members: us, Invite: invite}})
+}
+
+func (s *Server) invite(w http.ResponseWriter, r *http.Request) error {
+	sess := sessionFrom(r)
+	secret, hash := tidings.NewSecret()
+	now := s.now()
+	if err := s.store.CreateInvite(r.Context(), &tidings.Invite{Hash: hash, AccountID: sess.account.ID,
+		CreatedBy: sess.user.ID, CreatedAt: now, ExpiresAt: now.Add(inviteLifetime)}); err != nil {
+		return err
+	}
+	scheme := "http"
+	if s.isHTTPS(r) {
+		scheme = "https"
+	}
+	return s.renderMembers(w, r, scheme+"://"+r.Host+"/invite/"+secret)
+}
+
+func (s *Server) removeMember(w http.ResponseWriter, r *http.Request) error {
+	sess := sessionFrom(r)
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	if err != nil {
+		return errNotFound
+	}
+	if id == sess.user.ID {
+		return tidings.Errorf(tidings.EForbidden, "You cannot remove yourself.")
+	}
+	if err := s.store.DeleteUser(r.Context(), sess.account.ID, id); err != nil {
+		return err
+	}
+	return redirect(w, r, "/settings/members")
+}
+
+type inviteData struct {
+	Account string
+	Email   string
+}
+
+func (s *Server) invitePage(w http.ResponseWriter, r *http.Request) error {
+	inv, err := s.store.FindInvite(r.Context(), tidings.HashSecret(r.PathValue("secret")), s.now())
+	if err != nil {
+		return err
+	}
+	return s.render(w, r, "invite", &view{Title: "Join " + inv.AccountName, Data: inviteData{Account: inv.AccountName}})
+}
+
+func (s *Server) acceptInvite(w http.ResponseWriter, r *http.Request) error {
+	hash := tidings.HashSecret(r.PathValue("secret"))
+	inv, err := s.store.FindInvite(r.Context(), hash, s.now())
+	if err != nil {
+		return err
+	}
+	name := inv.AccountName
+	d := inviteData{Account: name, Email: strings.TrimSpace(r.PostFormValue("email"))}
+	fail := func(msg string) error {
+		return s.render(w, r, "invite", &view{Title: "Join " + name, Status: http.StatusBadRequest, Error: msg, Data: d})
+	}
+	if !validEmail(d.Email) {
+		return fail("Enter a valid email address.")
+	}
+	if r.PostFormValue("password") != r.PostFormValue("password2") {
+		return fail("The two passwords differ.")
+	}
+	ph, err := password.Hash(r.PostFormValue("password"))
+	if err != nil {
+		return fail("Password: " + err.Error() + ".")
+	}
+	u := &tidings.User{Email: d.Email, PasswordHash: ph}
+	if err := s.store.AcceptInvite(r.Context(), hash, u, s.now()); err != nil {
+		if tidings.ErrorCode(err) == tidings.EConflict {
+			return fail("An account with this email exists already.")
+		}
+		return err
+	}
+	if err := s.startSession(w, r, u); err != nil {
+		return err
+	}
+	return redirect(w, r, "/")
+}

@@ -1,0 +1,130 @@
+package web
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/tidings-dev/tidings"
+)
+
+type projectRow struct {
+	*tidings.Project
+	Channels []*tidings.Channel
+	Events   int
+}
+
+type projectsData struct {
+	Projects []projectRow
+	Name     string // the name typed into a failed form
+}
+
+func (s *Server) projectsPage(w http.ResponseWriter, r *http.Request) error {
+	return s.renderProjects(w, r, http.StatusOK, "", "")
+}
+
+func (s *Server) renderProjects(w http.ResponseWriter, r *http.Request, status int, msg, typed string) error {
+	sess := sessionFrom(r)
+	ps, err := s.store.ListProjects(r.Context(), sess.account.ID)
+	if err != nil {
+		return err
+	}
+	d := projectsData{Name: typed}
+	for _, p := range ps {
+		cs, err := s.store.ListChannels(r.Context(), sess.account.ID, p.Name)
+		if err != nil {
+			return err
+		}
+		n, err := s.store.CountEvents(r.Context(), sess.account.ID, p.Name, "")
+		if err != nil {
+			return err
+		}
+		d.Projects = append(d.Projects, projectRow{Project: p, Channels: cs, Events: n})
+	}
+	return s.render(w, r, "projects", &view{Title: "Projects and channels", Section: "settings", Status: status, Error: msg, Data: d})
+}
+
+// formError re-renders the projects page with the problem, or passes on other errors.
+func (s *Server) formError(w http.ResponseWriter, r *http.Request, err error, typed string) error {
+	switch tidings.ErrorCode(err) {
+	case tidings.EValidation, tidings.EConflict:
+		return s.renderProjects(w, r, http.StatusBadRequest, nameMessage(err), typed)
+	}
+	return err
+}
+
+// nameMessage says a naming problem as a sentence: "Project name: must be …".
+func nameMessage(err error) string {
+	msg := tidings.ErrorMessage(err)
+	if k, rest, ok := strings.Cut(msg, ": "); ok && (k == "project" || k == "channel") {
+		return strings.ToUpper(k[:1]) + k[1:] + " name: " + rest + "."
+	}
+	return msg
+}
+
+func (s *Server) createProject(w http.ResponseWriter, r *http.Request) error {
+	name := strings.TrimSpace(r.PostFormValue("name"))
+	if _, err := s.store.CreateProject(r.Context(), sessionFrom(r).account.ID, name); err != nil {
+		return s.formError(w, r, err, name)
+	}
+	return redirect(w, r, "/settings/projects#project-"+name)
+}
+
+func (s *Server) createChannel(w http.ResponseWriter, r *http.Request) error {
+	project, name := r.PathValue("project"), strings.TrimSpace(r.PostFormValue("name"))
+	if _, err := s.store.CreateChannel(r.Context(), sessionFrom(r).account.ID, project, name); err != nil {
+		return s.formError(w, r, err, "")
+	}
+	return redirect(w, r, "/settings/projects#project-"+project)
+}
+
+func (s *Server) setAutoCreate(w http.ResponseWriter, r *http.Request) error {
+	project := r.PathValue("project")
+	on := r.PostFormValue("on") == "true"
+	if err := s.store.SetAutoCreateChannels(r.Context(), sessionFrom(r).account.ID, project, on); err != nil {
+		return err
+	}
+	return redirect(w, r, "/settings/projects#project-"+project)
+}
+
+type deleteData struct {
+	Project, Channel string
+	Events           int
+	Action           string
+}
+
+func (s *Server) deleteProjectPage(w http.ResponseWriter, r *http.Request) error {
+	return s.confirmDelete(w, r, r.PathValue("project"), "")
+}
+
+func (s *Server) deleteChannelPage(w http.ResponseWriter, r *http.Request) error {
+	return s.confirmDelete(w, r, r.PathValue("project"), r.PathValue("channel"))
+}
+
+// confirmDelete says what a deletion takes with it before anything is deleted.
+func (s *Server) confirmDelete(w http.ResponseWriter, r *http.Request, project, channel string) error {
+	n, err := s.store.CountEvents(r.Context(), sessionFrom(r).account.ID, project, channel)
+	if err != nil {
+		return err
+	}
+	action := "/settings/projects/" + project + "/delete"
+	if channel != "" {
+		action = "/settings/projects/" + project + "/channels/" + channel + "/delete"
+	}
+	return s.render(w, r, "delete", &view{Title: "Delete", Section: "settings",
+		Data: deleteData{Project: project, Channel: channel, Events: n, Action: action}})
+}
+
+func (s *Server) deleteProject(w http.ResponseWriter, r *http.Request) error {
+	if err := s.store.DeleteProject(r.Context(), sessionFrom(r).account.ID, r.PathValue("project")); err != nil {
+		return err
+	}
+	return redirect(w, r, "/settings/projects")
+}
+
+func (s *Server) deleteChannel(w http.ResponseWriter, r *http.Request) error {
+	project := r.PathValue("project")
+	if err := s.store.DeleteChannel(r.Context(), sessionFrom(r).account.ID, project, r.PathValue("channel")); err != nil {
+		return err
+	}
+	return redirect(w, r, "/settings/projects#project-"+project)
+}

@@ -1,0 +1,195 @@
+package web
+
+import (
+	"bytes"
+	"embed"
+	"errors"
+	"html/template"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tidings-dev/tidings"
+)
+
+//go:embed templates
+var templateFS embed.FS
+
+// pages holds one template set per page, each the layout plus the page.
+type pages struct {
+	byName map[string]*template.Template
+	raw    *template.Template // fragments and non-HTML documents (event card, manifest)
+}
+
+func loadPages(a *assets, now func() time.Time) (*pages, error) {
+	funcs := template.FuncMap{
+		"asset":    a.url,
+		"reltime":  func(t time.Time) string { return reltime(t, now()) },
+		"exact":    func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
+		"iso":      func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+		"query":    func(base string, kv ...string) string { return withQuery(base, kv...) },
+		"nameRule": func() string { return tidings.NameRuleMessage },
+	}
+	common, err := template.New("").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/fragments.html")
+	if err != nil {
+		return nil, err
+	}
+	p := &pages{byName: map[string]*template.Template{}}
+	if p.raw, err = common.Clone(); err != nil {
+		return nil, err
+	}
+	if _, err := p.raw.ParseFS(templateFS, "templates/manifest.json"); err != nil {
+		return nil, err
+	}
+	entries, err := templateFS.ReadDir("templates")
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if !strings.HasPrefix(name, "page_") {
+			continue
+		}
+		t, err := common.Clone()
+		if err != nil {
+			return nil, err
+		}
+		if _, err := t.ParseFS(templateFS, "templates/"+name); err != nil {
+			return nil, err
+		}
+		p.byName[strings.TrimSuffix(strings.TrimPrefix(name, "page_"), ".html")] = t
+	}
+	return p, nil
+}
+
+// view is what every page template receives.
+type view struct {
+	Title    string
+	User     *tidings.User
+	Account  *tidings.Account
+	Projects []*sidebarProject
+	Project  string // current project, if any
+	Channel  string // current channel, if any
+	Section  string // "feed", "insights", "charts", "settings"
+	Owner    bool
+	Status   int
+	Error    string // a problem with the submitted form
+	Data     any
+}
+
+type sidebarProject struct {
+	Name     string
+	Channels []string
+}
+
+// render writes a page with the layout; sidebar data is loaded for signed-in users.
+func (s *Server) render(w http.ResponseWriter, r *http.Request, name string, v *view) error {
+	t, ok := s.pages.byName[name]
+	if !ok {
+		return errors.New("web: no page " + name)
+	}
+	if sess := sessionFrom(r); sess != nil && v.User == nil {
+		v.User, v.Account, v.Owner = sess.user, sess.account, sess.user.Role == tidings.UserOwner
+		if err := s.loadSidebar(r, v); err != nil {
+			return err
+		}
+	}
+	var b bytes.Buffer
+	if err := t.ExecuteTemplate(&b, "layout", v); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	if v.Status != 0 {
+		w.WriteHeader(v.Status)
+	}
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+func (s *Server) loadSidebar(r *http.Request, v *view) error {
+	ps, err := s.store.ListProjects(r.Context(), v.Account.ID)
+	if err != nil {
+		return err
+	}
+	for _, p := range ps {
+		cs, err := s.store.ListChannels(r.Context(), v.Account.ID, p.Name)
+		if err != nil {
+			return err
+		}
+		sp := &sidebarProject{Name: p.Name}
+		for _, c := range cs {
+			sp.Channels = append(sp.Channels, c.Name)
+		}
+		v.Projects = append(v.Projects, sp)
+	}
+	return nil
+}
+
+var (
+	errNotFound  = tidings.Errorf(tidings.ENotFound, "There is nothing here.")
+	errForbidden = tidings.Errorf(tidings.EForbidden, "Only owners of the account may do this.")
+)
+
+// wrap turns an error of a handler into an error page; internal details go to the log.
+func (s *Server) wrap(h handlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		err := h(w, r)
+		if err == nil {
+			return
+		}
+		code := tidings.ErrorCode(err)
+		status := http.StatusInternalServerError
+		switch code {
+		case tidings.ENotFound, tidings.EProjectNotFound, tidings.EChannelNotFound:
+			// Another account's project is simply not there: never say it exists.
+			s.renderError(w, r, http.StatusNotFound, "There is nothing here.")
+			return
+		case tidings.EForbidden:
+			status = http.StatusForbidden
+		case tidings.EValidation, tidings.EConflict:
+			status = http.StatusBadRequest
+		case tidings.EUnavailable:
+			status = http.StatusServiceUnavailable
+		}
+		if status == http.StatusInternalServerError {
+			s.log.ErrorContext(r.Context(), "dashboard error", "err", err, "path", r.URL.Path)
+			s.renderError(w, r, status, "Something went wrong on our side. Try again in a moment.")
+			return
+		}
+		s.renderError(w, r, status, tidings.ErrorMessage(err))
+	})
+}
+
+func (s *Server) renderError(w http.ResponseWriter, r *http.Request, status int, msg string) {
+	if err := s.render(w, r, "error", &view{Title: http.StatusText(status), Status: status, Error: msg}); err != nil {
+		http.Error(w, msg, status)
+	}
+}
+
+// redirect answers a form with 303 See Other, so that reloading does not send it again.
+func redirect(w http.ResponseWriter, r *http.Request, to string) error {
+	http.Redirect(w, r, to, http.StatusSeeOther)
+	return nil
+}
+
+// reltime is "5 min ago"; the browser refreshes it (app.js) from the datetime attribute.
+func reltime(t, now time.Time) string {
+	d := now.Sub(t)
+	switch {
+	case d < 0:
+		return "in the future"
+	case d < time.Minute:
+		return "just now"
+	case d < time.Hour:
+		return strconv.Itoa(int(d.Minutes())) + " min ago"
+	case d < 24*time.Hour:
+		return strconv.Itoa(int(d.Hours())) + " h ago"
+	case d < 30*24*time.Hour:
+		return strconv.Itoa(int(d.Hours()/24)) + " d ago"
+	}
+	return t.UTC().Format("2 Jan 2006")
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }

@@ -1,0 +1,150 @@
+// Package web is the dashboard: sign-up and sign-in, settings (projects, channels, API
+// tokens, members), the live feed, insights and charts. Pages are rendered on the
+// server from embedded templates; a little vanilla JS makes the feed and the insight
+// board move by themselves (server-sent events). No inline script: the CSP forbids it.
+package web
+
+import (
+	"log/slog"
+	"net/http"
+	"net/netip"
+	"time"
+
+	"github.com/tidings-dev/tidings"
+)
+
+// Config wires a Server.
+type Config struct {
+	Store          tidings.Store
+	Broker         tidings.Broker
+	Logger         *slog.Logger
+	Now            func() time.Time
+	OpenSignup     bool           // anyone may create an account (multi-tenant hosting)
+	TrustedProxies []netip.Prefix // whose X-Forwarded-Proto/-For to believe
+	// APIBase is how the curl examples name this server ("" = from the request).
+	APIBase string
+}
+
+// Server serves the dashboard.
+type Server struct {
+	store      tidings.Store
+	broker     tidings.Broker
+	log        *slog.Logger
+	now        func() time.Time
+	openSignup bool
+	trusted    []netip.Prefix
+	apiBase    string
+	pages      *pages
+	assets     *assets
+	cop        *http.CrossOriginProtection
+	logins     *loginLimiter
+}
+
+// New returns a Server; it fails only if the embedded templates are broken.
+func New(cfg Config) (*Server, error) {
+	s := &Server{store: cfg.Store, broker: cfg.Broker, log: cfg.Logger, now: cfg.Now, openSignup: cfg.OpenSignup,
+		trusted: cfg.TrustedProxies, apiBase: cfg.APIBase, logins: newLoginLimiter()}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	var err error
+	if s.assets, err = loadAssets(); err != nil {
+		return nil, err
+	}
+	if s.pages, err = loadPages(s.assets, s.now); err != nil {
+		return nil, err
+	}
+	s.cop = http.NewCrossOriginProtection()
+	s.cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.renderError(w, r, http.StatusForbidden, "This form was sent from another site, so it was refused. Reload the page and try again.")
+	}))
+	return s, nil
+}
+
+type handlerFunc func(w http.ResponseWriter, r *http.Request) error
+
+// Register adds the dashboard's routes to mux. Every route is wrapped in the security
+// headers and cross-origin (CSRF) protection; "user" routes need a session, "owner"
+// routes an owner's.
+func (s *Server) Register(mux *http.ServeMux) {
+	const public, user, owner = 0, 1, 2
+	routes := []struct {
+		pattern string
+		access  int
+		h       handlerFunc
+	}{
+		{"GET /{$}", public, s.home},
+		{"GET /signup", public, s.signupPage},
+		{"POST /signup", public, s.signup},
+		{"GET /login", public, s.loginPage},
+		{"POST /login", public, s.login},
+		{"POST /logout", user, s.logout},
+		{"GET /invite/{secret}", public, s.invitePage},
+		{"POST /invite/{secret}", public, s.acceptInvite},
+
+		{"GET /p/{project}", user, s.feed},
+		{"GET /p/{project}/c/{channel}", user, s.feed},
+		{"GET /p/{project}/events/{id}", user, s.eventPage},
+		{"GET /p/{project}/stream", user, s.stream},
+		{"GET /p/{project}/insights", user, s.insightsPage},
+		{"GET /p/{project}/charts", user, s.chartsPage},
+
+		{"GET /settings/password", user, s.passwordPage},
+		{"POST /settings/password", user, s.changePassword},
+		{"GET /settings/projects", user, s.projectsPage},
+		{"POST /settings/projects", owner, s.createProject},
+		{"POST /settings/projects/{project}/channels", owner, s.createChannel},
+		{"POST /settings/projects/{project}/auto-create", owner, s.setAutoCreate},
+		{"GET /settings/projects/{project}/delete", owner, s.deleteProjectPage},
+		{"POST /settings/projects/{project}/delete", owner, s.deleteProject},
+		{"GET /settings/projects/{project}/channels/{channel}/delete", owner, s.deleteChannelPage},
+		{"POST /settings/projects/{project}/channels/{channel}/delete", owner, s.deleteChannel},
+		{"GET /settings/api", owner, s.tokensPage},
+		{"POST /settings/api", owner, s.createToken},
+		{"POST /settings/api/{id}/revoke", owner, s.revokeToken},
+		{"GET /settings/members", user, s.membersPage},
+		{"POST /settings/members/invite", owner, s.invite},
+		{"POST /settings/members/{id}/remove", owner, s.removeMember},
+
+		{"GET /manifest.webmanifest", public, s.manifest},
+		{"GET /sw.js", public, s.serviceWorker},
+		{"GET /static/{file}", public, s.static},
+	}
+	for _, rt := range routes {
+		h := rt.h
+		switch rt.access {
+		case user:
+			h = s.requireUser(h, false)
+		case owner:
+			h = s.requireUser(h, true)
+		}
+		mux.Handle(rt.pattern, s.secure(s.cop.Handler(s.wrap(h))))
+	}
+}
+
+// NotFound answers unknown pages.
+func (s *Server) NotFound() http.Handler {
+	return s.secure(s.wrap(func(w http.ResponseWriter, r *http.Request) error {
+		return errNotFound
+	}))
+}
+
+// csp allows nothing inline and nothing from elsewhere.
+const csp = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
+	"manifest-src 'self'; worker-src 'self'; font-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+
+// secure sets the headers every page carries.
+func (s *Server) secure(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Content-Security-Policy", csp)
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "same-origin")
+		h.Set("X-Frame-Options", "DENY")
+		h.Set("Permissions-Policy", "camera=(), microphone=(), geolocation=()")
+		next.ServeHTTP(w, r)
+	})
+}

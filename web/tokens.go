@@ -1,0 +1,107 @@
+package web
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/tidings-dev/tidings"
+)
+
+type tokensData struct {
+	Tokens   []*tidings.Token
+	Projects []*tidings.Project
+	Created  *createdToken // the token just made: its secret is shown this once
+	Form     tokenForm
+}
+
+type tokenForm struct {
+	Name, Access, Project, Channel string
+	Log, Insight                   bool
+}
+
+type createdToken struct {
+	Secret  string
+	Token   *tidings.Token
+	Example string // a ready curl command
+}
+
+func (s *Server) tokensPage(w http.ResponseWriter, r *http.Request) error {
+	return s.renderTokens(w, r, http.StatusOK, "", nil, tokenForm{Access: tidings.AccessPublic, Log: true, Insight: true})
+}
+
+func (s *Server) renderTokens(w http.ResponseWriter, r *http.Request, status int, msg string, created *createdToken, f tokenForm) error {
+	id := sessionFrom(r).account.ID
+	ts, err := s.store.ListTokens(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	ps, err := s.store.ListProjects(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	// Newest first: the one just made is on top.
+	for i, j := 0, len(ts)-1; i < j; i, j = i+1, j-1 {
+		ts[i], ts[j] = ts[j], ts[i]
+	}
+	return s.render(w, r, "tokens", &view{Title: "API tokens", Section: "settings", Status: status, Error: msg,
+		Data: tokensData{Tokens: ts, Projects: ps, Created: created, Form: f}})
+}
+
+func (s *Server) createToken(w http.ResponseWriter, r *http.Request) error {
+	f := tokenForm{Name: strings.TrimSpace(r.PostFormValue("name")), Access: r.PostFormValue("access"),
+		Project: r.PostFormValue("project"), Channel: strings.TrimSpace(r.PostFormValue("channel")),
+		Log: r.PostFormValue("role_log") != "", Insight: r.PostFormValue("role_insight") != ""}
+	var roles []string
+	if f.Log {
+		roles = append(roles, tidings.RoleLog)
+	}
+	if f.Insight {
+		roles = append(roles, tidings.RoleInsight)
+	}
+	id, secret, hash := tidings.NewTokenSecret()
+	t := &tidings.Token{ID: id, AccountID: sessionFrom(r).account.ID, Name: f.Name, Access: f.Access,
+		Project: f.Project, Channel: f.Channel, Roles: roles, Hash: hash}
+	if err := s.store.CreateToken(r.Context(), t); err != nil {
+		switch tidings.ErrorCode(err) {
+		case tidings.EValidation, tidings.EProjectNotFound, tidings.EChannelNotFound:
+			return s.renderTokens(w, r, http.StatusBadRequest, tidings.ErrorMessage(err), nil, f)
+		}
+		return err
+	}
+	created := &createdToken{Secret: secret, Token: t, Example: s.curlExample(r, t, secret)}
+	return s.renderTokens(w, r, http.StatusOK, "", created, tokenForm{Access: tidings.AccessPublic, Log: true, Insight: true})
+}
+
+// curlExample is a command that works as it is with the new token.
+func (s *Server) curlExample(r *http.Request, t *tidings.Token, secret string) string {
+	base := s.apiBase
+	if base == "" {
+		scheme := "http"
+		if s.isHTTPS(r) {
+			scheme = "https"
+		}
+		base = scheme + "://" + r.Host
+	}
+	project, channel := t.Project, t.Channel
+	if project == "" {
+		project = "my-saas"
+	}
+	if channel == "" {
+		channel = "payments"
+	}
+	if !t.HasRole(tidings.RoleLog) {
+		return "curl -X POST " + base + "/v1/insight \\\n  -H 'Authorization: Bearer " + secret + "' \\\n" +
+			"  -H 'Content-Type: application/json' \\\n  -d '{\"project\":\"" + project +
+			"\",\"title\":\"Signups\",\"value\":1,\"change\":\"increment\",\"icon\":\"🎉\"}'"
+	}
+	return "curl -X POST " + base + "/v1/log \\\n  -H 'Authorization: Bearer " + secret + "' \\\n" +
+		"  -H 'Content-Type: application/json' \\\n  -d '{\"project\":\"" + project + "\",\"channel\":\"" + channel +
+		"\",\"event\":\"Hello from curl\",\"icon\":\"👋\",\"notify\":true}'"
+}
+
+func (s *Server) revokeToken(w http.ResponseWriter, r *http.Request) error {
+	if err := s.store.RevokeToken(r.Context(), sessionFrom(r).account.ID, r.PathValue("id"), s.now()); err != nil {
+		return err
+	}
+	return redirect(w, r, "/settings/api")
+}
