@@ -1,0 +1,165 @@
+package web_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/tidings-dev/tidings"
+	"github.com/tidings-dev/tidings/inmem"
+	"github.com/tidings-dev/tidings/sqlite"
+	"github.com/tidings-dev/tidings/web"
+)
+
+type env struct {
+	t      *testing.T
+	store  *sqlite.DB
+	broker *inmem.Broker
+	srv    *httptest.Server
+}
+
+func newEnv(t *testing.T, openSignup bool) *env {
+	t.Helper()
+	store, err := sqlite.Open(context.Background(), t.TempDir(), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	e := &env{t: t, store: store, broker: inmem.NewBroker(0)}
+	s, err := web.New(web.Config{Store: store, Broker: e.broker, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), OpenSignup: openSignup})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	s.Register(mux)
+	mux.Handle("/", s.NotFound())
+	e.srv = httptest.NewServer(mux)
+	t.Cleanup(e.srv.Close)
+	return e
+}
+
+// client is one browser: its own cookies, redirects not followed so they can be checked.
+type client struct {
+	e   *env
+	c   *http.Client
+	jar *cookiejar.Jar
+}
+
+func (e *env) client() *client {
+	jar, _ := cookiejar.New(nil)
+	return &client{e: e, jar: jar, c: &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error {
+		return http.ErrUseLastResponse
+	}}}
+}
+
+type page struct {
+	status   int
+	location string
+	body     string
+	header   http.Header
+}
+
+func (c *client) do(method, path string, form url.Values, header ...string) *page {
+	c.e.t.Helper()
+	var body io.Reader
+	if form != nil {
+		body = strings.NewReader(form.Encode())
+	}
+	req, _ := http.NewRequest(method, c.e.srv.URL+path, body)
+	if form != nil {
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	res, err := c.c.Do(req)
+	if err != nil {
+		c.e.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return &page{status: res.StatusCode, location: res.Header.Get("Location"), body: string(b), header: res.Header}
+}
+
+func (c *client) get(path string) *page { return c.do("GET", path, nil) }
+
+func (c *client) post(path string, kv ...string) *page {
+	f := url.Values{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		f.Add(kv[i], kv[i+1])
+	}
+	return c.do("POST", path, f)
+}
+
+func (p *page) want(t *testing.T, status int, contains ...string) {
+	t.Helper()
+	if p.status != status {
+		t.Fatalf("status %d, want %d (location %q): %s", p.status, status, p.location, excerpt(p.body))
+	}
+	for _, s := range contains {
+		if !strings.Contains(p.body, s) {
+			t.Fatalf("page lacks %q: %s", s, excerpt(p.body))
+		}
+	}
+}
+
+func (p *page) redirects(t *testing.T, to string) {
+	t.Helper()
+	if p.status != http.StatusSeeOther && p.status != http.StatusFound || p.location != to {
+		t.Fatalf("got %d to %q, want a redirect to %q: %s", p.status, p.location, to, excerpt(p.body))
+	}
+}
+
+var tags = regexp.MustCompile(`(?s)<head>.*</head>`)
+
+func excerpt(s string) string {
+	s = tags.ReplaceAllString(s, "")
+	if len(s) > 1500 {
+		s = s[:1500] + "…"
+	}
+	return s
+}
+
+// owner signs up a fresh install's first account "acme" with project my-saas and
+// channel payments, and returns the owner's browser.
+func (e *env) owner() *client {
+	e.t.Helper()
+	c := e.client()
+	c.post("/signup", "account", "acme", "email", "ada@example.com", "password", "correct horse", "password2", "correct horse").
+		redirects(e.t, "/settings/projects")
+	c.post("/settings/projects", "name", "my-saas").redirects(e.t, "/settings/projects#project-my-saas")
+	c.post("/settings/projects/my-saas/channels", "name", "payments").redirects(e.t, "/settings/projects#project-my-saas")
+	return c
+}
+
+func (e *env) account(name string) *tidings.Account {
+	e.t.Helper()
+	a, err := e.store.FindAccount(context.Background(), name)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return a
+}
+
+func (e *env) publish(account *tidings.Account, ev tidings.NewEvent) *tidings.Event {
+	e.t.Helper()
+	if ev.Project == "" {
+		ev.Project, ev.Channel = "my-saas", "payments"
+	}
+	if ev.Parser == "" {
+		ev.Parser = tidings.ParserText
+	}
+	stored, err := e.store.PublishEvent(context.Background(), account.ID, &ev)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.broker.Publish(tidings.Notice{AccountID: account.ID, Event: stored})
+	return stored
+}

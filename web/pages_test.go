@@ -1,0 +1,344 @@
+package web_test
+
+import (
+	"bufio"
+	"context"
+	"flag"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tidings-dev/tidings"
+)
+
+func TestOtherAccountsAreNotFound(t *testing.T) {
+	e := newEnv(t, true)
+	acme := e.owner()
+	ev := e.publish(e.account("acme"), tidings.NewEvent{Event: "acme secret"})
+
+	g := e.client()
+	g.post("/signup", "account", "globex", "email", "eve@example.com", "password", "correct horse", "password2", "correct horse").
+		redirects(t, "/settings/projects")
+	for _, path := range []string{"/p/my-saas", "/p/my-saas/c/payments", "/p/my-saas/insights", "/p/my-saas/charts",
+		"/p/my-saas/stream", "/p/my-saas/events/" + ev.ID, "/settings/projects/my-saas/delete"} {
+		g.get(path).want(t, 404)
+	}
+	g.post("/settings/projects/my-saas/delete").want(t, 404)
+	// Globex makes its own my-saas: acme's event is still not there.
+	g.post("/settings/projects", "name", "my-saas").redirects(t, "/settings/projects#project-my-saas")
+	g.get("/p/my-saas/events/" + ev.ID).want(t, 404)
+	if p := g.get("/p/my-saas"); strings.Contains(p.body, "acme secret") {
+		t.Fatal("globex sees acme's event")
+	}
+	acme.get("/p/my-saas/events/"+ev.ID).want(t, 200, "acme secret")
+}
+
+func TestProjectSettings(t *testing.T) {
+	e := newEnv(t, false)
+	c := e.owner()
+	c.get("/settings/projects").want(t, 200, "my-saas", "#payments", "Create channels on first event: <strong>off</strong>")
+	c.post("/settings/projects", "name", "My SaaS").want(t, 400, "Project name: "+tidings.NameRuleMessage)
+	c.post("/settings/projects", "name", "my-saas").want(t, 400, "already exists")
+	c.post("/settings/projects/my-saas/channels", "name", "Pay Ments").want(t, 400, "Channel name: "+tidings.NameRuleMessage)
+	c.post("/settings/projects/nope/channels", "name", "x").want(t, 404)
+
+	c.post("/settings/projects/my-saas/auto-create", "on", "true").redirects(t, "/settings/projects#project-my-saas")
+	if p, _ := e.store.FindProject(t.Context(), e.account("acme").ID, "my-saas"); !p.AutoCreateChannels {
+		t.Fatal("auto-create not switched on")
+	}
+	c.get("/settings/projects").want(t, 200, "Create channels on first event: <strong>on</strong>")
+
+	acme := e.account("acme")
+	for i := 0; i < 3; i++ {
+		e.publish(acme, tidings.NewEvent{Event: "e"})
+	}
+	c.get("/settings/projects/my-saas/channels/payments/delete").want(t, 200, "Delete channel #payments?", "3 events")
+	c.get("/settings/projects/my-saas/delete").want(t, 200, "Delete project my-saas?", "3 events", "insights")
+	c.post("/settings/projects/my-saas/channels/payments/delete").redirects(t, "/settings/projects#project-my-saas")
+	if n, _ := e.store.CountEvents(t.Context(), acme.ID, "my-saas", ""); n != 0 {
+		t.Fatalf("%d events left after deleting their channel", n)
+	}
+	c.post("/settings/projects/my-saas/delete").redirects(t, "/settings/projects")
+	if _, err := e.store.FindProject(t.Context(), acme.ID, "my-saas"); err == nil {
+		t.Fatal("project not deleted")
+	}
+}
+
+func TestTokenSettings(t *testing.T) {
+	e := newEnv(t, false)
+	c := e.owner()
+	c.get("/settings/api").want(t, 200, "Create a token", "No tokens yet")
+	c.post("/settings/api", "name", "x", "access", "full", "channel", "payments", "role_log", "1").
+		want(t, 400, "needs a project limit")
+	c.post("/settings/api", "name", "x", "access", "full").want(t, 400, "at least one role")
+	p := c.post("/settings/api", "name", "website", "access", "public", "project", "my-saas", "channel", "payments", "role_log", "1", "role_insight", "1")
+	p.want(t, 200, "Your new token", "shown only this once", "curl -X POST", "/v1/log")
+	i := strings.Index(p.body, `id="new-token" class="secret">`)
+	secret := p.body[i+len(`id="new-token" class="secret">`):]
+	secret = secret[:strings.Index(secret, "<")]
+	id, hash, ok := tidings.ParseTokenSecret(secret)
+	if !ok {
+		t.Fatalf("shown token %q", secret)
+	}
+	tok, err := e.store.FindToken(t.Context(), id)
+	if err != nil || !tok.HashMatches(hash) || tok.Access != "public" || tok.Channel != "payments" || tok.Name != "website" {
+		t.Fatalf("stored token %+v %v", tok, err)
+	}
+	if !strings.Contains(p.body, "Bearer "+secret) {
+		t.Fatal("the curl example does not use the new token")
+	}
+	list := c.get("/settings/api")
+	list.want(t, 200, "website", "my-saas #payments", "never")
+	if strings.Contains(list.body, secret) {
+		t.Fatal("the token is shown again after creation")
+	}
+	c.post("/settings/api/"+id+"/revoke").redirects(t, "/settings/api")
+	if tok, _ := e.store.FindToken(t.Context(), id); !tok.Revoked() {
+		t.Fatal("not revoked")
+	}
+	c.get("/settings/api").want(t, 200, "revoked")
+	c.post("/settings/api/unknown/revoke").want(t, 404)
+}
+
+func TestFeedPage(t *testing.T) {
+	e := newEnv(t, false)
+	c := e.owner()
+	acme := e.account("acme")
+	c.get("/p/my-saas").want(t, 200, "No events yet", `data-stream="/p/my-saas/stream?last=0"`)
+	e.publish(acme, tidings.NewEvent{Event: "Paid", Parser: tidings.ParserMarkdown, Icon: "💰",
+		Description: "**bold** <script>alert(1)</script><img src=x onerror=alert(2)> [x](javascript:alert(3)) [ok](https://example.com)",
+		Tags:        tidings.Tags{{Key: "plan", Kind: tidings.KindString, Value: "premium"}}})
+	e.publish(acme, tidings.NewEvent{Event: "Text", Description: "line one\nline <two>",
+		Tags: tidings.Tags{{Key: "plan", Kind: tidings.KindString, Value: "basic"}}})
+	p := c.get("/p/my-saas")
+	p.want(t, 200, "<strong>bold</strong>", "line one<br>line &lt;two&gt;", `href="/p/my-saas?tag=plan%3Apremium"`,
+		`rel="nofollow noopener"`, `href="https://example.com"`)
+	for _, bad := range []string{"<script>alert", "onerror", "javascript:"} {
+		if strings.Contains(p.body, bad) {
+			t.Fatalf("feed contains %q", bad)
+		}
+	}
+	c.get("/p/my-saas?q=plan:premium").want(t, 200, "Paid", "Clear filter")
+	if p := c.get("/p/my-saas?tag=plan:basic"); strings.Contains(p.body, `class="ev-name" href`) && strings.Contains(p.body, ">Paid<") {
+		t.Fatal("tag filter did not narrow the feed")
+	}
+	if p := c.get("/p/my-saas?q=line+one"); !strings.Contains(p.body, ">Text<") || strings.Contains(p.body, ">Paid<") {
+		t.Fatal("text search did not narrow the feed")
+	}
+	c.get("/p/my-saas/c/payments").want(t, 200, "#payments")
+	c.get("/p/my-saas/c/nope").want(t, 404)
+	c.get("/p/nope").want(t, 404)
+
+	// 60 events: a first page of 50 with a link to the older ones.
+	for i := 0; i < 58; i++ {
+		e.publish(acme, tidings.NewEvent{Event: fmt.Sprintf("bulk %d", i)})
+	}
+	first := c.get("/p/my-saas")
+	if n := strings.Count(first.body, `class="event"`); n != 50 {
+		t.Fatalf("first page has %d events", n)
+	}
+	i := strings.Index(first.body, `href="/p/my-saas?before=`)
+	older := first.body[i+6:]
+	older = strings.ReplaceAll(older[:strings.Index(older, `"`)], "&amp;", "&")
+	second := c.get(older)
+	if n := strings.Count(second.body, `class="event"`); n != 10 || strings.Contains(second.body, "data-stream") {
+		t.Fatalf("second page: %d events", n)
+	}
+	c.get("/p/my-saas?before=stale").redirects(t, "/p/my-saas")
+
+	ev := e.publish(acme, tidings.NewEvent{Event: "Single", UserID: "user-7"})
+	c.get("/p/my-saas/events/"+ev.ID).want(t, 200, "Single", "user-7", ev.ID)
+	c.get("/p/my-saas/events/nope").want(t, 404)
+}
+
+func TestInsightsAndChartsPages(t *testing.T) {
+	e := newEnv(t, false)
+	c := e.owner()
+	acme := e.account("acme")
+	c.get("/p/my-saas/insights").want(t, 200, "No insights yet")
+	for _, v := range []string{"10", "12.5", "11"} {
+		ch := &tidings.InsightChange{Project: "my-saas", Title: "Revenue", Value: v, ValueKind: tidings.KindNumber, Change: "update"}
+		if _, err := e.store.ApplyInsight(t.Context(), acme.ID, ch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	icon := "🟢"
+	e.store.ApplyInsight(t.Context(), acme.ID, &tidings.InsightChange{Project: "my-saas", Title: "Status", Value: "Up", ValueKind: tidings.KindString, Change: "update", Icon: &icon})
+	p := c.get("/p/my-saas/insights")
+	p.want(t, 200, "Revenue", ">11<", "<polyline points=", "Status", "🟢")
+	if strings.Count(p.body, "<polyline") != 1 {
+		t.Fatal("a text insight got a sparkline")
+	}
+	e.publish(acme, tidings.NewEvent{Event: "now"})
+	charts := c.get("/p/my-saas/charts")
+	charts.want(t, 200, "Events per hour, last 48 hours — 1 events", "Events per day, last 30 days — 1 events", "<svg", `class="bar"`)
+	if n := strings.Count(charts.body, `<rect class="bar"`); n != 78 {
+		t.Fatalf("%d bars, want 48 + 30", n)
+	}
+	c.get("/p/my-saas/charts?channel=payments").want(t, 200, "#payments")
+	c.get("/p/my-saas/charts?channel=nope").want(t, 404)
+}
+
+func TestSecurityHeadersAndAssets(t *testing.T) {
+	e := newEnv(t, false)
+	c := e.client()
+	p := c.get("/signup")
+	csp := p.header.Get("Content-Security-Policy")
+	if !strings.Contains(csp, "script-src 'self'") || strings.Contains(csp, "unsafe-inline") || !strings.Contains(csp, "frame-ancestors 'none'") {
+		t.Fatalf("CSP = %q", csp)
+	}
+	if strings.Contains(p.body, "<script>") || strings.Contains(p.body, " style=") || strings.Contains(p.body, " onclick=") {
+		t.Fatal("inline script or style in a page")
+	}
+	js := regexp.MustCompile(`/static/app\.[0-9a-f]{8}\.js`).FindString(p.body)
+	a := c.get(js)
+	if a.status != 200 || !strings.Contains(a.header.Get("Cache-Control"), "immutable") || !strings.Contains(a.header.Get("Content-Type"), "javascript") {
+		t.Fatalf("%s: %d %v", js, a.status, a.header)
+	}
+	c.get("/static/app.00000000.js").want(t, 404)
+	m := c.get("/manifest.webmanifest")
+	m.want(t, 200, `"display": "standalone"`, "icon-192.", "icon-512.")
+	if m.header.Get("Content-Type") != "application/manifest+json" {
+		t.Fatalf("manifest type %q", m.header.Get("Content-Type"))
+	}
+	i := strings.Index(m.body, "/static/icon-512.")
+	icon := c.get(m.body[i : i+strings.Index(m.body[i:], `"`)])
+	if icon.status != 200 || !strings.HasPrefix(icon.body, "\x89PNG") {
+		t.Fatalf("icon: %d", icon.status)
+	}
+	c.get("/sw.js").want(t, 200, "service worker")
+	c.get("/no/such/page").want(t, 404, "There is nothing here")
+}
+
+// readSSE collects the messages of a stream until it has n or the time is up.
+func readSSE(t *testing.T, body *bufio.Reader, n int, timeout time.Duration) []map[string]string {
+	t.Helper()
+	out := make(chan map[string]string)
+	go func() {
+		msg := map[string]string{}
+		for {
+			line, err := body.ReadString('\n')
+			if err != nil {
+				close(out)
+				return
+			}
+			line = strings.TrimRight(line, "\n")
+			if line == "" {
+				if len(msg) > 0 && msg["event"] != "" {
+					out <- msg
+				}
+				msg = map[string]string{}
+				continue
+			}
+			k, v, _ := strings.Cut(line, ": ")
+			if k == "data" && msg["data"] != "" {
+				v = msg["data"] + "\n" + v
+			}
+			msg[k] = v
+		}
+	}()
+	var msgs []map[string]string
+	deadline := time.After(timeout)
+	for len(msgs) < n {
+		select {
+		case m, ok := <-out:
+			if !ok {
+				return msgs
+			}
+			msgs = append(msgs, m)
+		case <-deadline:
+			return msgs
+		}
+	}
+	return msgs
+}
+
+func TestStream(t *testing.T) {
+	e := newEnv(t, false)
+	c := e.owner()
+	acme := e.account("acme")
+	missed := e.publish(acme, tidings.NewEvent{Event: "before"})
+	caught := e.publish(acme, tidings.NewEvent{Event: "missed while away", Tags: tidings.Tags{{Key: "plan", Kind: tidings.KindString, Value: "premium"}}})
+
+	open := func(query string, header ...string) *bufio.Reader {
+		ctx, cancel := context.WithCancel(context.Background())
+		t.Cleanup(cancel)
+		req, _ := http.NewRequestWithContext(ctx, "GET", e.srv.URL+"/p/my-saas/stream"+query, nil)
+		for i := 0; i+1 < len(header); i += 2 {
+			req.Header.Set(header[i], header[i+1])
+		}
+		res, err := c.c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.StatusCode != 200 || res.Header.Get("Content-Type") != "text/event-stream" {
+			t.Fatalf("stream: %d %s", res.StatusCode, res.Header.Get("Content-Type"))
+		}
+		return bufio.NewReader(res.Body)
+	}
+	// Reconnecting with Last-Event-ID gets what it missed, then live events.
+	all := open("", "Last-Event-ID", missed.ID)
+	premium := open("?tag=plan:premium&last=" + missed.ID)
+	time.Sleep(100 * time.Millisecond) // both subscribed
+	live := e.publish(acme, tidings.NewEvent{Event: "live one"})
+	e.publish(acme, tidings.NewEvent{Event: "live premium", Tags: tidings.Tags{{Key: "plan", Kind: tidings.KindString, Value: "premium"}}})
+	icon := "📈"
+	in, _ := e.store.ApplyInsight(t.Context(), acme.ID, &tidings.InsightChange{Project: "my-saas", Title: "Signups", Value: "1",
+		ValueKind: tidings.KindNumber, Change: "increment", Icon: &icon})
+	e.broker.Publish(tidings.Notice{AccountID: acme.ID, Insight: in})
+
+	msgs := readSSE(t, all, 4, 3*time.Second)
+	if len(msgs) != 4 || msgs[0]["id"] != caught.ID || msgs[1]["id"] != live.ID || msgs[2]["event"] != "event" || msgs[3]["event"] != "insight" {
+		t.Fatalf("stream messages: %v", msgs)
+	}
+	if !strings.Contains(msgs[0]["data"], "missed while away") || !strings.Contains(msgs[3]["data"], "Signups") {
+		t.Fatalf("payloads: %v", msgs)
+	}
+	got := readSSE(t, premium, 3, 3*time.Second)
+	var events []string
+	for _, m := range got {
+		if m["event"] == "event" {
+			events = append(events, m["data"])
+		}
+	}
+	if len(events) != 2 || !strings.Contains(events[0], "missed while away") || !strings.Contains(events[1], "live premium") {
+		t.Fatalf("filtered stream sent %d events: %v", len(events), events)
+	}
+}
+
+var (
+	update = flag.Bool("update", false, "rewrite golden files")
+	timeRE = regexp.MustCompile(`<time [^>]*>[^<]*`)
+)
+
+// TestEventCardGolden pins the HTML of an event card, which the feed and the stream share.
+func TestEventCardGolden(t *testing.T) {
+	e := newEnv(t, false)
+	c := e.owner()
+	acme := e.account("acme")
+	ev := e.publish(acme, tidings.NewEvent{Event: "New Subscription", Icon: "💰", Notify: true, Parser: tidings.ParserMarkdown,
+		Description: "A **premium** plan\n\n- seats: 3",
+		Tags:        tidings.Tags{{Key: "plan", Kind: tidings.KindString, Value: "premium"}, {Key: "seats", Kind: tidings.KindNumber, Value: "3"}}})
+	body := c.get("/p/my-saas").body
+	start := strings.Index(body, `<article class="event"`)
+	card := body[start : start+strings.Index(body[start:], "</article>")+len("</article>")]
+	card = strings.ReplaceAll(card, ev.ID, "EVENT-ID")
+	card = timeRE.ReplaceAllString(card, `<time TIME>`)
+	path := filepath.Join("testdata", "event-card.golden.html")
+	if *update {
+		os.MkdirAll("testdata", 0o755)
+		os.WriteFile(path, []byte(card+"\n"), 0o644)
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if strings.TrimSpace(string(want)) != strings.TrimSpace(card) {
+		t.Fatalf("event card changed:\n%s\nwant:\n%s", card, want)
+	}
+}
