@@ -2,11 +2,14 @@ package web_test
 
 import (
 	"net/http"
+	"net/netip"
+	"net/url"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/tidings-dev/tidings"
+	"github.com/tidings-dev/tidings/web"
 )
 
 func TestFirstVisitCreatesTheAccount(t *testing.T) {
@@ -74,7 +77,7 @@ func TestLoginLogoutAndPassword(t *testing.T) {
 	c.post("/settings/password", "current", "wrong", "new", "new password 1", "new2", "new password 1").want(t, 400, "current password is wrong")
 	c.post("/settings/password", "current", "correct horse", "new", "new password 1", "new2", "new password 1").want(t, 200, "password is changed")
 	second.get("/p/my-saas").redirects(t, "/login?next=%2Fp%2Fmy-saas") // the other session ended
-	c.get("/p/my-saas").want(t, 200)                                     // this one stays
+	c.get("/p/my-saas").want(t, 200)                                    // this one stays
 
 	c.post("/logout").redirects(t, "/login")
 	c.get("/p/my-saas").redirects(t, "/login?next=%2Fp%2Fmy-saas")
@@ -148,9 +151,26 @@ func TestMembersAndRoles(t *testing.T) {
 
 	users, _ := e.store.ListUsers(t.Context(), e.account("acme").ID)
 	bob := users[1]
-	owner.post("/settings/members/" + itoa(users[0].ID) + "/remove").want(t, 403, "cannot remove yourself")
-	owner.post("/settings/members/" + itoa(bob.ID) + "/remove").redirects(t, "/settings/members")
+	owner.post("/settings/members/"+itoa(users[0].ID)+"/remove").want(t, 403, "cannot remove yourself")
+	owner.post("/settings/members/"+itoa(bob.ID)+"/remove").redirects(t, "/settings/members")
 	m.get("/p/my-saas").redirects(t, "/login?next=%2Fp%2Fmy-saas")
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+func TestSecureCookieBehindHTTPSProxy(t *testing.T) {
+	e := newEnvWith(t, web.Config{TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}})
+	c := e.client()
+	p := c.do("POST", "/signup", url.Values{"account": {"acme"}, "email": {"ada@example.com"},
+		"password": {"correct horse"}, "password2": {"correct horse"}}, "X-Forwarded-Proto", "https")
+	if !strings.Contains(p.header.Get("Set-Cookie"), "Secure") {
+		t.Fatalf("cookie behind an HTTPS proxy is not Secure: %q", p.header.Get("Set-Cookie"))
+	}
+	// A client that is not the trusted proxy cannot claim HTTPS.
+	e2 := newEnv(t, false)
+	p = e2.client().do("POST", "/signup", url.Values{"account": {"acme"}, "email": {"ada@example.com"},
+		"password": {"correct horse"}, "password2": {"correct horse"}}, "X-Forwarded-Proto", "https")
+	if strings.Contains(p.header.Get("Set-Cookie"), "Secure") {
+		t.Fatal("an untrusted X-Forwarded-Proto was believed")
+	}
+}

@@ -27,13 +27,20 @@ type env struct {
 
 func newEnv(t *testing.T, openSignup bool) *env {
 	t.Helper()
+	return newEnvWith(t, web.Config{OpenSignup: openSignup})
+}
+
+// newEnvWith runs the dashboard with cfg on a fresh store (Store, Broker and Logger are filled in).
+func newEnvWith(t *testing.T, cfg web.Config) *env {
+	t.Helper()
 	store, err := sqlite.Open(context.Background(), t.TempDir(), sqlite.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
 	e := &env{t: t, store: store, broker: inmem.NewBroker(0)}
-	s, err := web.New(web.Config{Store: store, Broker: e.broker, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), OpenSignup: openSignup})
+	cfg.Store, cfg.Broker, cfg.Logger = store, e.broker, slog.New(slog.NewTextHandler(io.Discard, nil))
+	s, err := web.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

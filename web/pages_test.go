@@ -31,7 +31,7 @@ func TestOtherAccountsAreNotFound(t *testing.T) {
 	g.post("/settings/projects/my-saas/delete").want(t, 404)
 	// Globex makes its own my-saas: acme's event is still not there.
 	g.post("/settings/projects", "name", "my-saas").redirects(t, "/settings/projects#project-my-saas")
-	g.get("/p/my-saas/events/" + ev.ID).want(t, 404)
+	g.get("/p/my-saas/events/"+ev.ID).want(t, 404)
 	if p := g.get("/p/my-saas"); strings.Contains(p.body, "acme secret") {
 		t.Fatal("globex sees acme's event")
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 )
@@ -172,6 +173,7 @@ func TestDashboardInChromium(t *testing.T) {
 	if got := b.text("#project-my-saas .channels"); !strings.Contains(got, "#payments") {
 		t.Fatalf("channel not listed: %q", got)
 	}
+	b.screenshot("settings-projects")
 
 	// A token made in the UI, shown once, with a curl example that uses it.
 	b.do(chromedp.Navigate(m.URL()+"/settings/api"), chromedp.SetValue(chromedp.CSS("#tok-project"), "my-saas"))
@@ -180,6 +182,7 @@ func TestDashboardInChromium(t *testing.T) {
 	if !strings.HasPrefix(token, "tds_") || !strings.Contains(b.text("#curl-example"), token) {
 		t.Fatalf("token %q, example %q", token, b.text("#curl-example"))
 	}
+	b.screenshot("settings-api")
 
 	// The feed, live.
 	b.do(chromedp.Navigate(m.URL() + "/p/my-saas"))
@@ -224,6 +227,20 @@ func TestDashboardInChromium(t *testing.T) {
 		t.Fatalf("tag filter shows %d events: %s", count, b.text(".events"))
 	}
 
+	// Scrolled down a long feed, a reader is told how many new events arrived above.
+	b.do(chromedp.Navigate(m.URL() + "/p/my-saas"))
+	b.mustUntil(`document.querySelector('.feed[data-live="on"]')`)
+	for i := 0; i < 25; i++ {
+		b.do(chromedp.Evaluate[chromedp.Void](`document.querySelector(".events").insertAdjacentHTML("beforeend", document.querySelector(".event").outerHTML.replace(/id="ev-/, 'id="pad-'))`))
+	}
+	b.do(chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, document.body.scrollHeight)`))
+	b.mustUntil(`window.scrollY > 200`)
+	post(t, m.URL()+"/v1/log", token, `{"project":"my-saas","channel":"payments","event":"While you were reading"}`)
+	post(t, m.URL()+"/v1/log", token, `{"project":"my-saas","channel":"payments","event":"And another"}`)
+	b.mustUntil(`!document.querySelector(".new-marker").hidden && document.querySelector(".new-marker").textContent.startsWith("2 new")`)
+	b.do(chromedp.Click(chromedp.CSS(".new-marker")))
+	b.mustUntil(`window.scrollY < 80 && document.querySelector(".new-marker").hidden`)
+
 	// Insights: a card appears and changes live.
 	b.do(chromedp.Navigate(m.URL() + "/p/my-saas/insights"))
 	b.mustUntil(`document.querySelector('.insights[data-live="on"]')`)
@@ -238,6 +255,17 @@ func TestDashboardInChromium(t *testing.T) {
 		t.Fatalf("%d insight cards, want 2", count)
 	}
 	b.screenshot("insights")
+	// The same board in dark mode.
+	if _, err := chromedp.Call(b.ctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
+		Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: "dark"}}}); err != nil {
+		t.Fatal(err)
+	}
+	dark := get(b, chromedp.Evaluate[string](`getComputedStyle(document.body).backgroundColor`))
+	if dark != "rgb(11, 18, 32)" {
+		t.Fatalf("dark mode background = %s", dark)
+	}
+	b.screenshot("insights-dark")
+	chromedp.Call(b.ctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{})
 
 	// Charts are a picture.
 	b.do(chromedp.Navigate(m.URL() + "/p/my-saas/charts"))
