@@ -21,8 +21,12 @@ func scanUser(s scanner, extra ...any) (*tidings.User, error) {
 	return u, nil
 }
 
-// CreateSession stores s.
+// CreateSession stores s, and drops sessions that have expired meanwhile: sign-ins
+// are rare enough to carry that cleaning.
 func (db *DB) CreateSession(ctx context.Context, s *tidings.Session) error {
+	if _, err := db.write.ExecContext(ctx, `DELETE FROM sessions WHERE expires_at <= ?`, ms(s.CreatedAt)); err != nil {
+		return err
+	}
 	_, err := db.write.ExecContext(ctx, `INSERT INTO sessions (hash, user_id, created_at, expires_at) VALUES (?, ?, ?, ?)`,
 		s.Hash, s.UserID, ms(s.CreatedAt), ms(s.ExpiresAt))
 	return err

@@ -107,6 +107,11 @@ func (b *batch) exec(ctx context.Context, query string, args ...any) error {
 	return err
 }
 
+// QueryRowContext makes a batch a querier, running its prepared statements.
+func (b *batch) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	return b.queryRow(ctx, query, args...)
+}
+
 func (b *batch) queryRow(ctx context.Context, query string, args ...any) *sql.Row {
 	s, err := b.stmt(ctx, query)
 	if err != nil {
@@ -122,16 +127,10 @@ func (b *batch) project(ctx context.Context, accountID int64, name string) (*tid
 	if p, ok := b.projects[k]; ok {
 		return p, nil
 	}
-	p := &tidings.Project{AccountID: accountID}
-	var created int64
-	err := b.queryRow(ctx, sqlFindProject, accountID, name).Scan(&p.ID, &p.Name, &p.AutoCreateChannels, &created)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, projectNotFound(name)
-	}
+	p, err := findProject(ctx, b, accountID, name)
 	if err != nil {
 		return nil, err
 	}
-	p.CreatedAt = fromMS(created)
 	b.projects[k] = p
 	return p, nil
 }

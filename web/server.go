@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/netip"
+	"sync"
 	"time"
 
 	"github.com/tidings-dev/tidings"
@@ -38,12 +39,20 @@ type Server struct {
 	assets     *assets
 	cop        *http.CrossOriginProtection
 	logins     *loginLimiter
+	closing    chan struct{} // closed when the server shuts down: streams end
+	closeOnce  sync.Once
+}
+
+// CloseStreams ends every open event stream, so that a graceful shutdown need not
+// wait for browsers to hang up. Register it with http.Server.RegisterOnShutdown.
+func (s *Server) CloseStreams() {
+	s.closeOnce.Do(func() { close(s.closing) })
 }
 
 // New returns a Server; it fails only if the embedded templates are broken.
 func New(cfg Config) (*Server, error) {
 	s := &Server{store: cfg.Store, broker: cfg.Broker, log: cfg.Logger, now: cfg.Now, openSignup: cfg.OpenSignup,
-		trusted: cfg.TrustedProxies, apiBase: cfg.APIBase, logins: newLoginLimiter()}
+		trusted: cfg.TrustedProxies, apiBase: cfg.APIBase, logins: newLoginLimiter(), closing: make(chan struct{})}
 	if s.log == nil {
 		s.log = slog.Default()
 	}

@@ -81,6 +81,8 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) error {
 		select {
 		case <-ctx.Done():
 			return nil
+		case <-s.closing:
+			return nil // the browser reconnects to the next server and catches up
 		case <-tick.C:
 			if _, err := io.WriteString(w, ": ping\n\n"); err != nil {
 				return nil

@@ -103,6 +103,7 @@ func (m *Main) Run(ctx context.Context) error {
 		MaxHeaderBytes:    32 << 10,
 		ErrorLog:          slog.NewLogLogger(m.Logger.Handler(), slog.LevelWarn),
 	}
+	m.srv.RegisterOnShutdown(dash.CloseStreams)
 	if m.ln, err = net.Listen("tcp", m.Config.Addr); err != nil {
 		store.Close()
 		return err

@@ -6,6 +6,8 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/http/cookiejar"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -123,5 +125,33 @@ func TestShutdownRefusesNothingAcknowledged(t *testing.T) {
 		}
 	case <-time.After(ShutdownTimeout):
 		t.Fatal("shutdown took longer than 10 s")
+	}
+}
+
+// TestShutdownEndsOpenStreams: a dashboard tab left open does not hold a graceful
+// shutdown up; the stream ends and Close returns at once without error.
+func TestShutdownEndsOpenStreams(t *testing.T) {
+	data := t.TempDir()
+	m := startServer(t, data, nil)
+	jar, _ := cookiejar.New(nil)
+	c := &http.Client{Jar: jar}
+	form := url.Values{"account": {"acme"}, "email": {"ada@example.com"}, "password": {"correct horse"}, "password2": {"correct horse"}}
+	if res, err := c.PostForm(m.URL()+"/signup", form); err != nil || res.StatusCode != 200 {
+		t.Fatalf("sign-up: %v %v", res, err)
+	}
+	if res, err := c.PostForm(m.URL()+"/settings/projects", url.Values{"name": {"my-saas"}}); err != nil || res.StatusCode != 200 {
+		t.Fatalf("project: %v %v", res, err)
+	}
+	res, err := c.Get(m.URL() + "/p/my-saas/stream")
+	if err != nil || res.StatusCode != 200 {
+		t.Fatalf("stream: %v %v", res, err)
+	}
+	defer res.Body.Close()
+	start := time.Now()
+	if err := m.Close(); err != nil {
+		t.Fatalf("Close with an open stream: %v", err)
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Fatalf("Close took %v with an open stream", d)
 	}
 }
