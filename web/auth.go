@@ -189,7 +189,7 @@ func (s *Server) signup(w http.ResponseWriter, r *http.Request) error {
 	}
 	a, err := s.store.CreateAccount(r.Context(), f.Account)
 	if tidings.ErrorCode(err) == tidings.EConflict {
-		return fail("This team name is taken: choose another.")
+		return fail("This team name is taken: choose another. (If you made it with the CLI, add yourself with `tidings user create EMAIL --account " + f.Account + "` and sign in.)")
 	}
 	if err != nil {
 		return err
