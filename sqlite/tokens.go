@@ -66,7 +66,7 @@ func scanToken(s scanner) (*tidings.Token, error) {
 // FindToken returns the token with the given ID. It reads the row on every call: a
 // revocation, even by another process, counts from the next request.
 func (db *DB) FindToken(ctx context.Context, id string) (*tidings.Token, error) {
-	t, err := scanToken(db.read.QueryRowContext(ctx, `SELECT `+tokenColumns+` WHERE t.id = ?`, id))
+	t, err := scanToken(db.findToken.QueryRowContext(ctx, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, tidings.Errorf(tidings.ENotFound, "no token %q", id)
 	}
