@@ -11,9 +11,7 @@ import (
 //
 //	go test -run '^$' -bench PublishHTTP -count 5 ./api
 func BenchmarkPublishHTTP(b *testing.B) {
-	t := &testing.T{}
-	e := newEnv(t, noLimits)
-	defer e.srv.Close()
+	e := newEnv(b, noLimits)
 	body := `{"project":"my-saas","channel":"payments","event":"New Subscription","icon":"💰","tags":{"plan":"premium","seats":3}}`
 	for _, c := range []struct{ name, method, path, body string }{
 		{"healthz", "GET", "/healthz", ""},

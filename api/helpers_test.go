@@ -19,7 +19,7 @@ import (
 // env is a running API on a real SQLite store with account "acme" (project my-saas,
 // channel payments) and a full-access token.
 type env struct {
-	t      *testing.T
+	t      testing.TB
 	store  *sqlite.DB
 	broker *inmem.Broker
 	api    *api.Server
@@ -28,7 +28,7 @@ type env struct {
 	full   string // full-access token of acme, no limits
 }
 
-func newEnv(t *testing.T, limits api.Limits) *env {
+func newEnv(t testing.TB, limits api.Limits) *env {
 	t.Helper()
 	store, err := sqlite.Open(context.Background(), t.TempDir(), sqlite.Options{})
 	if err != nil {
