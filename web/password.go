@@ -1,0 +1,33 @@
+package web
+
+import (
+	"net/http"
+
+	"github.com/tidings-dev/tidings/internal/password"
+)
+
+func (s *Server) passwordPage(w http.ResponseWriter, r *http.Request) error {
+	return s.render(w, r, "password", &view{Title: "Change password", Section: "settings"})
+}
+
+func (s *Server) changePassword(w http.ResponseWriter, r *http.Request) error {
+	sess := sessionFrom(r)
+	fail := func(msg string) error {
+		return s.render(w, r, "password", &view{Title: "Change password", Section: "settings", Status: http.StatusBadRequest, Error: msg})
+	}
+	if ok, _ := password.Verify(sess.user.PasswordHash, r.PostFormValue("current")); !ok {
+		return fail("The current password is wrong.")
+	}
+	if r.PostFormValue("new") != r.PostFormValue("new2") {
+		return fail("The two new passwords differ.")
+	}
+	hash, err := password.Hash(r.PostFormValue("new"))
+	if err != nil {
+		return fail("New password: " + err.Error() + ".")
+	}
+	if err := s.store.SetPassword(r.Context(), sess.user.ID, hash, sess.hash); err != nil {
+		return err
+	}
+	return s.render(w, r, "password", &view{Title: "Change password", Section: "settings",
+		Data: "Your password is changed. Your other sessions are signed out."})
+}
