@@ -156,9 +156,8 @@ func testTenancy(t *testing.T, open Opener) {
 	}
 	_, err = f.s.ListEvents(ctx, b.ID, tidings.EventQuery{Project: "only-acme", Limit: 1})
 	wantCode(t, err, tidings.EProjectNotFound)
-	acmeOnly, err := f.s.CreateProject(ctx, f.account.ID, "only-acme")
+	_, err = f.s.CreateProject(ctx, f.account.ID, "only-acme")
 	must(t, err)
-	_ = acmeOnly
 	_, err = f.s.PublishEvent(ctx, b.ID, &tidings.NewEvent{Project: "only-acme", Channel: "payments", Event: "x", Parser: "text"})
 	wantCode(t, err, tidings.EProjectNotFound)
 }

@@ -24,8 +24,12 @@ func (s *Server) loginPage(w http.ResponseWriter, r *http.Request) error {
 }
 
 // dummyHash is verified against when the email is unknown, so that both answers take
-// as long and the timing does not tell which emails have accounts.
-var dummyHash, _ = password.Hash("not a real password")
+// as long and the timing does not tell which emails have accounts. Made on first use,
+// not at start-up: every CLI command links this package.
+var dummyHash = sync.OnceValue(func() string {
+	h, _ := password.Hash("not a real password")
+	return h
+})
 
 func (s *Server) login(w http.ResponseWriter, r *http.Request) error {
 	f := loginForm{Email: strings.TrimSpace(r.PostFormValue("email")), Next: safeNext(r.PostFormValue("next"))}
@@ -36,7 +40,7 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) error {
 		return fail(http.StatusTooManyRequests, "Too many sign-in attempts. Wait a minute and try again.")
 	}
 	u, err := s.store.FindUserByEmail(r.Context(), f.Email)
-	hash := dummyHash
+	hash := dummyHash()
 	if err == nil {
 		hash = u.PasswordHash
 	}

@@ -119,3 +119,21 @@ func TestCLIUsage(t *testing.T) {
 		t.Fatalf("postgres: exit %d", code)
 	}
 }
+
+func TestServeRefusesBadEnvironment(t *testing.T) {
+	for name, value := range map[string]string{
+		"TIDINGS_TOKEN_RATE":      "fast",
+		"TIDINGS_TOKEN_BURST":     "1.5",
+		"TIDINGS_TRUSTED_PROXIES": "10.0.0.0/8,not-an-ip",
+		"TIDINGS_OPEN_SIGNUP":     "yes please",
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Setenv(name, value)
+			var out, errs bytes.Buffer
+			code := run(context.Background(), []string{"serve", "--addr", "127.0.0.1:0", "--data", t.TempDir()}, nil, &out, &errs)
+			if code != 1 || !strings.Contains(errs.String(), name) {
+				t.Fatalf("exit %d, stderr %q: a bad %s must stop the server with a message naming it", code, errs.String(), name)
+			}
+		})
+	}
+}

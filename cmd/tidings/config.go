@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"net/netip"
@@ -24,6 +25,7 @@ type Config struct {
 	TrustedProxies []netip.Prefix
 	Limits         api.Limits
 	OpenSignup     bool
+	envErrs        []error // TIDINGS_* values that could not be read; serve refuses to start
 }
 
 // DefaultConfig is the configuration of a fresh install.
@@ -68,33 +70,48 @@ func serveFlags(fs *flag.FlagSet, c *Config) {
 	fs.StringVar(&c.LogFormat, "log-format", envString("LOG_FORMAT", c.LogFormat), "text or json (TIDINGS_LOG_FORMAT)")
 	fs.StringVar(&c.MetricsAddr, "metrics-addr", envString("METRICS_ADDR", ""),
 		"address of the Prometheus /metrics listener; empty: off (TIDINGS_METRICS_ADDR)")
-	fs.BoolVar(&c.OpenSignup, "open-signup", envString("OPEN_SIGNUP", "") == "true",
+	open, _ := env("OPEN_SIGNUP")
+	switch open {
+	case "", "false", "0":
+	case "true", "1":
+		c.OpenSignup = true
+	default:
+		c.envErrs = append(c.envErrs, fmt.Errorf("TIDINGS_OPEN_SIGNUP=%q: use true or false", open))
+	}
+	fs.BoolVar(&c.OpenSignup, "open-signup", c.OpenSignup,
 		"anyone may create an account, not only the first visitor (TIDINGS_OPEN_SIGNUP=true)")
 	fs.Func("trusted-proxies", "comma-separated addresses or CIDRs of proxies whose X-Forwarded-For is believed (TIDINGS_TRUSTED_PROXIES)",
 		func(s string) (err error) { c.TrustedProxies, err = parsePrefixes(s); return err })
 	if v, ok := env("TRUSTED_PROXIES"); ok {
-		c.TrustedProxies, _ = parsePrefixes(v)
+		var err error
+		if c.TrustedProxies, err = parsePrefixes(v); err != nil {
+			c.envErrs = append(c.envErrs, fmt.Errorf("TIDINGS_TRUSTED_PROXIES: %w", err))
+		}
 	}
-	floatFlag(fs, &c.Limits.TokenRate, "token-rate", "TOKEN_RATE", "requests per second per token; 0: no limit")
-	intFlag(fs, &c.Limits.TokenBurst, "token-burst", "TOKEN_BURST", "burst per token")
-	floatFlag(fs, &c.Limits.PublicIPRate, "public-ip-rate", "PUBLIC_IP_RATE", "requests per second per public token and client IP; 0: no limit")
-	intFlag(fs, &c.Limits.PublicIPBurst, "public-ip-burst", "PUBLIC_IP_BURST", "burst per public token and client IP")
+	c.floatFlag(fs, &c.Limits.TokenRate, "token-rate", "TOKEN_RATE", "requests per second per token; 0: no limit")
+	c.intFlag(fs, &c.Limits.TokenBurst, "token-burst", "TOKEN_BURST", "burst per token")
+	c.floatFlag(fs, &c.Limits.PublicIPRate, "public-ip-rate", "PUBLIC_IP_RATE", "requests per second per public token and client IP; 0: no limit")
+	c.intFlag(fs, &c.Limits.PublicIPBurst, "public-ip-burst", "PUBLIC_IP_BURST", "burst per public token and client IP")
 }
 
-func floatFlag(fs *flag.FlagSet, p *float64, name, envName, usage string) {
+func (c *Config) floatFlag(fs *flag.FlagSet, p *float64, name, envName, usage string) {
 	if v, ok := env(envName); ok {
-		if f, err := strconv.ParseFloat(v, 64); err == nil {
-			*p = f
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			c.envErrs = append(c.envErrs, fmt.Errorf("TIDINGS_%s=%q is not a number", envName, v))
 		}
+		*p = f
 	}
 	fs.Float64Var(p, name, *p, usage+" (TIDINGS_"+envName+")")
 }
 
-func intFlag(fs *flag.FlagSet, p *int, name, envName, usage string) {
+func (c *Config) intFlag(fs *flag.FlagSet, p *int, name, envName, usage string) {
 	if v, ok := env(envName); ok {
-		if n, err := strconv.Atoi(v); err == nil {
-			*p = n
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			c.envErrs = append(c.envErrs, fmt.Errorf("TIDINGS_%s=%q is not a whole number", envName, v))
 		}
+		*p = n
 	}
 	fs.IntVar(p, name, *p, usage+" (TIDINGS_"+envName+")")
 }
@@ -120,6 +137,9 @@ func parsePrefixes(s string) ([]netip.Prefix, error) {
 }
 
 func (c Config) validate() error {
+	if len(c.envErrs) > 0 {
+		return errors.Join(c.envErrs...)
+	}
 	if (c.TLSCert == "") != (c.TLSKey == "") {
 		return fmt.Errorf("--tls-cert and --tls-key go together")
 	}
