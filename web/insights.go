@@ -94,7 +94,7 @@ func (s *Server) insightsPage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	d := insightsData{Stream: "/p/" + project + "/stream?insights=1"}
+	d := insightsData{Stream: "/p/" + project + "/stream?insights=1"} // insight cards only
 	for _, in := range list {
 		v, err := s.insightView(r, in)
 		if err != nil {

@@ -284,22 +284,35 @@ func TestStream(t *testing.T) {
 	// Reconnecting with Last-Event-ID gets what it missed, then live events.
 	all := open("", "Last-Event-ID", missed.ID)
 	premium := open("?tag=plan:premium&last=" + missed.ID)
-	time.Sleep(100 * time.Millisecond) // both subscribed
+	board := open("?insights=1")
+	time.Sleep(100 * time.Millisecond) // all subscribed
 	live := e.publish(acme, tidings.NewEvent{Event: "live one"})
 	e.publish(acme, tidings.NewEvent{Event: "live premium", Tags: tidings.Tags{{Key: "plan", Kind: tidings.KindString, Value: "premium"}}})
+	// 50 quick increments reach the board as a few redraws showing the latest value.
 	icon := "📈"
-	in, _ := e.store.ApplyInsight(t.Context(), acme.ID, &tidings.InsightChange{Project: "my-saas", Title: "Signups", Value: "1",
-		ValueKind: tidings.KindNumber, Change: "increment", Icon: &icon})
-	e.broker.Publish(tidings.Notice{AccountID: acme.ID, Insight: in})
-
-	msgs := readSSE(t, all, 4, 3*time.Second)
-	if len(msgs) != 4 || msgs[0]["id"] != caught.ID || msgs[1]["id"] != live.ID || msgs[2]["event"] != "event" || msgs[3]["event"] != "insight" {
-		t.Fatalf("stream messages: %v", msgs)
+	for i := 0; i < 50; i++ {
+		in, _ := e.store.ApplyInsight(t.Context(), acme.ID, &tidings.InsightChange{Project: "my-saas", Title: "Signups", Value: "1",
+			ValueKind: tidings.KindNumber, Change: "increment", Icon: &icon})
+		e.broker.Publish(tidings.Notice{AccountID: acme.ID, Insight: in})
 	}
-	if !strings.Contains(msgs[0]["data"], "missed while away") || !strings.Contains(msgs[3]["data"], "Signups") {
+
+	msgs := readSSE(t, all, 3, 2*time.Second)
+	if len(msgs) != 3 || msgs[0]["id"] != caught.ID || msgs[1]["id"] != live.ID || msgs[2]["event"] != "event" {
+		t.Fatalf("feed stream messages (events only): %v", msgs)
+	}
+	if !strings.Contains(msgs[0]["data"], "missed while away") {
 		t.Fatalf("payloads: %v", msgs)
 	}
-	got := readSSE(t, premium, 3, 3*time.Second)
+	cards := readSSE(t, board, 50, time.Second)
+	if len(cards) == 0 || len(cards) > 8 || !strings.Contains(cards[len(cards)-1]["data"], ">50<") {
+		t.Fatalf("insight board got %d redraws for 50 increments; last: %v", len(cards), cards[len(cards)-1:])
+	}
+	for _, c := range cards {
+		if c["event"] != "insight" {
+			t.Fatalf("the insight board was sent a %s", c["event"])
+		}
+	}
+	got := readSSE(t, premium, 2, 2*time.Second)
 	var events []string
 	for _, m := range got {
 		if m["event"] == "event" {
