@@ -303,6 +303,9 @@ func TestStream(t *testing.T) {
 	if !strings.Contains(msgs[0]["data"], "missed while away") {
 		t.Fatalf("payloads: %v", msgs)
 	}
+	if extra := readSSE(t, all, 1, 600*time.Millisecond); len(extra) != 0 {
+		t.Fatalf("the feed stream was sent %v", extra)
+	}
 	cards := readSSE(t, board, 50, time.Second)
 	if len(cards) == 0 || len(cards) > 8 || !strings.Contains(cards[len(cards)-1]["data"], ">50<") {
 		t.Fatalf("insight board got %d redraws for 50 increments; last: %v", len(cards), cards[len(cards)-1:])
