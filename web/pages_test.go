@@ -215,21 +215,20 @@ func TestSecurityHeadersAndAssets(t *testing.T) {
 	c.get("/no/such/page").want(t, 404, "There is nothing here")
 }
 
-// readSSE collects the messages of a stream until it has n or the time is up.
-func readSSE(t *testing.T, body *bufio.Reader, n int, timeout time.Duration) []map[string]string {
-	t.Helper()
-	out := make(chan map[string]string)
+// sseMessages reads a stream in one goroutine and delivers its messages.
+func sseMessages(body *bufio.Reader) <-chan map[string]string {
+	out := make(chan map[string]string, 100)
 	go func() {
+		defer close(out)
 		msg := map[string]string{}
 		for {
 			line, err := body.ReadString('\n')
 			if err != nil {
-				close(out)
 				return
 			}
 			line = strings.TrimRight(line, "\n")
 			if line == "" {
-				if len(msg) > 0 && msg["event"] != "" {
+				if msg["event"] != "" {
 					out <- msg
 				}
 				msg = map[string]string{}
@@ -242,11 +241,17 @@ func readSSE(t *testing.T, body *bufio.Reader, n int, timeout time.Duration) []m
 			msg[k] = v
 		}
 	}()
+	return out
+}
+
+// readSSE collects up to n messages of a stream, or what came until the time is up.
+func readSSE(t *testing.T, in <-chan map[string]string, n int, timeout time.Duration) []map[string]string {
+	t.Helper()
 	var msgs []map[string]string
 	deadline := time.After(timeout)
 	for len(msgs) < n {
 		select {
-		case m, ok := <-out:
+		case m, ok := <-in:
 			if !ok {
 				return msgs
 			}
@@ -265,7 +270,7 @@ func TestStream(t *testing.T) {
 	missed := e.publish(acme, tidings.NewEvent{Event: "before"})
 	caught := e.publish(acme, tidings.NewEvent{Event: "missed while away", Tags: tidings.Tags{{Key: "plan", Kind: tidings.KindString, Value: "premium"}}})
 
-	open := func(query string, header ...string) *bufio.Reader {
+	open := func(query string, header ...string) <-chan map[string]string {
 		ctx, cancel := context.WithCancel(context.Background())
 		t.Cleanup(cancel)
 		req, _ := http.NewRequestWithContext(ctx, "GET", e.srv.URL+"/p/my-saas/stream"+query, nil)
@@ -279,7 +284,7 @@ func TestStream(t *testing.T) {
 		if res.StatusCode != 200 || res.Header.Get("Content-Type") != "text/event-stream" {
 			t.Fatalf("stream: %d %s", res.StatusCode, res.Header.Get("Content-Type"))
 		}
-		return bufio.NewReader(res.Body)
+		return sseMessages(bufio.NewReader(res.Body))
 	}
 	// Reconnecting with Last-Event-ID gets what it missed, then live events.
 	all := open("", "Last-Event-ID", missed.ID)
