@@ -13,6 +13,7 @@ import (
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 )
 
 // chromium finds the browser, or skips (fails where TIDINGS_REQUIRE_SERVICES=1, as in CI).
@@ -129,6 +130,16 @@ func (b *browser) screenshot(name string) {
 	}
 }
 
+// unlabelled lists the visible form fields of the page that have no label.
+func (b *browser) checkLabels(page string) {
+	b.t.Helper()
+	missing := get(b, chromedp.Evaluate[[]string](`[...document.querySelectorAll("input:not([type=hidden]), select, textarea")]
+		.filter(el => el.labels.length === 0 && !el.getAttribute("aria-label")).map(el => el.name || el.id || el.type)`))
+	if len(missing) > 0 {
+		b.t.Errorf("%s: form fields without a label: %v", page, missing)
+	}
+}
+
 // submit fills fields (selector, value, …), submits the form of the last one and
 // waits for the page that answers.
 func (b *browser) submit(fields ...string) {
@@ -160,6 +171,7 @@ func TestDashboardInChromium(t *testing.T) {
 	if loc := b.location(); loc != "/signup" {
 		t.Fatalf("a fresh install opens %s, want /signup", loc)
 	}
+	b.checkLabels("sign-up")
 	b.submit("#account", "acme", "#email", "ada@example.com", "#password", "correct horse", "#password2", "correct horse")
 	if loc := b.location(); loc != "/settings/projects" {
 		t.Fatalf("after sign-up: %s", loc)
@@ -174,6 +186,7 @@ func TestDashboardInChromium(t *testing.T) {
 		t.Fatalf("channel not listed: %q", got)
 	}
 	b.screenshot("settings-projects")
+	b.checkLabels("settings → projects")
 
 	// A token made in the UI, shown once, with a curl example that uses it.
 	b.do(chromedp.Navigate(m.URL()+"/settings/api"), chromedp.SetValue(chromedp.CSS("#tok-project"), "my-saas"))
@@ -183,10 +196,12 @@ func TestDashboardInChromium(t *testing.T) {
 		t.Fatalf("token %q, example %q", token, b.text("#curl-example"))
 	}
 	b.screenshot("settings-api")
+	b.checkLabels("settings → API")
 
 	// The feed, live.
 	b.do(chromedp.Navigate(m.URL() + "/p/my-saas"))
 	b.mustUntil(`document.querySelector('.feed[data-live="on"]')`)
+	b.checkLabels("feed")
 	evil := "**Paid** by <script>window.pwned=1</script> <img src=x onerror=\"window.pwned=2\"> " +
 		"[click](javascript:window.pwned=3)\n\nsecond line"
 	body, _ := json.Marshal(map[string]any{"project": "my-saas", "channel": "payments", "event": "New Subscription",
@@ -271,6 +286,11 @@ func TestDashboardInChromium(t *testing.T) {
 	b.do(chromedp.Navigate(m.URL() + "/p/my-saas/charts"))
 	b.mustUntil(`document.querySelectorAll(".chart svg rect.bar").length === 78`)
 	b.screenshot("charts")
+	b.checkLabels("charts")
+	for _, path := range []string{"/settings/members", "/settings/password"} {
+		b.do(chromedp.Navigate(m.URL() + path))
+		b.checkLabels(path)
+	}
 
 	// Revoke in the UI: the API refuses the token at once.
 	b.do(chromedp.Navigate(m.URL() + "/settings/api"))
@@ -279,6 +299,17 @@ func TestDashboardInChromium(t *testing.T) {
 	if status, resp := post(t, m.URL()+"/v1/log", token, `{"project":"my-saas","channel":"payments","event":"x"}`); status != 401 {
 		t.Fatalf("after revoking in the UI: %d %s", status, resp)
 	}
+
+	// Sign out, then sign in with the keyboard alone: type, Tab, type, Enter.
+	b.click(`document.querySelector('form[action="/logout"] button').click()`)
+	if loc := b.location(); loc != "/login" {
+		t.Fatalf("after sign-out: %s", loc)
+	}
+	b.checkLabels("sign-in")
+	b.do(chromedp.Focus(chromedp.CSS("#email")), chromedp.KeyEvent("ada@example.com"), chromedp.KeyEvent(kb.Tab),
+		chromedp.KeyEvent("correct horse"))
+	get(b, chromedp.WaitEvent(page.LoadEventFired, nil, chromedp.KeyEvent(kb.Enter)))
+	b.mustUntil(`location.pathname === "/p/my-saas"`)
 
 	// A phone-width look at the feed.
 	b.do(chromedp.EmulateViewport(390, 844), chromedp.Navigate(m.URL()+"/p/my-saas"))
