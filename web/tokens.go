@@ -9,7 +9,7 @@ import (
 
 type tokensData struct {
 	Tokens   []*tidings.Token
-	Projects []*tidings.Project
+	Projects []projectRow // with their channels, for the limit menus
 	Created  *createdToken // the token just made: its secret is shown this once
 	Form     tokenForm
 }
@@ -39,12 +39,20 @@ func (s *Server) renderTokens(w http.ResponseWriter, r *http.Request, status int
 	if err != nil {
 		return err
 	}
+	rows := make([]projectRow, 0, len(ps))
+	for _, p := range ps {
+		cs, err := s.store.ListChannels(r.Context(), id, p.Name)
+		if err != nil {
+			return err
+		}
+		rows = append(rows, projectRow{Project: p, Channels: cs})
+	}
 	// Newest first: the one just made is on top.
 	for i, j := 0, len(ts)-1; i < j; i, j = i+1, j-1 {
 		ts[i], ts[j] = ts[j], ts[i]
 	}
 	return s.render(w, r, "tokens", &view{Title: "API tokens", Section: "settings", Status: status, Error: msg,
-		Data: tokensData{Tokens: ts, Projects: ps, Created: created, Form: f}})
+		Data: tokensData{Tokens: ts, Projects: rows, Created: created, Form: f}})
 }
 
 func (s *Server) createToken(w http.ResponseWriter, r *http.Request) error {
