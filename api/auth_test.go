@@ -138,7 +138,9 @@ func TestTenancy(t *testing.T) {
 }
 
 func TestRateLimits(t *testing.T) {
-	e := newEnv(t, api.Limits{TokenRate: 1, TokenBurst: 3, PublicIPRate: 1, PublicIPBurst: 2})
+	// A stopped clock: buckets refill only when the test says so, however slow the machine.
+	now := time.Date(2026, 11, 22, 5, 0, 0, 0, time.UTC)
+	e := newEnvClock(t, api.Limits{TokenRate: 1, TokenBurst: 3, PublicIPRate: 1, PublicIPBurst: 2}, func() time.Time { return now })
 	body := merge(goodLog, nil)
 	// Full token: the per-token bucket (burst 3).
 	for i := 0; i < 3; i++ {
@@ -167,6 +169,12 @@ func TestRateLimits(t *testing.T) {
 	if r.header.Get("RateLimit-Limit") != "2" {
 		t.Fatalf("public 429 names limit %q, want the per-IP 2", r.header.Get("RateLimit-Limit"))
 	}
+	// A second later one request's worth has come back.
+	now = now.Add(time.Second)
+	if r := e.do("POST", "/v1/log", pub, body); r.status != 200 {
+		t.Fatalf("after a second: %d", r.status)
+	}
+	e.want(e.do("POST", "/v1/log", pub, body), 429, "rate_limited")
 }
 
 func TestRateLimitOff(t *testing.T) {

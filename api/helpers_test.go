@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tidings-dev/tidings"
 	"github.com/tidings-dev/tidings/api"
@@ -30,6 +31,12 @@ type env struct {
 
 func newEnv(t testing.TB, limits api.Limits) *env {
 	t.Helper()
+	return newEnvClock(t, limits, nil)
+}
+
+// newEnvClock runs the API with its own clock (nil: the real one).
+func newEnvClock(t testing.TB, limits api.Limits, now func() time.Time) *env {
+	t.Helper()
 	store, err := sqlite.Open(context.Background(), t.TempDir(), sqlite.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -37,7 +44,7 @@ func newEnv(t testing.TB, limits api.Limits) *env {
 	t.Cleanup(func() { store.Close() })
 	e := &env{t: t, store: store, broker: inmem.NewBroker(0)}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	e.api = api.New(api.Config{Store: store, Broker: e.broker, Logger: log, Limits: limits})
+	e.api = api.New(api.Config{Store: store, Broker: e.broker, Logger: log, Limits: limits, Now: now})
 	mux := http.NewServeMux()
 	e.api.Register(mux)
 	mux.Handle("/", e.api.NotFound())

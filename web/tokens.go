@@ -9,7 +9,7 @@ import (
 
 type tokensData struct {
 	Tokens   []*tidings.Token
-	Projects []projectRow // with their channels, for the limit menus
+	Projects []projectRow  // with their channels, for the limit menus
 	Created  *createdToken // the token just made: its secret is shown this once
 	Form     tokenForm
 }
