@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"log/slog"
@@ -73,8 +74,16 @@ type validationBlock struct {
 // WriteError writes err as application/problem+json (RFC 9457). Internal errors are
 // logged with the request id and answered with a generic message.
 func WriteError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
-	code := tidings.ErrorCode(err)
 	info := infoFrom(r.Context())
+	if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
+		// The client hung up while its request waited (for example for its commit):
+		// nobody reads an answer, and it is no fault of the server. A publish that
+		// was queued is still committed.
+		log.DebugContext(r.Context(), "client went away", "request_id", info.requestID)
+		w.WriteHeader(499) // nginx's "client closed request", for the access log
+		return
+	}
+	code := tidings.ErrorCode(err)
 	if code == tidings.EInternal {
 		log.ErrorContext(r.Context(), "internal error", "err", err, "request_id", info.requestID,
 			"method", r.Method, "path", r.URL.Path)
