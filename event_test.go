@@ -1,6 +1,9 @@
 package tidings
 
-import "testing"
+import (
+	"testing"
+	"time"
+)
 
 func TestEventQueryMatches(t *testing.T) {
 	ev := &Event{Channel: "payments", Event: "New Subscription", Description: "Plan upgraded",
@@ -22,6 +25,30 @@ func TestEventQueryMatches(t *testing.T) {
 	} {
 		if got := c.q.Matches(ev); got != c.want {
 			t.Errorf("%+v: %v, want %v", c.q, got, c.want)
+		}
+	}
+}
+
+// TestShouldPush: notify asks for a push, unless the event is a backfill more than an
+// hour old — that must not wake anyone.
+func TestShouldPush(t *testing.T) {
+	now := time.Date(2026, 11, 22, 5, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		notify bool
+		age    time.Duration
+		want   bool
+	}{
+		{true, 0, true},
+		{true, 59 * time.Minute, true},
+		{true, time.Hour, true},
+		{true, time.Hour + time.Second, false},
+		{true, 30 * 24 * time.Hour, false},
+		{false, 0, false},
+		{true, -time.Minute, true}, // a clock a little ahead
+	} {
+		ev := &Event{Notify: c.notify, Timestamp: now.Add(-c.age)}
+		if got := ev.ShouldPush(now); got != c.want {
+			t.Errorf("notify=%v age=%v: %v, want %v", c.notify, c.age, got, c.want)
 		}
 	}
 }

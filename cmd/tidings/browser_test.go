@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
@@ -310,6 +311,15 @@ func TestDashboardInChromium(t *testing.T) {
 		chromedp.KeyEvent("correct horse"))
 	get(b, chromedp.WaitEvent(page.LoadEventFired, nil, chromedp.KeyEvent(kb.Enter)))
 	b.mustUntil(`location.pathname === "/p/my-saas"`)
+
+	// The dashboard installs as an app (manifest, icons, service worker).
+	inst, err := chromedp.Call(b.ctx, page.GetInstallabilityErrors, cdp.Empty{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range inst.InstallabilityErrors {
+		t.Errorf("not installable as an app: %s %v", e.ErrorID, e.ErrorArguments)
+	}
 
 	// A phone-width look at the feed.
 	b.do(chromedp.EmulateViewport(390, 844), chromedp.Navigate(m.URL()+"/p/my-saas"))
