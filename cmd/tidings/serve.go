@@ -22,11 +22,22 @@ import (
 // ShutdownTimeout bounds a graceful stop.
 const ShutdownTimeout = 10 * time.Second
 
+// Timeouts against slow or idle clients. Event streams lift them for themselves.
+type Timeouts struct {
+	ReadHeader time.Duration // the request line and headers
+	Read       time.Duration // the whole request, body included
+	Idle       time.Duration // a kept-alive connection between requests
+}
+
+// DefaultTimeouts are those of `tidings serve`.
+var DefaultTimeouts = Timeouts{ReadHeader: 5 * time.Second, Read: 30 * time.Second, Idle: 120 * time.Second}
+
 // Main is a running server: Run starts it, Close stops it. Tests start it on port 0.
 type Main struct {
-	Config Config
-	Logger *slog.Logger
-	Now    func() time.Time
+	Config   Config
+	Logger   *slog.Logger
+	Now      func() time.Time
+	Timeouts Timeouts // zero: DefaultTimeouts
 
 	store      tidings.Store
 	api        *api.Server
@@ -59,6 +70,9 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 	if m.Now == nil {
 		m.Now = time.Now
+	}
+	if m.Timeouts == (Timeouts{}) {
+		m.Timeouts = DefaultTimeouts
 	}
 	var met *metrics.Metrics
 	var queueLen func() int
@@ -97,9 +111,9 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 	m.srv = &http.Server{
 		Handler:           api.Middleware(handler, m.Logger, met),
-		ReadHeaderTimeout: 5 * time.Second,
-		ReadTimeout:       30 * time.Second, // whole request, body included: slow senders are cut off
-		IdleTimeout:       120 * time.Second,
+		ReadHeaderTimeout: m.Timeouts.ReadHeader,
+		ReadTimeout:       m.Timeouts.Read, // whole request, body included: slow senders are cut off
+		IdleTimeout:       m.Timeouts.Idle,
 		MaxHeaderBytes:    32 << 10,
 		ErrorLog:          slog.NewLogLogger(m.Logger.Handler(), slog.LevelWarn),
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
@@ -153,5 +154,38 @@ func TestShutdownEndsOpenStreams(t *testing.T) {
 	}
 	if d := time.Since(start); d > 3*time.Second {
 		t.Fatalf("Close took %v with an open stream", d)
+	}
+}
+
+// TestSlowClientsAreCutOff: a client that trickles its headers, or its body, loses the
+// connection when the timeouts run out instead of holding it forever.
+func TestSlowClientsAreCutOff(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Addr, cfg.Data = "127.0.0.1:0", t.TempDir()
+	m := &Main{Config: cfg, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Timeouts: Timeouts{ReadHeader: 300 * time.Millisecond, Read: 600 * time.Millisecond, Idle: time.Second}}
+	if err := m.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	addr := strings.TrimPrefix(m.URL(), "http://")
+	for name, start := range map[string]string{
+		"headers never finish": "POST /v1/log HTTP/1.1\r\nHost: x\r\n",
+		"body never finishes":  "POST /v1/log HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"pro",
+	} {
+		t.Run(name, func(t *testing.T) {
+			conn, err := net.Dial("tcp", addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			conn.Write([]byte(start))
+			began := time.Now()
+			conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+			io.Copy(io.Discard, conn) // returns when the server closes the connection
+			if d := time.Since(began); d > 3*time.Second {
+				t.Fatalf("the server held a slow client for %v", d)
+			}
+		})
 	}
 }
