@@ -2,10 +2,13 @@ package tidings
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/google/uuid"
 )
 
 // Field limits of a log event.
@@ -90,6 +93,20 @@ func (e *NewEvent) Check(p *Problems, now time.Time) {
 			p.Add("timestamp", "range", "must be unix seconds between 946684800 (2000-01-01) and now + 24 hours")
 		}
 	}
+}
+
+// NewEventID returns a fresh event ID: a UUIDv7, unique and increasing with the time
+// the server accepts the event (within one process, strictly increasing).
+func NewEventID() (string, error) {
+	id, err := uuid.NewV7()
+	return id.String(), err
+}
+
+// EventIDFloor is the smallest event ID of time t: every event accepted at t or later
+// has a larger ID. A live feed starts its stream there.
+func EventIDFloor(t time.Time) string {
+	ms := t.UnixMilli()
+	return fmt.Sprintf("%08x-%04x-7000-8000-000000000000", uint64(ms)>>16, uint64(ms)&0xffff)
 }
 
 // Event is a stored log event.

@@ -52,3 +52,19 @@ func TestShouldPush(t *testing.T) {
 		}
 	}
 }
+
+// TestEventIDFloor: IDs made at or after t sort above the floor of t, IDs of earlier
+// milliseconds below it.
+func TestEventIDFloor(t *testing.T) {
+	before, _ := NewEventID()
+	time.Sleep(2 * time.Millisecond)
+	now := time.Now()
+	floor := EventIDFloor(now)
+	after, _ := NewEventID()
+	if !(before < floor && floor <= after) {
+		t.Fatalf("before %s, floor %s, after %s", before, floor, after)
+	}
+	if len(floor) != len(after) || floor[14] != '7' {
+		t.Fatalf("floor %s does not have the shape of a UUIDv7", floor)
+	}
+}

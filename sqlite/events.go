@@ -8,8 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/tidings-dev/tidings"
 )
 
@@ -31,12 +29,12 @@ func (b *batch) insertEvent(ctx context.Context, accountID int64, e *tidings.New
 	if err != nil {
 		return nil, err
 	}
-	id, err := uuid.NewV7()
+	id, err := tidings.NewEventID()
 	if err != nil {
 		return nil, err
 	}
 	ev := &tidings.Event{
-		ID: id.String(), Project: e.Project, Channel: e.Channel, Event: e.Event, Description: e.Description,
+		ID: id, Project: e.Project, Channel: e.Channel, Event: e.Event, Description: e.Description,
 		Icon: e.Icon, Notify: e.Notify, Tags: e.Tags, Parser: e.Parser, UserID: e.UserID,
 		Timestamp: e.Timestamp.UTC(), CreatedAt: b.now,
 	}

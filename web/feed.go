@@ -63,18 +63,13 @@ func parseSearch(v url.Values) (tags []tidings.Tag, text string) {
 	return tags, strings.Join(words, " ")
 }
 
-// withQuery appends key/value pairs to base.
-func withQuery(base string, kv ...string) string {
-	v := url.Values{}
-	for i := 0; i+1 < len(kv); i += 2 {
-		if kv[i+1] != "" {
-			v.Add(kv[i], kv[i+1])
-		}
+// clone copies URL parameters, so that one link's additions do not leak into another's.
+func clone(v url.Values) url.Values {
+	out := make(url.Values, len(v)+1)
+	for k, vs := range v {
+		out[k] = append([]string(nil), vs...)
 	}
-	if len(v) == 0 {
-		return base
-	}
-	return base + "?" + v.Encode()
+	return out
 }
 
 // feedQuery is the filter of a feed request, as store query and as URL parameters.
@@ -96,10 +91,7 @@ func (s *Server) eventView(ev *tidings.Event, base string, params url.Values) ev
 	v := eventView{Event: ev, Description: renderDescription(ev), Time: ev.Timestamp,
 		URL: "/p/" + ev.Project + "/events/" + ev.ID, ChannelURL: feedURL(ev.Project, ev.Channel)}
 	for _, t := range ev.Tags {
-		p := url.Values{}
-		for k, vs := range params {
-			p[k] = append([]string(nil), vs...)
-		}
+		p := clone(params)
 		p.Add("tag", t.Key+":"+t.Value)
 		v.Chips = append(v.Chips, chip{Label: t.Key + ": " + t.Value, URL: base + "?" + p.Encode()})
 	}
@@ -129,28 +121,19 @@ func (s *Server) feed(w http.ResponseWriter, r *http.Request) error {
 		d.Events = append(d.Events, s.eventView(ev, base, params))
 	}
 	if page.Next != "" {
-		p := url.Values{}
-		for k, vs := range params {
-			p[k] = vs
-		}
+		p := clone(params)
 		p.Set("before", page.Next)
 		d.Older = base + "?" + p.Encode()
 	}
 	if q.Before == "" {
-		// Live from the newest event shown on: what arrives between this page and the
-		// stream's start is caught up by the stream.
-		last := "0"
-		if len(page.Events) > 0 {
-			last = newestID(page.Events)
-		}
-		p := url.Values{}
-		for k, vs := range params {
-			p[k] = vs
-		}
+		// Live from a moment before this page was read on: what arrives before the
+		// stream starts is caught up by it; the few events sent twice the browser
+		// recognises by their element id.
+		p := clone(params)
 		if q.Channel != "" {
 			p.Set("channel", q.Channel)
 		}
-		p.Set("last", last)
+		p.Set("last", tidings.EventIDFloor(s.now().Add(-2*time.Second)))
 		d.Stream = "/p/" + q.Project + "/stream?" + p.Encode()
 	}
 	title := q.Project
@@ -158,17 +141,6 @@ func (s *Server) feed(w http.ResponseWriter, r *http.Request) error {
 		title += " #" + q.Channel
 	}
 	return s.render(w, r, "feed", &view{Title: title, Project: q.Project, Channel: q.Channel, Section: "feed", Data: d})
-}
-
-// newestID is the largest ID of a page: IDs follow acceptance order, the page follows time.
-func newestID(evs []*tidings.Event) string {
-	max := ""
-	for _, ev := range evs {
-		if ev.ID > max {
-			max = ev.ID
-		}
-	}
-	return max
 }
 
 func (s *Server) eventPage(w http.ResponseWriter, r *http.Request) error {

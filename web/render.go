@@ -28,7 +28,6 @@ func loadPages(a *assets, now func() time.Time) (*pages, error) {
 		"reltime":  func(t time.Time) string { return reltime(t, now()) },
 		"exact":    func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
 		"iso":      func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
-		"query":    func(base string, kv ...string) string { return withQuery(base, kv...) },
 		"nameRule": func() string { return tidings.NameRuleMessage },
 	}
 	common, err := template.New("").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/fragments.html")
