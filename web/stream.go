@@ -31,9 +31,8 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	v := r.URL.Query()
-	tags, text := parseSearch(v)
-	q := tidings.EventQuery{Project: project, Channel: v.Get("channel"), Tags: tags, Text: text}
-	_, params := feedQuery(r)
+	q, params := feedQuery(r) // the feed's filter, for events and for their chips' links
+	q.Channel = v.Get("channel")
 	base := feedURL(project, q.Channel)
 	insights := v.Get("insights") == "1"
 	last := r.Header.Get("Last-Event-ID")

@@ -74,21 +74,14 @@ func (m *Main) Run(ctx context.Context) error {
 	if m.Timeouts == (Timeouts{}) {
 		m.Timeouts = DefaultTimeouts
 	}
-	var met *metrics.Metrics
-	var queueLen func() int
-	met = metrics.New(func() float64 {
-		if queueLen == nil {
-			return 0
-		}
-		return float64(queueLen())
-	})
+	met := metrics.New()
 	store, err := openStore(ctx, m.Config, met.ObserveBatch)
 	if err != nil {
 		return err
 	}
 	m.store = store
 	if q, ok := store.(interface{ QueueLen() int }); ok {
-		queueLen = q.QueueLen
+		met.WatchQueue(q.QueueLen)
 	}
 	broker := inmem.NewBroker(0)
 	m.api = api.New(api.Config{Store: store, Broker: broker, Logger: m.Logger, Now: m.Now,

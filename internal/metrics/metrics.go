@@ -21,9 +21,8 @@ type Metrics struct {
 	BatchErrors   prometheus.Counter
 }
 
-// New creates and registers the collectors. queueDepth reports the writes waiting for
-// the group committer.
-func New(queueDepth func() float64) *Metrics {
+// New creates and registers the collectors.
+func New() *Metrics {
 	m := &Metrics{
 		Registry: prometheus.NewRegistry(),
 		Requests: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -47,12 +46,14 @@ func New(queueDepth func() float64) *Metrics {
 	}
 	m.Registry.MustRegister(m.Requests, m.Latency, m.BatchSize, m.BatchDuration, m.BatchErrors,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	if queueDepth != nil {
-		m.Registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "tidings_commit_queue_depth", Help: "Writes waiting for the group committer.",
-		}, queueDepth))
-	}
 	return m
+}
+
+// WatchQueue exposes the number of writes waiting for the group committer.
+func (m *Metrics) WatchQueue(depth func() int) {
+	m.Registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "tidings_commit_queue_depth", Help: "Writes waiting for the group committer.",
+	}, func() float64 { return float64(depth()) }))
 }
 
 // ObserveBatch records one group commit.
