@@ -2,6 +2,7 @@ package web
 
 import (
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/tidings-dev/tidings"
@@ -48,9 +49,7 @@ func (s *Server) renderTokens(w http.ResponseWriter, r *http.Request, status int
 		rows = append(rows, projectRow{Project: p, Channels: cs})
 	}
 	// Newest first: the one just made is on top.
-	for i, j := 0, len(ts)-1; i < j; i, j = i+1, j-1 {
-		ts[i], ts[j] = ts[j], ts[i]
-	}
+	slices.Reverse(ts)
 	return s.render(w, r, "tokens", &view{Title: "API tokens", Section: "settings", Status: status, Error: msg,
 		Data: tokensData{Tokens: ts, Projects: rows, Created: created, Form: f}})
 }
