@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/google/uuid"
@@ -56,12 +55,15 @@ func (e *NewEvent) Check(p *Problems, now time.Time) {
 		p.Add("event", "required", "is required")
 	case n > MaxEventNameLen:
 		p.Add("event", "too_long", "must be at most %d characters (got %d)", MaxEventNameLen, n)
-	case strings.ContainsFunc(e.Event, unicode.IsControl):
-		p.Add("event", "control_character", "must not contain control characters such as line breaks or tabs")
+	default:
+		checkText(p, "event", e.Event, ruleLabel)
+		checkVisible(p, "event", e.Event)
 	}
+	e.Description = NormalizeNewlines(e.Description)
 	if n := utf8.RuneCountInString(e.Description); n > MaxDescriptionLen {
 		p.Add("description", "too_long", "must be at most %d characters (got %d)", MaxDescriptionLen, n)
 	}
+	checkDescription(p, "description", e.Description)
 	CheckIcon(p, "icon", &e.Icon)
 	if len(e.Tags) > MaxTags {
 		p.Add("tags", "too_many", "at most %d tags are allowed (got %d)", MaxTags, len(e.Tags))
@@ -71,8 +73,14 @@ func (e *NewEvent) Check(p *Problems, now time.Time) {
 		if !ValidName(tag.Key) {
 			p.Add(path, "pattern", "tag key %s", NameRuleMessage)
 		}
-		if n := utf8.RuneCountInString(tag.Value); tag.Kind == KindString && n > MaxTagValueLen {
-			p.Add(path, "too_long", "must be at most %d characters (got %d)", MaxTagValueLen, n)
+		switch tag.Kind {
+		case KindString:
+			if n := utf8.RuneCountInString(tag.Value); n > MaxTagValueLen {
+				p.Add(path, "too_long", "must be at most %d characters (got %d)", MaxTagValueLen, n)
+			}
+			checkText(p, path, tag.Value, ruleLabel)
+		case KindNumber:
+			checkTagNumber(p, path, tag.Value)
 		}
 	}
 	switch e.Parser {
@@ -86,6 +94,8 @@ func (e *NewEvent) Check(p *Problems, now time.Time) {
 		if n := utf8.RuneCountInString(e.UserID); n > MaxUserIDLen {
 			p.Add("user_id", "too_long", "must be at most %d characters (got %d)", MaxUserIDLen, n)
 		}
+		checkText(p, "user_id", e.UserID, ruleLine)
+		checkVisible(p, "user_id", e.UserID)
 	}
 	if !e.Timestamp.IsZero() {
 		latest := now.Add(24 * time.Hour)

@@ -13,6 +13,10 @@ const IconRuleMessage = "must be exactly one emoji (like 💰) or an emoji short
 
 var shortcodes = emoji.CodeMap()
 
+// MaxIconCodePoints bounds one emoji: the longest real sequences (a kiss with two skin
+// tones) have 10; "💰" followed by twenty combining marks is one grapheme, not an emoji.
+const MaxIconCodePoints = 10
+
 // NormalizeIcon returns the emoji an icon field stands for: a single emoji is returned
 // as it is; a shortcode such as ":moneybag:" is replaced by its emoji. ok is false when
 // s is neither. The empty string is returned unchanged (it clears an insight's icon).
@@ -37,7 +41,7 @@ func NormalizeIcon(s string) (icon string, ok bool) {
 
 // isOneEmoji reports whether s is exactly one grapheme cluster that is an emoji.
 func isOneEmoji(s string) bool {
-	if !utf8.ValidString(s) || len(s) > 64 {
+	if !utf8.ValidString(s) || utf8.RuneCountInString(s) > MaxIconCodePoints {
 		return false
 	}
 	cluster, rest, _, _ := uniseg.FirstGraphemeClusterInString(s, -1)

@@ -77,6 +77,9 @@ func (c *InsightChange) Check(p *Problems) {
 		p.Add("title", "required", "is required")
 	case n > MaxTitleLen:
 		p.Add("title", "too_long", "must be at most %d characters (got %d)", MaxTitleLen, n)
+	default:
+		checkText(p, "title", c.Title, ruleLabel)
+		checkVisible(p, "title", c.Title)
 	}
 	switch c.Change {
 	case ChangeUpdate, ChangeIncrement, ChangeDecrement:
@@ -90,9 +93,13 @@ func (c *InsightChange) Check(p *Problems) {
 		path string
 		v    *string
 	}{{"prefix", c.Prefix}, {"suffix", c.Suffix}} {
-		if a.v != nil && utf8.RuneCountInString(*a.v) > MaxAffixLen {
+		if a.v == nil {
+			continue
+		}
+		if utf8.RuneCountInString(*a.v) > MaxAffixLen {
 			p.Add(a.path, "too_long", "must be at most %d characters", MaxAffixLen)
 		}
+		checkText(p, a.path, *a.v, ruleLine)
 	}
 	if c.Icon != nil {
 		CheckIcon(p, "icon", c.Icon)
@@ -127,6 +134,8 @@ func (c *InsightChange) checkValue(p *Problems) {
 		p.Add("value", "required", "must not be empty")
 	case n > MaxValueLen:
 		p.Add("value", "too_long", "must be at most %d characters (got %d)", MaxValueLen, n)
+	default:
+		checkText(p, "value", c.Value, ruleLine)
 	}
 }
 

@@ -4,13 +4,15 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"strconv"
 )
 
 // Tag limits.
 const (
-	MaxTags        = 32
-	MaxTagValueLen = 1024
+	MaxTags         = 32
+	MaxTagValueLen  = 1024
+	MaxTagNumberLen = 32 // characters of a number as sent: strict JSON readers choke on more
 )
 
 // Kinds of JSON value a tag or insight value can be.
@@ -19,6 +21,18 @@ const (
 	KindNumber = "number"
 	KindBool   = "bool"
 )
+
+// checkTagNumber refuses numbers that a reader of the API could not decode: beyond the
+// range of a float64 (1e400) or longer than MaxTagNumberLen characters.
+func checkTagNumber(p *Problems, path, text string) {
+	if len(text) > MaxTagNumberLen {
+		p.Add(path, "too_long", "a number must be at most %d characters as sent (send long numbers as strings)", MaxTagNumberLen)
+		return
+	}
+	if f, err := strconv.ParseFloat(text, 64); err != nil || math.IsInf(f, 0) {
+		p.Add(path, "range", "must be a finite number (send it as a string to keep it exactly)")
+	}
+}
 
 // Tag is one key/value pair of an event. Value holds the text of the value: a string as
 // it is, a number as its JSON literal, a boolean as "true" or "false". Filters match on it.

@@ -59,6 +59,10 @@ func decodeObject(data []byte) (object, error) {
 	if !utf8.Valid(data) {
 		return nil, tidings.Errorf(tidings.EInvalidJSON, "the body is not valid UTF-8")
 	}
+	if at := loneSurrogate(data); at >= 0 {
+		return nil, tidings.Errorf(tidings.EInvalidJSON,
+			"the body is not valid JSON text: a \\u escape at byte %d is half of a surrogate pair, which is no character", at)
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	obj, err := readObject(dec)
@@ -69,6 +73,43 @@ func decodeObject(data []byte) (object, error) {
 		return nil, tidings.Errorf(tidings.EInvalidJSON, "unexpected data after the JSON object")
 	}
 	return obj, nil
+}
+
+// loneSurrogate returns the offset of the first \uD800–\uDFFF escape that is not part of
+// a high-low pair, or -1. encoding/json would turn it into U+FFFD without a word.
+// Outside strings valid JSON has no backslash, so escapes need no string tracking.
+func loneSurrogate(data []byte) int {
+	for i := 0; i < len(data); i++ {
+		if data[i] != '\\' || i+1 >= len(data) {
+			continue
+		}
+		if data[i+1] != 'u' {
+			i++ // \\, \" and the like: skip the escaped byte
+			continue
+		}
+		r, ok := hex4(data, i+2)
+		switch {
+		case !ok || r < 0xD800 || r > 0xDFFF:
+		case r <= 0xDBFF && i+11 < len(data) && data[i+6] == '\\' && data[i+7] == 'u':
+			if low, ok := hex4(data, i+8); ok && low >= 0xDC00 && low <= 0xDFFF {
+				i += 11 // the pair
+				continue
+			}
+			return i
+		default:
+			return i
+		}
+		i += 5
+	}
+	return -1
+}
+
+func hex4(data []byte, at int) (rune, bool) {
+	if at+4 > len(data) {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(string(data[at:at+4]), 16, 32)
+	return rune(n), err == nil
 }
 
 func readObject(dec *json.Decoder) (object, error) {
