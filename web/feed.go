@@ -88,7 +88,7 @@ func feedQuery(r *http.Request) (tidings.EventQuery, url.Values) {
 }
 
 func (s *Server) eventView(ev *tidings.Event, base string, params url.Values) eventView {
-	v := eventView{Event: ev, Description: renderDescription(ev), Time: ev.Timestamp,
+	v := eventView{Event: ev, Description: s.renders.description(ev), Time: ev.Timestamp,
 		URL: "/p/" + ev.Project + "/events/" + ev.ID, ChannelURL: feedURL(ev.Project, ev.Channel)}
 	for _, t := range ev.Tags {
 		p := clone(params)

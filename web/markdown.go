@@ -2,15 +2,31 @@ package web
 
 import (
 	"bytes"
+	"container/list"
+	"errors"
 	"html/template"
 	"strings"
+	"sync"
 
 	"github.com/microcosm-cc/bluemonday"
 	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/extension"
+	east "github.com/yuin/goldmark/extension/ast"
 	"github.com/yuin/goldmark/renderer/html"
+	"github.com/yuin/goldmark/text"
 
 	"github.com/tidings-dev/tidings"
+)
+
+// Bounds of one rendered description (the contract's "Hostile input" section). GFM
+// pads every table row to the header's width and a reference link repeats its URL
+// wherever it is used, so 10,000 characters of Markdown can ask for megabytes of HTML.
+// Beyond these bounds the description is shown as plain text.
+const (
+	maxRenderedHTML = 64 << 10
+	maxTableColumns = 20
+	maxTableRows    = 200
 )
 
 // markdown renders with goldmark, which already drops raw HTML and javascript: links;
@@ -28,17 +44,143 @@ var (
 )
 
 // renderDescription turns an event's description into safe HTML: Markdown when the
-// event asked for it, text with its line breaks kept otherwise.
+// event asked for it and it stays within the bounds, text with its line breaks kept
+// otherwise.
 func renderDescription(ev *tidings.Event) template.HTML {
 	if ev.Description == "" {
 		return ""
 	}
 	if ev.Parser == tidings.ParserMarkdown {
-		var b bytes.Buffer
-		if err := md.Convert([]byte(ev.Description), &b); err == nil {
-			return template.HTML(sanitizer.SanitizeBytes(b.Bytes()))
+		if out, ok := renderMarkdown(ev.Description); ok {
+			return out
 		}
 	}
 	escaped := template.HTMLEscapeString(ev.Description)
 	return template.HTML(strings.ReplaceAll(escaped, "\n", "<br>"))
+}
+
+var errOutputFull = errors.New("rendered description too large")
+
+// cappedBuffer stops accepting bytes past its cap: the renderer's later writes fail,
+// so the work after the cap is only the walk of the (input-sized) syntax tree.
+type cappedBuffer struct {
+	bytes.Buffer
+	full bool
+}
+
+func (b *cappedBuffer) Write(p []byte) (int, error) {
+	if b.full || b.Len()+len(p) > maxRenderedHTML {
+		b.full = true
+		return 0, errOutputFull
+	}
+	return b.Buffer.Write(p)
+}
+
+// renderMarkdown renders src, or reports false when its tables or its output would be
+// larger than the bounds.
+func renderMarkdown(src string) (template.HTML, bool) {
+	if hasWideTableDelimiter(src) {
+		return "", false // refused before parsing: the parser itself pads every row
+	}
+	source := []byte(src)
+	doc := md.Parser().Parse(text.NewReader(source))
+	fits := true
+	ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
+		if t, ok := n.(*east.Table); ok && entering {
+			// Children: the header, then one node per body row.
+			if len(t.Alignments) > maxTableColumns || t.ChildCount()-1 > maxTableRows {
+				fits = false
+				return ast.WalkStop, nil
+			}
+			return ast.WalkSkipChildren, nil
+		}
+		return ast.WalkContinue, nil
+	})
+	if !fits {
+		return "", false
+	}
+	var b cappedBuffer
+	if err := md.Renderer().Render(&b, source, doc); err != nil || b.full {
+		return "", false
+	}
+	out := sanitizer.SanitizeBytes(b.Bytes())
+	if len(out) > maxRenderedHTML {
+		return "", false
+	}
+	return template.HTML(out), true
+}
+
+// hasWideTableDelimiter reports a line that could be the delimiter row of a table with
+// more than maxTableColumns columns ("|-|-|-|…"): goldmark pads each row of a table to
+// the header's width while parsing, so such a table costs before it can be measured.
+func hasWideTableDelimiter(src string) bool {
+	for line := range strings.Lines(src) {
+		if strings.Count(line, "|") <= maxTableColumns || strings.Trim(line, "|-: \t\r\n") != "" {
+			continue
+		}
+		row := strings.TrimSpace(line)
+		row = strings.TrimSuffix(strings.TrimPrefix(row, "|"), "|")
+		if strings.Count(row, "|")+1 > maxTableColumns && strings.Contains(row, "-") {
+			return true
+		}
+	}
+	return false
+}
+
+// renderCache keeps rendered descriptions by event ID, so that an event is rendered
+// once, not once per page view or per open stream. Its size is bounded in bytes; the
+// least recently used entries go first.
+type renderCache struct {
+	mu       sync.Mutex
+	maxBytes int
+	bytes    int
+	order    *list.List // front: most recently used
+	byID     map[string]*list.Element
+}
+
+type renderEntry struct {
+	id   string
+	html template.HTML
+}
+
+func newRenderCache(maxBytes int) *renderCache {
+	return &renderCache{maxBytes: maxBytes, order: list.New(), byID: map[string]*list.Element{}}
+}
+
+// description returns the event's rendered description, rendering it on a miss.
+func (c *renderCache) description(ev *tidings.Event) template.HTML {
+	if ev.Description == "" {
+		return ""
+	}
+	c.mu.Lock()
+	if el, ok := c.byID[ev.ID]; ok {
+		c.order.MoveToFront(el)
+		out := el.Value.(*renderEntry).html
+		c.mu.Unlock()
+		return out
+	}
+	c.mu.Unlock()
+	out := renderDescription(ev) // outside the lock: renders of different events run in parallel
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.byID[ev.ID]; ok || len(out) > c.maxBytes {
+		return out
+	}
+	c.byID[ev.ID] = c.order.PushFront(&renderEntry{id: ev.ID, html: out})
+	c.bytes += len(out)
+	for c.bytes > c.maxBytes {
+		last := c.order.Back()
+		e := last.Value.(*renderEntry)
+		c.order.Remove(last)
+		delete(c.byID, e.id)
+		c.bytes -= len(e.html)
+	}
+	return out
+}
+
+// len is the number of cached descriptions.
+func (c *renderCache) len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.byID)
 }

@@ -1,9 +1,11 @@
 package web
 
 import (
+	"fmt"
 	"io"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/net/html"
 
@@ -86,5 +88,76 @@ func FuzzRenderDescription(f *testing.F) {
 		if problem := checkSafe(out, !markdown); problem != "" {
 			t.Fatalf("description %q rendered as %q: %s", desc, out, problem)
 		}
+		if limit := 6*len(desc) + maxRenderedHTML; len(out) > limit {
+			t.Fatalf("%d bytes of description rendered to %d bytes", len(desc), len(out))
+		}
 	})
+}
+
+// TestMarkdownAmplification: descriptions of at most 10,000 characters built to render
+// to megabytes (the audit's 1,600-column table gave 29 MB) are shown as plain text,
+// bounded by the contract's 64 KiB, and quickly.
+func TestMarkdownAmplification(t *testing.T) {
+	header := func(cols int) string {
+		return "|" + strings.Repeat(" a |", cols) + "\n|" + strings.Repeat("-|", cols) + "\n"
+	}
+	wideTable := header(1600) + strings.Repeat("|x|\n", (tidings.MaxDescriptionLen-len(header(1600)))/4)
+	longURL := "https://example.com/" + strings.Repeat("a", 4000)
+	refs := "[r]: " + longURL + "\n\n" + strings.Repeat("[r] ", (tidings.MaxDescriptionLen-len(longURL)-10)/4)
+	for _, c := range []struct {
+		name, in string
+		rendered bool // still shown as Markdown
+	}{
+		{"1,600-column table", wideTable, false},
+		{"21-column table", header(21) + "|x|\n", false},
+		{"20-column table", header(20) + strings.Repeat("|x|\n", 10), true},
+		{"201-row table", header(2) + strings.Repeat("|x|y|\n", 201), false},
+		{"200-row table", header(2) + strings.Repeat("|x|y|\n", 200), true},
+		{"reference link repeated", refs, false},
+		{"deep blockquote", strings.Repeat(">", 9000) + " x", true},
+		{"many brackets", strings.Repeat("[", 10000), true},
+		{"many emphasis", strings.Repeat("*a", 5000), true},
+		{"many backticks", strings.Repeat("`a", 5000), true},
+		{"many links", strings.Repeat("<http://a.b>", 800), true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if n := len([]rune(c.in)); n > tidings.MaxDescriptionLen {
+				t.Fatalf("test input is %d characters, over the API's limit", n)
+			}
+			start := time.Now()
+			out := string(renderDescription(&tidings.Event{Description: c.in, Parser: tidings.ParserMarkdown}))
+			took := time.Since(start)
+			if len(out) > maxRenderedHTML+6*len(c.in) {
+				t.Fatalf("rendered to %d bytes", len(out))
+			}
+			if len(out) > 2*maxRenderedHTML {
+				t.Fatalf("rendered to %d bytes, more than the plain-text fallback needs", len(out))
+			}
+			markdown := !strings.Contains(out, "<br>") || strings.HasPrefix(out, "<")
+			if c.rendered != markdown {
+				t.Fatalf("rendered as Markdown = %v, want %v (%.200q)", markdown, c.rendered, out)
+			}
+			if took > 2*time.Second { // generous for -race on a busy machine; the attack took many seconds
+				t.Fatalf("took %v", took)
+			}
+		})
+	}
+}
+
+// TestRenderCacheBounded: the cache renders each event once and never holds more than
+// its byte budget, whatever is thrown at it.
+func TestRenderCacheBounded(t *testing.T) {
+	c := newRenderCache(64 << 10)
+	ev := &tidings.Event{ID: "a", Description: strings.Repeat("x", 1000), Parser: tidings.ParserText}
+	first := c.description(ev)
+	ev.Description = "changed" // an event never changes; a second render would show this
+	if got := c.description(ev); got != first {
+		t.Fatalf("rendered twice: %q", got)
+	}
+	for i := 0; i < 1000; i++ {
+		c.description(&tidings.Event{ID: fmt.Sprint(i), Description: strings.Repeat("y", 5000), Parser: tidings.ParserText})
+	}
+	if c.bytes > c.maxBytes || c.len() > 64<<10/5000+1 {
+		t.Fatalf("cache holds %d bytes in %d entries, budget %d", c.bytes, c.len(), c.maxBytes)
+	}
 }

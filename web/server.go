@@ -26,6 +26,10 @@ type Config struct {
 	APIBase string
 }
 
+// renderCacheBytes bounds the rendered descriptions kept in memory: a few thousand
+// events' worth, more than the pages and streams people have open.
+const renderCacheBytes = 16 << 20
+
 // Server serves the dashboard.
 type Server struct {
 	store      tidings.Store
@@ -39,6 +43,7 @@ type Server struct {
 	assets     *assets
 	cop        *http.CrossOriginProtection
 	logins     *loginLimiter
+	renders    *renderCache
 	closing    chan struct{} // closed when the server shuts down: streams end
 	closeOnce  sync.Once
 }
@@ -52,7 +57,8 @@ func (s *Server) CloseStreams() {
 // New returns a Server; it fails only if the embedded templates are broken.
 func New(cfg Config) (*Server, error) {
 	s := &Server{store: cfg.Store, broker: cfg.Broker, log: cfg.Logger, now: cfg.Now, openSignup: cfg.OpenSignup,
-		trusted: cfg.TrustedProxies, apiBase: cfg.APIBase, logins: newLoginLimiter(), closing: make(chan struct{})}
+		trusted: cfg.TrustedProxies, apiBase: cfg.APIBase, logins: newLoginLimiter(),
+		renders: newRenderCache(renderCacheBytes), closing: make(chan struct{})}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
