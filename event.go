@@ -119,6 +119,17 @@ func EventIDFloor(t time.Time) string {
 	return fmt.Sprintf("%08x-%04x-7000-8000-000000000000", uint64(ms)>>16, uint64(ms)&0xffff)
 }
 
+// EventIDTime is the time encoded in an event ID (a UUIDv7's milliseconds); ok is false
+// for a string that is not such an ID.
+func EventIDTime(id string) (t time.Time, ok bool) {
+	u, err := uuid.Parse(id)
+	if err != nil || u.Version() != 7 {
+		return time.Time{}, false
+	}
+	sec, nsec := u.Time().UnixTime()
+	return time.Unix(sec, nsec).UTC(), true
+}
+
 // Event is a stored log event.
 type Event struct {
 	ID          string // unique, sorts by the time the server accepted the event
@@ -177,6 +188,11 @@ type EventStore interface {
 	// with ID after, oldest first: what a live feed missed while it was disconnected.
 	// Errors: EProjectNotFound.
 	EventsAfter(ctx context.Context, accountID int64, project, after string, limit int) ([]*Event, error)
+
+	// CountEventsAfter counts the project's events accepted after the event with ID
+	// after, counting no further than max: enough to decide whether a reconnecting
+	// feed can catch up, at bounded cost. Errors: EProjectNotFound.
+	CountEventsAfter(ctx context.Context, accountID int64, project, after string, max int) (int, error)
 
 	// CountEventsBy counts the project's events (one channel's when channel is not "")
 	// per bucket of the given width, from since on, keyed by the bucket's start.

@@ -180,6 +180,18 @@ func (db *DB) EventsAfter(ctx context.Context, accountID int64, project, after s
 	return scanEvents(rows, project)
 }
 
+// CountEventsAfter counts events accepted after the event with ID after, up to max.
+func (db *DB) CountEventsAfter(ctx context.Context, accountID int64, project, after string, max int) (int, error) {
+	p, err := findProject(ctx, db.read, accountID, project)
+	if err != nil {
+		return 0, err
+	}
+	var n int
+	err = db.read.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM events WHERE project_id = ? AND id > ? LIMIT ?)`,
+		p.ID, after, max).Scan(&n)
+	return n, err
+}
+
 // CountEventsBy counts events per bucket from since on.
 func (db *DB) CountEventsBy(ctx context.Context, accountID int64, project, channel string, since time.Time, bucket time.Duration) (map[time.Time]int, error) {
 	p, err := findProject(ctx, db.read, accountID, project)

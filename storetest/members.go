@@ -164,6 +164,18 @@ func testFeedReads(t *testing.T, open Opener) {
 	if len(after) != 2 || after[0].ID != ids[2] || after[1].ID != ids[3] {
 		t.Fatalf("EventsAfter = %v", after)
 	}
+	for _, c := range []struct {
+		after     string
+		max, want int
+	}{{ids[0], 10, 3}, {ids[0], 2, 2}, {ids[3], 10, 0}} {
+		n, err := f.s.CountEventsAfter(ctx, f.account.ID, "my-saas", c.after, c.max)
+		must(t, err)
+		if n != c.want {
+			t.Fatalf("CountEventsAfter(%s, %d) = %d, want %d", c.after, c.max, n, c.want)
+		}
+	}
+	_, err = f.s.CountEventsAfter(ctx, f.account.ID, "nope", ids[0], 10)
+	wantCode(t, err, tidings.EProjectNotFound)
 
 	perHour, err := f.s.CountEventsBy(ctx, f.account.ID, "my-saas", "", now.Add(-48*time.Hour), time.Hour)
 	must(t, err)

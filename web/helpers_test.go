@@ -23,6 +23,7 @@ type env struct {
 	store  *sqlite.DB
 	broker *inmem.Broker
 	srv    *httptest.Server
+	dash   *web.Server
 }
 
 func newEnv(t *testing.T, openSignup bool) *env {
@@ -44,6 +45,7 @@ func newEnvWith(t *testing.T, cfg web.Config) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
+	e.dash = s
 	mux := http.NewServeMux()
 	s.Register(mux)
 	mux.Handle("/", s.NotFound())

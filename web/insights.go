@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"net/http"
@@ -27,9 +28,9 @@ func insightID(title string) string {
 	return "insight-" + hex.EncodeToString(sum[:6])
 }
 
-func (s *Server) insightView(r *http.Request, in *tidings.Insight) (insightView, error) {
+func (s *Server) insightView(ctx context.Context, accountID int64, in *tidings.Insight) (insightView, error) {
 	v := insightView{Insight: in, ID: insightID(in.Title), Time: in.UpdatedAt}
-	hist, err := s.store.InsightHistory(r.Context(), sessionFrom(r).account.ID, in.Project, in.Title, sparkPoints)
+	hist, err := s.store.InsightHistory(ctx, accountID, in.Project, in.Title, sparkPoints)
 	if err != nil {
 		return v, err
 	}
@@ -73,8 +74,8 @@ func sparkline(hist []tidings.InsightPoint) (points, last string) {
 
 func fmtFloat(f float64) string { return strconv.FormatFloat(f, 'f', 1, 64) }
 
-func (s *Server) insightCard(r *http.Request, in *tidings.Insight) (string, error) {
-	v, err := s.insightView(r, in)
+func (s *Server) insightCard(ctx context.Context, accountID int64, in *tidings.Insight) (string, error) {
+	v, err := s.insightView(ctx, accountID, in)
 	if err != nil {
 		return "", err
 	}
@@ -96,7 +97,7 @@ func (s *Server) insightsPage(w http.ResponseWriter, r *http.Request) error {
 	}
 	d := insightsData{Stream: "/p/" + project + "/stream?insights=1"} // insight cards only
 	for _, in := range list {
-		v, err := s.insightView(r, in)
+		v, err := s.insightView(r.Context(), sessionFrom(r).account.ID, in)
 		if err != nil {
 			return err
 		}

@@ -66,9 +66,11 @@ func safeNext(next string) string {
 }
 
 func (s *Server) logout(w http.ResponseWriter, r *http.Request) error {
-	if err := s.store.DeleteSession(r.Context(), sessionFrom(r).hash); err != nil {
+	sess := sessionFrom(r)
+	if err := s.store.DeleteSession(r.Context(), sess.hash); err != nil {
 		return err
 	}
+	s.hub.endSessions(sess.account.ID, func(ls *liveStream) bool { return ls.session == string(sess.hash) })
 	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: "", Path: "/", MaxAge: -1, HttpOnly: true,
 		Secure: s.isHTTPS(r), SameSite: http.SameSiteLaxMode})
 	return redirect(w, r, "/login")

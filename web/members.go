@@ -53,6 +53,7 @@ func (s *Server) removeMember(w http.ResponseWriter, r *http.Request) error {
 	if err := s.store.DeleteUser(r.Context(), sess.account.ID, id); err != nil {
 		return err
 	}
+	s.hub.endSessions(sess.account.ID, func(ls *liveStream) bool { return ls.userID == id })
 	return redirect(w, r, "/settings/members")
 }
 

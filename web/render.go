@@ -149,7 +149,10 @@ func (s *Server) wrap(h handlerFunc) http.Handler {
 			status = http.StatusForbidden
 		case tidings.EValidation, tidings.EConflict:
 			status = http.StatusBadRequest
+		case tidings.ERateLimited:
+			status = http.StatusTooManyRequests
 		case tidings.EUnavailable:
+			w.Header().Set("Retry-After", "5")
 			status = http.StatusServiceUnavailable
 		}
 		if status == http.StatusInternalServerError {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tidings-dev/tidings"
@@ -24,6 +25,8 @@ type Config struct {
 	TrustedProxies []netip.Prefix // whose X-Forwarded-Proto/-For to believe
 	// APIBase is how the curl examples name this server ("" = from the request).
 	APIBase string
+	// Live streams allowed open per session and per account (0: the defaults).
+	MaxStreamsPerSession, MaxStreamsPerAccount int
 }
 
 // renderCacheBytes bounds the rendered descriptions kept in memory: a few thousand
@@ -44,8 +47,11 @@ type Server struct {
 	cop        *http.CrossOriginProtection
 	logins     *loginLimiter
 	renders    *renderCache
-	closing    chan struct{} // closed when the server shuts down: streams end
-	closeOnce  sync.Once
+	hub        *hub
+	// cardRenders counts event cards rendered for streams: each event once per feed.
+	cardRenders atomic.Int64
+	closing     chan struct{} // closed when the server shuts down: streams end
+	closeOnce   sync.Once
 }
 
 // CloseStreams ends every open event stream, so that a graceful shutdown need not
@@ -62,6 +68,7 @@ func New(cfg Config) (*Server, error) {
 	if s.log == nil {
 		s.log = slog.Default()
 	}
+	s.hub = newHub(s, cfg.MaxStreamsPerSession, cfg.MaxStreamsPerAccount)
 	if s.now == nil {
 		s.now = time.Now
 	}

@@ -1,9 +1,7 @@
 package web
 
 import (
-	"bytes"
-	"fmt"
-	"io"
+	"bufio"
 	"net/http"
 	"strings"
 	"time"
@@ -14,10 +12,26 @@ import (
 // heartbeat keeps proxies from closing an idle stream.
 const heartbeat = 25 * time.Second
 
-// insightEvery is how often a stream sends a changed insight card at most: a counter
+// insightEvery is how often a board gets a changed insight card at most: a counter
 // incremented thousands of times a second is redrawn four times a second, with its
 // latest value, and costs one history read per redraw rather than per increment.
 const insightEvery = 250 * time.Millisecond
+
+// Catch-up of a reconnecting feed (the contract's "Live streams").
+const (
+	// maxCatchUp is how many missed events a reconnect replays; past it the page
+	// reloads itself instead.
+	maxCatchUp = 5000
+	// catchUpPage is how many missed events are read at a time, bounding memory.
+	catchUpPage = 50
+	// catchUpMargin reaches back before the last event the browser saw: the events of
+	// one group commit are announced in the order their requests finish, not in ID
+	// order, so one with a smaller ID may arrive after the one the browser names.
+	// The page drops the repeats by element id.
+	catchUpMargin = time.Second
+	// writeTimeout bounds one write to a stream: a browser that stops reading is cut off.
+	writeTimeout = 10 * time.Second
+)
 
 // stream sends a project's new events (filtered like the feed) as server-sent events,
 // or with ?insights=1 its insight changes. Each event carries its ID, so a browser that
@@ -31,116 +45,161 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	v := r.URL.Query()
-	q, params := feedQuery(r) // the feed's filter, for events and for their chips' links
-	q.Channel = v.Get("channel")
-	base := feedURL(project, q.Channel)
-	insights := v.Get("insights") == "1"
+	ls := &liveStream{account: sess.account.ID, userID: sess.user.ID, session: string(sess.hash), project: project,
+		insights: v.Get("insights") == "1"}
 	last := r.Header.Get("Last-Event-ID")
 	if last == "" {
 		last = v.Get("last")
 	}
-	if insights {
+	if ls.insights {
 		last = "" // an insight board shows current values; it has nothing to catch up on
+	} else {
+		q, params := feedQuery(r) // the feed's filter, for events and for their chips' links
+		q.Channel = v.Get("channel")
+		base := feedURL(project, q.Channel)
+		ls.feed = &feedSpec{key: base + "?" + params.Encode(), query: q, base: base, params: params}
 	}
 
-	// Subscribe before catching up, so that nothing falls between the two.
-	sub := s.broker.Subscribe(sess.account.ID)
-	defer sub.Close()
+	// Register before catching up, so that nothing falls between the two.
+	if err := s.hub.open(ls); err != nil {
+		return err
+	}
+	defer s.hub.close(ls)
 
 	rc := http.NewResponseController(w)
 	rc.SetReadDeadline(time.Time{}) // a stream outlives the server's request timeouts
-	rc.SetWriteDeadline(time.Time{})
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
-	fmt.Fprint(w, "retry: 2000\n\n")
+	out := bufio.NewWriterSize(w, 32<<10)
+	write := func(b []byte) bool {
+		rc.SetWriteDeadline(time.Now().Add(writeTimeout))
+		_, err := out.Write(b)
+		return err == nil
+	}
+	flush := func() bool {
+		rc.SetWriteDeadline(time.Now().Add(writeTimeout))
+		return out.Flush() == nil && rc.Flush() == nil
+	}
+	if !write([]byte("retry: 2000\n\n")) {
+		return nil
+	}
 
-	send := func(ev *tidings.Event) error {
-		if ev.Project != project || (last != "" && ev.ID <= last) {
-			return nil
-		}
-		last = ev.ID
-		if !q.Matches(ev) {
-			return nil
-		}
-		var b bytes.Buffer
-		if err := s.pages.raw.ExecuteTemplate(&b, "event-card", s.eventView(ev, base, params)); err != nil {
-			return err
-		}
-		return writeSSE(w, ev.ID, "event", b.String())
+	sent, ok := s.catchUp(r, ls, last, write)
+	if !ok || !flush() {
+		return nil // the stream has begun: the browser retries
 	}
-	if last != "" {
-		missed, err := s.store.EventsAfter(ctx, sess.account.ID, project, last, 500)
-		if err != nil {
-			return nil // the stream has begun: the browser retries
-		}
-		for _, ev := range missed {
-			if err := send(ev); err != nil {
-				return nil
-			}
-		}
-	}
-	rc.Flush()
 
 	tick := time.NewTicker(heartbeat)
 	defer tick.Stop()
-	flush := time.NewTicker(insightEvery)
-	defer flush.Stop()
-	pending := map[string]*tidings.Insight{} // latest state of changed insights, by title
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-s.closing:
 			return nil // the browser reconnects to the next server and catches up
+		case <-ls.ended:
+			switch ls.why {
+			case endTooMany, endSession:
+				write(sseFrame("", "end", ls.why))
+				flush()
+			}
+			return nil
 		case <-tick.C:
-			if _, err := io.WriteString(w, ": ping\n\n"); err != nil {
+			if !write([]byte(": ping\n\n")) || !flush() {
 				return nil
 			}
-		case <-flush.C:
-			if len(pending) == 0 {
-				continue
-			}
-			for title, in := range pending {
-				card, err := s.insightCard(r, in)
-				if err != nil || writeSSE(w, "", "insight", card) != nil {
-					return nil
+		case m := <-ls.out:
+			// Write what is queued in one go, flushing once.
+			for more := true; more; {
+				if m.id == "" || !sent[m.id] {
+					if !write(m.frame) {
+						return nil
+					}
 				}
-				delete(pending, title)
-			}
-		case n, ok := <-sub.C():
-			if !ok {
-				return nil // fell behind: the browser reconnects and catches up from the store
-			}
-			switch {
-			case n.Event != nil && !insights:
-				if send(n.Event) != nil {
-					return nil
+				select {
+				case m = <-ls.out:
+				default:
+					more = false
 				}
-			case n.Insight != nil && insights && n.Insight.Project == project:
-				pending[n.Insight.Title] = n.Insight
-				continue // sent by the next flush
-			default:
-				continue
+			}
+			if !flush() {
+				return nil
 			}
 		}
-		rc.Flush()
 	}
 }
 
-// writeSSE writes one message; every line of data gets its own "data:" field.
-func writeSSE(w io.Writer, id, event, data string) error {
+// catchUp replays what a reconnecting feed missed since the event last, oldest first,
+// and returns the IDs it sent so that the live messages already queued are not sent
+// twice. More than maxCatchUp missed: it tells the page to reload instead.
+func (s *Server) catchUp(r *http.Request, ls *liveStream, last string, write func([]byte) bool) (map[string]bool, bool) {
+	if last == "" {
+		return nil, true
+	}
+	from := last
+	if t, ok := tidings.EventIDTime(last); ok {
+		from = tidings.EventIDFloor(t.Add(-catchUpMargin))
+	}
+	ctx := r.Context()
+	n, err := s.store.CountEventsAfter(ctx, ls.account, ls.project, from, maxCatchUp+1)
+	if err != nil {
+		return nil, false
+	}
+	if n > maxCatchUp {
+		return nil, write(sseFrame("", "reload", "more events arrived than a reconnect replays"))
+	}
+	sent := make(map[string]bool, n)
+	for {
+		missed, err := s.store.EventsAfter(ctx, ls.account, ls.project, from, catchUpPage)
+		if err != nil {
+			return nil, false
+		}
+		for _, ev := range missed {
+			sent[ev.ID] = true
+			if ev.ID == last || !ls.feed.query.Matches(ev) {
+				continue
+			}
+			if frame := s.eventFrame(ev, ls.feed); frame != nil && !write(frame) {
+				return nil, false
+			}
+		}
+		if len(missed) < catchUpPage || len(sent) >= maxCatchUp+catchUpPage {
+			return sent, true
+		}
+		from = missed[len(missed)-1].ID
+	}
+}
+
+// sseFrame is one server-sent-events message. SSE ends a line at CR, LF or CR LF, so
+// the data is split at each of them and every piece gets its own "data:" field: no
+// input can start a line of its own (an "id:" or "retry:" that would poison the
+// browser's Last-Event-ID). The id and event name come from us, never from input.
+func sseFrame(id, event, data string) []byte {
 	var b strings.Builder
+	b.Grow(len(data) + 64)
 	if id != "" {
-		b.WriteString("id: " + id + "\n")
+		b.WriteString("id: " + oneLine(id) + "\n")
 	}
-	b.WriteString("event: " + event + "\n")
-	for _, line := range strings.Split(data, "\n") {
-		b.WriteString("data: " + line + "\n")
+	b.WriteString("event: " + oneLine(event) + "\n")
+	for {
+		i := strings.IndexAny(data, "\r\n")
+		if i < 0 {
+			break
+		}
+		b.WriteString("data: " + data[:i] + "\n")
+		if data[i] == '\r' && i+1 < len(data) && data[i+1] == '\n' {
+			i++
+		}
+		data = data[i+1:]
 	}
-	b.WriteString("\n")
-	_, err := io.WriteString(w, b.String())
-	return err
+	b.WriteString("data: " + data + "\n\n")
+	return []byte(b.String())
+}
+
+// oneLine drops line breaks from a field that must stay on its line.
+func oneLine(s string) string {
+	return strings.NewReplacer("\r", "", "\n", "").Replace(s)
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/tidings-dev/tidings/api"
+	"github.com/tidings-dev/tidings/web"
 )
 
 // Config is everything `tidings serve` can be told. Defaults live here; flags and
@@ -25,12 +26,16 @@ type Config struct {
 	TrustedProxies []netip.Prefix
 	Limits         api.Limits
 	OpenSignup     bool
-	envErrs        []error // TIDINGS_* values that could not be read; serve refuses to start
+	// Live streams of the dashboard allowed open per browser session and per account.
+	MaxStreamsPerSession int
+	MaxStreamsPerAccount int
+	envErrs              []error // TIDINGS_* values that could not be read; serve refuses to start
 }
 
 // DefaultConfig is the configuration of a fresh install.
 func DefaultConfig() Config {
-	return Config{Addr: "127.0.0.1:8080", Data: "./tidings-data", LogFormat: "text", Limits: api.DefaultLimits}
+	return Config{Addr: "127.0.0.1:8080", Data: "./tidings-data", LogFormat: "text", Limits: api.DefaultLimits,
+		MaxStreamsPerSession: web.DefaultMaxStreamsPerSession, MaxStreamsPerAccount: web.DefaultMaxStreamsPerAccount}
 }
 
 // env reads TIDINGS_<name>, or the content of the file named by TIDINGS_<name>_FILE.
@@ -92,6 +97,10 @@ func serveFlags(fs *flag.FlagSet, c *Config) {
 	c.intFlag(fs, &c.Limits.TokenBurst, "token-burst", "TOKEN_BURST", "burst per token")
 	c.floatFlag(fs, &c.Limits.PublicIPRate, "public-ip-rate", "PUBLIC_IP_RATE", "requests per second per public token and client IP; 0: no limit")
 	c.intFlag(fs, &c.Limits.PublicIPBurst, "public-ip-burst", "PUBLIC_IP_BURST", "burst per public token and client IP")
+	c.intFlag(fs, &c.MaxStreamsPerSession, "max-streams-per-session", "MAX_STREAMS_PER_SESSION",
+		"live dashboard views open at once per browser session; more close the oldest")
+	c.intFlag(fs, &c.MaxStreamsPerAccount, "max-streams-per-account", "MAX_STREAMS_PER_ACCOUNT",
+		"live dashboard views open at once per account; more are refused")
 }
 
 func (c *Config) floatFlag(fs *flag.FlagSet, p *float64, name, envName, usage string) {
@@ -145,6 +154,9 @@ func (c Config) validate() error {
 	}
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		return fmt.Errorf("--log-format must be text or json")
+	}
+	if c.MaxStreamsPerSession < 1 || c.MaxStreamsPerAccount < 1 {
+		return fmt.Errorf("--max-streams-per-session and --max-streams-per-account must be at least 1")
 	}
 	if c.Limits.TokenRate < 0 || c.Limits.PublicIPRate < 0 {
 		return fmt.Errorf("rates must not be negative")

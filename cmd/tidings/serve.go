@@ -87,7 +87,8 @@ func (m *Main) Run(ctx context.Context) error {
 	m.api = api.New(api.Config{Store: store, Broker: broker, Logger: m.Logger, Now: m.Now,
 		Limits: m.Config.Limits, TrustedProxies: m.Config.TrustedProxies})
 	dash, err := web.New(web.Config{Store: store, Broker: broker, Logger: m.Logger, Now: m.Now,
-		OpenSignup: m.Config.OpenSignup, TrustedProxies: m.Config.TrustedProxies})
+		OpenSignup: m.Config.OpenSignup, TrustedProxies: m.Config.TrustedProxies,
+		MaxStreamsPerSession: m.Config.MaxStreamsPerSession, MaxStreamsPerAccount: m.Config.MaxStreamsPerAccount})
 	if err != nil {
 		store.Close()
 		return err

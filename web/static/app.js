@@ -77,6 +77,7 @@
     }, { passive: true });
     var es = new EventSource(feed.getAttribute("data-stream"));
     live(feed, es);
+    endings(feed, es);
     es.addEventListener("event", function (e) {
       var card = fragment(e.data);
       if (!card || document.getElementById(card.id)) return;
@@ -84,12 +85,31 @@
       if (empty) empty.remove();
       card.classList.add("fresh");
       refreshTimes(card);
-      list.insertBefore(card, list.firstChild);
+      // Newest first by ID: events of one batch may arrive out of order.
+      var id = card.getAttribute("data-id"), next = list.firstElementChild;
+      while (next && next.getAttribute("data-id") > id) next = next.nextElementSibling;
+      list.insertBefore(card, next);
       if (window.scrollY > 80) {
         unseen++;
         marker.textContent = unseen + " new ↑";
         marker.hidden = false;
       }
+    });
+  }
+
+  // The server may end a stream: "reload" after more missed events than a reconnect
+  // replays; "end" when this session signed out (reload shows the sign-in page) or
+  // opened too many live views (this one stops, instead of pushing out another).
+  function endings(root, es) {
+    es.addEventListener("reload", function () { es.close(); window.location.reload(); });
+    es.addEventListener("end", function (e) {
+      es.close();
+      if (e.data === "signed-out") { window.location.reload(); return; }
+      root.removeAttribute("data-live");
+      var badge = root.querySelector(".live");
+      if (badge) badge.hidden = true;
+      var note = root.querySelector(".stream-note");
+      if (note) note.hidden = false;
     });
   }
 
@@ -99,6 +119,7 @@
     var grid = board.querySelector(".grid");
     var src = new EventSource(board.getAttribute("data-stream"));
     live(board, src);
+    endings(board, src);
     src.addEventListener("insight", function (e) {
       var card = fragment(e.data);
       if (!card) return;
