@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"time"
 )
 
@@ -18,6 +19,7 @@ type Session struct {
 
 // Invite is a one-time link that lets a person join an account as a member.
 type Invite struct {
+	ID          string // names a pending invite in lists: derived from Hash, reveals nothing of the secret
 	Hash        []byte
 	AccountID   int64
 	AccountName string // filled in when read
@@ -58,7 +60,14 @@ type SessionStore interface {
 	// AcceptInvite uses the invite once and creates u as a member of its account,
 	// in one transaction. Errors: ENotFound (used, expired or unknown), EConflict (email taken).
 	AcceptInvite(ctx context.Context, hash []byte, u *User, now time.Time) error
+	// ListInvites returns the account's unused, unexpired invites, newest first.
+	ListInvites(ctx context.Context, accountID int64, now time.Time) ([]*Invite, error)
+	// RevokeInvite deletes the account's pending invite with that ID. Errors: ENotFound.
+	RevokeInvite(ctx context.Context, accountID int64, id string) error
 }
+
+// InviteID is the ID under which an invite with that hash is listed.
+func InviteID(hash []byte) string { return hex.EncodeToString(hash[:8]) }
 
 // MemberStore manages the people of an account.
 type MemberStore interface {

@@ -27,6 +27,9 @@ func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 			"send the body as JSON with the header Content-Type: application/json")
 	}
 	if r.ContentLength > MaxBodyBytes {
+		// Answer now and close: without "Connection: close" net/http would first
+		// read up to 256 KiB of the unread body, waiting for a client that holds it back.
+		w.Header().Set("Connection", "close")
 		return nil, tooLarge()
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))

@@ -4,6 +4,9 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/tidings-dev/tidings/api"
+	"github.com/tidings-dev/tidings/internal/attack"
 )
 
 // TestHostileText: the contract's "Hostile input" text rules, each with the input that
@@ -114,5 +117,20 @@ func TestLoneSurrogateEscape(t *testing.T) {
 				t.Fatalf("detail: %s", r.problem.Detail)
 			}
 		})
+	}
+}
+
+// TestOversizedBodyAnsweredAtOnce: a Content-Length over the limit is answered 413 at
+// once, without waiting for a body that is held back (the audit waited for the timeout).
+func TestOversizedBodyAnsweredAtOnce(t *testing.T) {
+	e := newEnv(t, noLimits)
+	for _, n := range []int{api.MaxBodyBytes + 1, 200 << 10, 10 << 20} {
+		status := attack.HeldBackBody(t, e.srv.URL, "/v1/log", "application/json", n, "Authorization", "Bearer "+e.full)
+		if !strings.HasPrefix(status, "413") {
+			t.Fatalf("Content-Length %d: %s", n, status)
+		}
+		if status := attack.HeldBackBody(t, e.srv.URL, "/v1/insight", "application/json", n); !strings.HasPrefix(status, "413") {
+			t.Fatalf("without a token, Content-Length %d: %s", n, status)
+		}
 	}
 }

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/tidings-dev/tidings/internal/metrics"
 )
@@ -79,13 +81,18 @@ func Middleware(next http.Handler, log *slog.Logger, m *metrics.Metrics) http.Ha
 			if status == 0 {
 				status = http.StatusOK
 			}
+			// The route pattern, never the path: a path may carry a secret
+			// (/invite/{secret}). An unmatched path is logged, shortened: it names
+			// nothing real, and an attacker must not fill the log with it.
 			route := r.Pattern
-			if route == "" {
-				route = "unmatched"
-			}
 			d := time.Since(start)
-			attrs := []any{"method", r.Method, "route", route, "path", r.URL.Path, "status", status,
+			attrs := []any{"method", r.Method, "route", route, "status", status,
 				"duration_ms", float64(d.Microseconds()) / 1000, "request_id", info.requestID}
+			if route == "" || strings.HasSuffix(route, "/") && !strings.Contains(route, " ") { // a catch-all: "/", "/v1/"
+				route = "unmatched"
+				attrs[3] = route
+				attrs = append(attrs, "path", shorten(r.URL.Path, 120))
+			}
 			if info.accountID != 0 {
 				attrs = append(attrs, "account", info.accountID)
 			}
@@ -97,4 +104,15 @@ func Middleware(next http.Handler, log *slog.Logger, m *metrics.Metrics) http.Ha
 		}()
 		next.ServeHTTP(sw, r)
 	})
+}
+
+// shorten keeps at most n bytes of s (on a rune boundary), marking a cut with "…".
+func shorten(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }

@@ -105,6 +105,11 @@ func (s *Server) wrap(h handlerFunc) http.Handler {
 		// A deadline per request instead of a server-wide WriteTimeout, which would
 		// also cut the dashboard's long-lived event streams.
 		http.NewResponseController(w).SetWriteDeadline(time.Now().Add(30 * time.Second))
+		if r.ContentLength > MaxBodyBytes { // before anything else, even the token check
+			w.Header().Set("Connection", "close")
+			WriteError(w, r, s.log, tooLarge())
+			return
+		}
 		if err := h(w, r); err != nil {
 			WriteError(w, r, s.log, err)
 		}

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/hex"
 	"errors"
 	"time"
 
@@ -80,6 +81,45 @@ func findInvite(ctx context.Context, q querier, hash []byte, now time.Time) (*ti
 	}
 	inv.CreatedAt, inv.ExpiresAt = fromMS(created), fromMS(expires)
 	return inv, nil
+}
+
+// ListInvites returns the account's pending invites, newest first.
+func (db *DB) ListInvites(ctx context.Context, accountID int64, now time.Time) ([]*tidings.Invite, error) {
+	rows, err := db.read.QueryContext(ctx,
+		`SELECT hash, created_by, created_at, expires_at FROM invites
+		 WHERE account_id = ? AND used_at IS NULL AND expires_at > ? ORDER BY created_at DESC`, accountID, ms(now))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*tidings.Invite
+	for rows.Next() {
+		inv := &tidings.Invite{AccountID: accountID}
+		var created, expires int64
+		if err := rows.Scan(&inv.Hash, &inv.CreatedBy, &created, &expires); err != nil {
+			return nil, err
+		}
+		inv.ID, inv.CreatedAt, inv.ExpiresAt = tidings.InviteID(inv.Hash), fromMS(created), fromMS(expires)
+		out = append(out, inv)
+	}
+	return out, rows.Err()
+}
+
+// RevokeInvite deletes a pending invite of the account.
+func (db *DB) RevokeInvite(ctx context.Context, accountID int64, id string) error {
+	prefix, err := hex.DecodeString(id)
+	if err != nil || len(prefix) != 8 {
+		return tidings.Errorf(tidings.ENotFound, "no such invitation")
+	}
+	res, err := db.write.ExecContext(ctx, `DELETE FROM invites WHERE account_id = ? AND used_at IS NULL AND substr(hash, 1, 8) = ?`,
+		accountID, prefix)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return tidings.Errorf(tidings.ENotFound, "no such invitation")
+	}
+	return nil
 }
 
 // FindInvite returns the unused, unexpired invite with that hash.

@@ -48,6 +48,25 @@ func testSessionsAndMembers(t *testing.T, open Opener) {
 	}
 	wantCode(t, f.s.AcceptInvite(ctx, inv, &tidings.User{Email: "eve@example.com", PasswordHash: "x"}, epoch), tidings.ENotFound)
 
+	// Owners list pending invites (not used or expired ones) and revoke them; another
+	// account cannot.
+	_, pending := tidings.NewSecret()
+	_, expired := tidings.NewSecret()
+	must(t, f.s.CreateInvite(ctx, &tidings.Invite{Hash: pending, AccountID: f.account.ID, CreatedBy: owner.ID, CreatedAt: epoch, ExpiresAt: epoch.Add(time.Hour)}))
+	must(t, f.s.CreateInvite(ctx, &tidings.Invite{Hash: expired, AccountID: f.account.ID, CreatedBy: owner.ID, CreatedAt: epoch.Add(-2 * time.Hour), ExpiresAt: epoch.Add(-time.Hour)}))
+	invites, err := f.s.ListInvites(ctx, f.account.ID, epoch)
+	must(t, err)
+	if len(invites) != 1 || invites[0].ID != tidings.InviteID(pending) || !invites[0].ExpiresAt.Equal(epoch.Add(time.Hour)) {
+		t.Fatalf("ListInvites = %+v", invites)
+	}
+	stranger := newAccount(t, f.s, "initech")
+	wantCode(t, f.s.RevokeInvite(ctx, stranger.ID, invites[0].ID), tidings.ENotFound)
+	wantCode(t, f.s.RevokeInvite(ctx, f.account.ID, "not-hex"), tidings.ENotFound)
+	must(t, f.s.RevokeInvite(ctx, f.account.ID, invites[0].ID))
+	_, err = f.s.FindInvite(ctx, pending, epoch)
+	wantCode(t, err, tidings.ENotFound)
+	wantCode(t, f.s.RevokeInvite(ctx, f.account.ID, invites[0].ID), tidings.ENotFound)
+
 	users, err := f.s.ListUsers(ctx, f.account.ID)
 	must(t, err)
 	if len(users) != 2 || users[0].ID != owner.ID || users[1].ID != member.ID {

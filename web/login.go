@@ -1,17 +1,26 @@
 package web
 
 import (
+	"errors"
 	"net/http"
 	"net/netip"
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"golang.org/x/time/rate"
 
 	"github.com/tidings-dev/tidings/internal/clientip"
 	"github.com/tidings-dev/tidings/internal/password"
+	"github.com/tidings-dev/tidings/internal/ratelimit"
 )
+
+// busyMessage answers a password check that waited too long for its turn.
+const busyMessage = "The server is busy checking other passwords. Try again in a moment."
+
+// maxEmailLen is the longest email address (RFC 5321's path limit).
+const maxEmailLen = 254
 
 type loginForm struct {
 	Email, Next string
@@ -36,6 +45,10 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) error {
 	fail := func(status int, msg string) error {
 		return s.render(w, r, "login", &view{Title: "Sign in", Status: status, Error: msg, Data: f})
 	}
+	if len(f.Email) > maxEmailLen {
+		f.Email = ""
+		return fail(http.StatusBadRequest, "Enter a valid email address.")
+	}
 	if !s.logins.allow(clientip.Of(r, s.trusted), strings.ToLower(f.Email), s.now()) {
 		return fail(http.StatusTooManyRequests, "Too many sign-in attempts. Wait a minute and try again.")
 	}
@@ -44,7 +57,10 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) error {
 	if err == nil {
 		hash = u.PasswordHash
 	}
-	ok, _ := password.Verify(hash, r.PostFormValue("password"))
+	ok, verr := s.passwords.Verify(r.Context(), hash, r.PostFormValue("password"))
+	if errors.Is(verr, password.ErrBusy) {
+		return fail(http.StatusTooManyRequests, busyMessage)
+	}
 	if err != nil || !ok {
 		return fail(http.StatusUnauthorized, "Wrong email or password.")
 	}
@@ -57,12 +73,16 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) error {
 	return redirect(w, r, "/")
 }
 
-// safeNext keeps only local paths, so that a crafted link cannot send people elsewhere.
+// safeNext keeps only local paths, so that a crafted link cannot send people elsewhere:
+// one "/" followed by neither "/" nor "\\" (browsers read both as "//", another host),
+// and no control characters (browsers drop tabs and line breaks, so "/\t/evil" would
+// become "//evil").
 func safeNext(next string) string {
-	if strings.HasPrefix(next, "/") && !strings.HasPrefix(next, "//") && !strings.HasPrefix(next, "/\\") {
-		return next
+	if len(next) > 2048 || !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") ||
+		strings.HasPrefix(next, "/\\") || strings.ContainsFunc(next, unicode.IsControl) {
+		return ""
 	}
-	return ""
+	return next
 }
 
 func (s *Server) logout(w http.ResponseWriter, r *http.Request) error {
@@ -76,38 +96,29 @@ func (s *Server) logout(w http.ResponseWriter, r *http.Request) error {
 	return redirect(w, r, "/login")
 }
 
-// loginLimiter slows down password guessing: per client address and per email.
+// Bounds of the sign-in and sign-up limiters' memory (buckets kept at most).
+const (
+	maxAddrBuckets  = 50000
+	maxEmailBuckets = 50000
+)
+
+// loginLimiter slows down password guessing: per client address first, then per email.
+// An address over its limit never creates an email bucket, so invented emails cannot
+// grow memory faster than the address limit allows; both maps are bounded anyway.
 type loginLimiter struct {
-	mu      sync.Mutex
-	buckets map[string]*rate.Limiter
-	swept   time.Time
+	byAddr  *ratelimit.Keyed[netip.Prefix]
+	byEmail *ratelimit.Keyed[string]
 }
 
-func newLoginLimiter() *loginLimiter { return &loginLimiter{buckets: map[string]*rate.Limiter{}} }
+func newLoginLimiter() *loginLimiter {
+	return &loginLimiter{byAddr: ratelimit.NewKeyed[netip.Prefix](maxAddrBuckets),
+		byEmail: ratelimit.NewKeyed[string](maxEmailBuckets)}
+}
 
 func (l *loginLimiter) allow(ip netip.Addr, email string, now time.Time) bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if now.Sub(l.swept) > 10*time.Minute {
-		for k, b := range l.buckets {
-			if b.TokensAt(now) >= float64(b.Burst()) {
-				delete(l.buckets, k)
-			}
-		}
-		l.swept = now
-	}
-	get := func(key string, every time.Duration, burst int) *rate.Limiter {
-		b := l.buckets[key]
-		if b == nil {
-			b = rate.NewLimiter(rate.Every(every), burst)
-			l.buckets[key] = b
-		}
-		return b
-	}
-	byIP := get("ip:"+ip.String(), 6*time.Second, 10) // 10 at once, then 10 a minute
-	byEmail := get("email:"+email, 30*time.Second, 5) // 5 at once, then 2 a minute
-	if !byIP.AllowN(now, 1) {
+	if _, ok := l.byAddr.Take(ratelimit.AddrKey(ip), rate.Every(6*time.Second), 10, now); !ok { // 10 at once, then 10 a minute
 		return false
 	}
-	return byEmail.AllowN(now, 1)
+	_, ok := l.byEmail.Take(email, rate.Every(30*time.Second), 5, now) // 5 at once, then 2 a minute
+	return ok
 }

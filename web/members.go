@@ -1,6 +1,7 @@
 package web
 
 import (
+	"errors"
 	"net/http"
 	"strconv"
 	"strings"
@@ -11,7 +12,8 @@ import (
 
 type membersData struct {
 	Members []*tidings.User
-	Invite  string // the link just made, shown to copy
+	Invites []*tidings.Invite // pending: owners may revoke them
+	Invite  string            // the link just made, shown to copy
 }
 
 func (s *Server) membersPage(w http.ResponseWriter, r *http.Request) error {
@@ -19,11 +21,18 @@ func (s *Server) membersPage(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) renderMembers(w http.ResponseWriter, r *http.Request, invite string) error {
-	us, err := s.store.ListUsers(r.Context(), sessionFrom(r).account.ID)
+	sess := sessionFrom(r)
+	us, err := s.store.ListUsers(r.Context(), sess.account.ID)
 	if err != nil {
 		return err
 	}
-	return s.render(w, r, "members", &view{Title: "Members", Section: "settings", Data: membersData{Members: us, Invite: invite}})
+	d := membersData{Members: us, Invite: invite}
+	if sess.user.Role == tidings.UserOwner {
+		if d.Invites, err = s.store.ListInvites(r.Context(), sess.account.ID, s.now()); err != nil {
+			return err
+		}
+	}
+	return s.render(w, r, "members", &view{Title: "Members", Section: "settings", Data: d})
 }
 
 func (s *Server) invite(w http.ResponseWriter, r *http.Request) error {
@@ -39,6 +48,13 @@ func (s *Server) invite(w http.ResponseWriter, r *http.Request) error {
 		scheme = "https"
 	}
 	return s.renderMembers(w, r, scheme+"://"+r.Host+"/invite/"+secret)
+}
+
+func (s *Server) revokeInvite(w http.ResponseWriter, r *http.Request) error {
+	if err := s.store.RevokeInvite(r.Context(), sessionFrom(r).account.ID, r.PathValue("id")); err != nil {
+		return err
+	}
+	return redirect(w, r, "/settings/members")
 }
 
 func (s *Server) removeMember(w http.ResponseWriter, r *http.Request) error {
@@ -87,7 +103,10 @@ func (s *Server) acceptInvite(w http.ResponseWriter, r *http.Request) error {
 	if r.PostFormValue("password") != r.PostFormValue("password2") {
 		return fail("The two passwords differ.")
 	}
-	ph, err := password.Hash(r.PostFormValue("password"))
+	ph, err := s.passwords.Hash(r.Context(), r.PostFormValue("password"))
+	if errors.Is(err, password.ErrBusy) {
+		return s.render(w, r, "invite", &view{Title: "Join " + name, Status: http.StatusTooManyRequests, Error: busyMessage, Data: d})
+	}
 	if err != nil {
 		return fail("Password: " + err.Error() + ".")
 	}

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"errors"
 	"net/http"
 
 	"github.com/tidings-dev/tidings/internal/password"
@@ -15,13 +16,17 @@ func (s *Server) changePassword(w http.ResponseWriter, r *http.Request) error {
 	fail := func(msg string) error {
 		return s.render(w, r, "password", &view{Title: "Change password", Section: "settings", Status: http.StatusBadRequest, Error: msg})
 	}
-	if ok, _ := password.Verify(sess.user.PasswordHash, r.PostFormValue("current")); !ok {
+	ok, err := s.passwords.Verify(r.Context(), sess.user.PasswordHash, r.PostFormValue("current"))
+	if errors.Is(err, password.ErrBusy) {
+		return s.render(w, r, "password", &view{Title: "Change password", Section: "settings", Status: http.StatusTooManyRequests, Error: busyMessage})
+	}
+	if !ok {
 		return fail("The current password is wrong.")
 	}
 	if r.PostFormValue("new") != r.PostFormValue("new2") {
 		return fail("The two new passwords differ.")
 	}
-	hash, err := password.Hash(r.PostFormValue("new"))
+	hash, err := s.passwords.Hash(r.Context(), r.PostFormValue("new"))
 	if err != nil {
 		return fail("New password: " + err.Error() + ".")
 	}

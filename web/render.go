@@ -156,7 +156,7 @@ func (s *Server) wrap(h handlerFunc) http.Handler {
 			status = http.StatusServiceUnavailable
 		}
 		if status == http.StatusInternalServerError {
-			s.log.ErrorContext(r.Context(), "dashboard error", "err", err, "path", r.URL.Path)
+			s.log.ErrorContext(r.Context(), "dashboard error", "err", err, "route", r.Pattern)
 			s.renderError(w, r, status, "Something went wrong on our side. Try again in a moment.")
 			return
 		}

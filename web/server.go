@@ -5,14 +5,20 @@
 package web
 
 import (
+	"errors"
 	"log/slog"
 	"net/http"
 	"net/netip"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/time/rate"
+
 	"github.com/tidings-dev/tidings"
+	"github.com/tidings-dev/tidings/internal/password"
+	"github.com/tidings-dev/tidings/internal/ratelimit"
 )
 
 // Config wires a Server.
@@ -25,9 +31,14 @@ type Config struct {
 	TrustedProxies []netip.Prefix // whose X-Forwarded-Proto/-For to believe
 	// APIBase is how the curl examples name this server ("" = from the request).
 	APIBase string
+	// SignupsPerHour limits sign-ups per client address (0: DefaultSignupsPerHour).
+	SignupsPerHour float64
 	// Live streams allowed open per session and per account (0: the defaults).
 	MaxStreamsPerSession, MaxStreamsPerAccount int
 }
+
+// DefaultSignupsPerHour is how many sign-ups one client address may make per hour.
+const DefaultSignupsPerHour = 5
 
 // renderCacheBytes bounds the rendered descriptions kept in memory: a few thousand
 // events' worth, more than the pages and streams people have open.
@@ -46,6 +57,9 @@ type Server struct {
 	assets     *assets
 	cop        *http.CrossOriginProtection
 	logins     *loginLimiter
+	signups    *ratelimit.Keyed[netip.Prefix]
+	signupRate rate.Limit
+	passwords  *password.Gate
 	renders    *renderCache
 	hub        *hub
 	// cardRenders counts event cards rendered for streams: each event once per feed.
@@ -69,6 +83,15 @@ func New(cfg Config) (*Server, error) {
 		s.log = slog.Default()
 	}
 	s.hub = newHub(s, cfg.MaxStreamsPerSession, cfg.MaxStreamsPerAccount)
+	perHour := cfg.SignupsPerHour
+	if perHour <= 0 {
+		perHour = DefaultSignupsPerHour
+	}
+	s.signupRate = rate.Limit(perHour / 3600)
+	s.signups = ratelimit.NewKeyed[netip.Prefix](maxAddrBuckets)
+	// Password hashing takes a core and 64 MiB for tens of milliseconds: at most one
+	// per core at a time; the rest wait up to two seconds, then get "busy".
+	s.passwords = password.NewGate(runtime.GOMAXPROCS(0), 2*time.Second)
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -130,6 +153,7 @@ func (s *Server) Register(mux *http.ServeMux) {
 		{"GET /settings/members", user, s.membersPage},
 		{"POST /settings/members/invite", owner, s.invite},
 		{"POST /settings/members/{id}/remove", owner, s.removeMember},
+		{"POST /settings/members/invites/{id}/revoke", owner, s.revokeInvite},
 
 		{"GET /manifest.webmanifest", public, s.manifest},
 		{"GET /sw.js", public, s.serviceWorker},
@@ -143,7 +167,7 @@ func (s *Server) Register(mux *http.ServeMux) {
 		case owner:
 			h = s.requireUser(h, true)
 		}
-		mux.Handle(rt.pattern, s.secure(s.cop.Handler(s.wrap(h))))
+		mux.Handle(rt.pattern, s.secure(s.cop.Handler(s.limitBody(s.wrap(h)))))
 	}
 }
 
@@ -152,6 +176,35 @@ func (s *Server) NotFound() http.Handler {
 	return s.secure(s.wrap(func(w http.ResponseWriter, r *http.Request) error {
 		return errNotFound
 	}))
+}
+
+// maxFormBytes bounds a form's body: the largest form (a token with its limits) is a
+// few hundred bytes.
+const maxFormBytes = 64 << 10
+
+// limitBody refuses a body over maxFormBytes: from its Content-Length at once, without
+// waiting for it (and closing the connection, so the rest need not be read), or when
+// reading crosses the limit.
+func (s *Server) limitBody(next http.Handler) http.Handler {
+	tooLarge := func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Connection", "close")
+		s.renderError(w, r, http.StatusRequestEntityTooLarge, "This form was larger than 64 KiB, so it was refused.")
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength > maxFormBytes {
+			tooLarge(w, r)
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
+		if r.Method == http.MethodPost {
+			var mbe *http.MaxBytesError
+			if err := r.ParseForm(); errors.As(err, &mbe) {
+				tooLarge(w, r)
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // csp allows nothing inline and nothing from elsewhere.

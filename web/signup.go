@@ -2,11 +2,15 @@ package web
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"strings"
+	"unicode"
 
 	"github.com/tidings-dev/tidings"
+	"github.com/tidings-dev/tidings/internal/clientip"
 	"github.com/tidings-dev/tidings/internal/password"
+	"github.com/tidings-dev/tidings/internal/ratelimit"
 )
 
 // signupOpen: the first visitor of a fresh install creates the first account; after
@@ -45,8 +49,14 @@ func (s *Server) signup(w http.ResponseWriter, r *http.Request) error {
 		return tidings.Errorf(tidings.EForbidden, "Sign-up is closed on this server: ask an owner of your team for an invitation link.")
 	}
 	f := signupForm{Account: strings.TrimSpace(r.PostFormValue("account")), Email: strings.TrimSpace(r.PostFormValue("email"))}
-	fail := func(msg string) error {
-		return s.render(w, r, "signup", &view{Title: "Create your account", Status: http.StatusBadRequest, Error: msg, Data: f})
+	failWith := func(status int, msg string) error {
+		return s.render(w, r, "signup", &view{Title: "Create your account", Status: status, Error: msg, Data: f})
+	}
+	fail := func(msg string) error { return failWith(http.StatusBadRequest, msg) }
+	// Every attempt counts, before any hashing: an address cannot make the server
+	// hash passwords (64 MiB each) faster than the limit.
+	if _, ok := s.signups.Take(ratelimit.AddrKey(clientip.Of(r, s.trusted)), s.signupRate, signupBurst, s.now()); !ok {
+		return failWith(http.StatusTooManyRequests, "Too many sign-ups from your network. Try again in an hour.")
 	}
 	if err := tidings.ValidateName("account", f.Account); err != nil {
 		return fail("Team name: " + tidings.NameRuleMessage + ".")
@@ -58,7 +68,10 @@ func (s *Server) signup(w http.ResponseWriter, r *http.Request) error {
 	if pw != r.PostFormValue("password2") {
 		return fail("The two passwords differ.")
 	}
-	hash, err := password.Hash(pw)
+	hash, err := s.passwords.Hash(r.Context(), pw)
+	if errors.Is(err, password.ErrBusy) {
+		return failWith(http.StatusTooManyRequests, busyMessage)
+	}
 	if err != nil {
 		return fail("Password: " + err.Error() + ".")
 	}
@@ -84,5 +97,9 @@ func (s *Server) signup(w http.ResponseWriter, r *http.Request) error {
 
 func validEmail(e string) bool {
 	at := strings.IndexByte(e, '@')
-	return at > 0 && at < len(e)-1 && len(e) <= 254 && !strings.ContainsAny(e, " \t\r\n<>\"")
+	return at > 0 && at < len(e)-1 && len(e) <= maxEmailLen && !strings.ContainsAny(e, " \t\r\n<>\"") &&
+		!strings.ContainsFunc(e, unicode.IsControl)
 }
+
+// signupBurst is how many sign-ups an address may make at once; the rate refills it.
+const signupBurst = 5

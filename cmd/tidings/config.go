@@ -29,13 +29,15 @@ type Config struct {
 	// Live streams of the dashboard allowed open per browser session and per account.
 	MaxStreamsPerSession int
 	MaxStreamsPerAccount int
+	SignupsPerHour       float64 // per client address
 	envErrs              []error // TIDINGS_* values that could not be read; serve refuses to start
 }
 
 // DefaultConfig is the configuration of a fresh install.
 func DefaultConfig() Config {
 	return Config{Addr: "127.0.0.1:8080", Data: "./tidings-data", LogFormat: "text", Limits: api.DefaultLimits,
-		MaxStreamsPerSession: web.DefaultMaxStreamsPerSession, MaxStreamsPerAccount: web.DefaultMaxStreamsPerAccount}
+		MaxStreamsPerSession: web.DefaultMaxStreamsPerSession, MaxStreamsPerAccount: web.DefaultMaxStreamsPerAccount,
+		SignupsPerHour: web.DefaultSignupsPerHour}
 }
 
 // env reads TIDINGS_<name>, or the content of the file named by TIDINGS_<name>_FILE.
@@ -101,6 +103,7 @@ func serveFlags(fs *flag.FlagSet, c *Config) {
 		"live dashboard views open at once per browser session; more close the oldest")
 	c.intFlag(fs, &c.MaxStreamsPerAccount, "max-streams-per-account", "MAX_STREAMS_PER_ACCOUNT",
 		"live dashboard views open at once per account; more are refused")
+	c.floatFlag(fs, &c.SignupsPerHour, "signups-per-hour", "SIGNUPS_PER_HOUR", "sign-up attempts per client address and hour (with --open-signup)")
 }
 
 func (c *Config) floatFlag(fs *flag.FlagSet, p *float64, name, envName, usage string) {
@@ -154,6 +157,9 @@ func (c Config) validate() error {
 	}
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		return fmt.Errorf("--log-format must be text or json")
+	}
+	if c.SignupsPerHour <= 0 {
+		return fmt.Errorf("--signups-per-hour must be above 0")
 	}
 	if c.MaxStreamsPerSession < 1 || c.MaxStreamsPerAccount < 1 {
 		return fmt.Errorf("--max-streams-per-session and --max-streams-per-account must be at least 1")

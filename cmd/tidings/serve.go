@@ -88,7 +88,8 @@ func (m *Main) Run(ctx context.Context) error {
 		Limits: m.Config.Limits, TrustedProxies: m.Config.TrustedProxies})
 	dash, err := web.New(web.Config{Store: store, Broker: broker, Logger: m.Logger, Now: m.Now,
 		OpenSignup: m.Config.OpenSignup, TrustedProxies: m.Config.TrustedProxies,
-		MaxStreamsPerSession: m.Config.MaxStreamsPerSession, MaxStreamsPerAccount: m.Config.MaxStreamsPerAccount})
+		MaxStreamsPerSession: m.Config.MaxStreamsPerSession, MaxStreamsPerAccount: m.Config.MaxStreamsPerAccount,
+		SignupsPerHour: m.Config.SignupsPerHour})
 	if err != nil {
 		store.Close()
 		return err

@@ -76,13 +76,26 @@ func TestAccessLogNeverShowsTheToken(t *testing.T) {
 	}
 	post(t, m.URL()+"/v1/log", token, `{"project":"my-saas","channel":"payments","event":"x"}`)
 	post(t, m.URL()+"/v1/log", token, `{"project":"my-saas"}`)
+	// An invitation's secret is in its path: the log names the route instead.
+	inviteSecret := "Invite-Secret-0123456789abcdefghijklmnopqrstuv"
+	for _, path := range []string{"/invite/" + inviteSecret, "/nothing/" + strings.Repeat("x", 5000)} {
+		if res, err := http.Get(m.URL() + path); err == nil {
+			res.Body.Close()
+		}
+	}
 	m.Close()
 	log := buf.String()
 	secret := token[strings.LastIndex(token, "_")+1:]
 	if strings.Contains(log, secret) || strings.Contains(log, token) {
 		t.Fatal("the access log contains the token")
 	}
-	for _, want := range []string{`"route":"POST /v1/log"`, `"status":200`, `"status":400`, `"account":1`, `"request_id":`, `"duration_ms":`} {
+	if strings.Contains(log, inviteSecret) {
+		t.Fatalf("the access log contains an invitation secret:\n%s", log)
+	}
+	if strings.Contains(log, strings.Repeat("x", 200)) {
+		t.Fatal("an unmatched path of 5,000 characters went into the log whole")
+	}
+	for _, want := range []string{`"route":"POST /v1/log"`, `"route":"GET /invite/{secret}"`, `"route":"unmatched"`, `"status":200`, `"status":400`, `"account":1`, `"request_id":`, `"duration_ms":`} {
 		if !strings.Contains(log, want) {
 			t.Fatalf("access log lacks %s:\n%s", want, log)
 		}

@@ -2,12 +2,14 @@
 package password
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/base64"
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"golang.org/x/crypto/argon2"
 )
@@ -15,7 +17,7 @@ import (
 // Parameters follow RFC 9106's second recommended option (64 MiB, 3 passes).
 const (
 	memory  = 64 * 1024
-	time    = 3
+	passes  = 3
 	threads = 2
 	keyLen  = 32
 	MinLen  = 8
@@ -30,8 +32,8 @@ func Hash(pw string) (string, error) {
 	}
 	salt := make([]byte, 16)
 	rand.Read(salt)
-	key := argon2.IDKey([]byte(pw), salt, time, memory, threads, keyLen)
-	return fmt.Sprintf("$argon2id$v=%d$m=%d,t=%d,p=%d$%s$%s", argon2.Version, memory, time, threads,
+	key := argon2.IDKey([]byte(pw), salt, passes, memory, threads, keyLen)
+	return fmt.Sprintf("$argon2id$v=%d$m=%d,t=%d,p=%d$%s$%s", argon2.Version, memory, passes, threads,
 		b64.EncodeToString(salt), b64.EncodeToString(key)), nil
 }
 
@@ -53,4 +55,54 @@ func Verify(hash, pw string) (bool, error) {
 	}
 	got := argon2.IDKey([]byte(pw), salt, t, m, p, uint32(len(want)))
 	return subtle.ConstantTimeCompare(got, want) == 1, nil
+}
+
+// ErrBusy is returned when every hashing slot stayed taken for the whole wait.
+var ErrBusy = errors.New("password: the server is busy checking other passwords")
+
+// Gate runs at most a fixed number of hashes at once: each takes 64 MiB and tens of
+// milliseconds of a core, so unbounded parallel sign-ups or sign-ins would exhaust the
+// machine. The rest wait briefly, then get ErrBusy.
+type Gate struct {
+	slots chan struct{}
+	wait  time.Duration
+}
+
+// NewGate allows n hashes at once and makes the others wait at most wait.
+func NewGate(n int, wait time.Duration) *Gate {
+	return &Gate{slots: make(chan struct{}, max(1, n)), wait: wait}
+}
+
+func (g *Gate) acquire(ctx context.Context) error {
+	t := time.NewTimer(g.wait)
+	defer t.Stop()
+	select {
+	case g.slots <- struct{}{}:
+		return nil
+	case <-t.C:
+		return ErrBusy
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Hash is Hash within the gate's limit.
+func (g *Gate) Hash(ctx context.Context, pw string) (string, error) {
+	if len(pw) < MinLen {
+		return Hash(pw) // refused before any work
+	}
+	if err := g.acquire(ctx); err != nil {
+		return "", err
+	}
+	defer func() { <-g.slots }()
+	return Hash(pw)
+}
+
+// Verify is Verify within the gate's limit.
+func (g *Gate) Verify(ctx context.Context, hash, pw string) (bool, error) {
+	if err := g.acquire(ctx); err != nil {
+		return false, err
+	}
+	defer func() { <-g.slots }()
+	return Verify(hash, pw)
 }

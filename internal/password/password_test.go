@@ -1,6 +1,12 @@
 package password
 
-import "testing"
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+)
 
 func TestHashVerify(t *testing.T) {
 	h, err := Hash("correct horse")
@@ -22,5 +28,38 @@ func TestHashVerify(t *testing.T) {
 	}
 	if _, err := Verify("plain", "x"); err == nil {
 		t.Fatal("garbage hash accepted")
+	}
+}
+
+// TestGateBounds: 10 hashes at once through a gate of 2 with a short wait: two run, the
+// others are told the server is busy instead of each taking 64 MiB.
+func TestGateBounds(t *testing.T) {
+	g := NewGate(2, 5*time.Millisecond)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var ok, busy int
+	for i := 0; i < 10; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := g.Hash(context.Background(), "correct horse")
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err == nil:
+				ok++
+			case errors.Is(err, ErrBusy):
+				busy++
+			default:
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	if ok < 2 || ok > 4 || ok+busy != 10 {
+		t.Fatalf("%d hashed, %d busy", ok, busy)
+	}
+	if _, err := g.Hash(context.Background(), "short"); err == nil || errors.Is(err, ErrBusy) {
+		t.Fatalf("a short password must be refused before the gate: %v", err)
 	}
 }
