@@ -86,7 +86,7 @@ func WriteError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 	code := tidings.ErrorCode(err)
 	if code == tidings.EInternal {
 		log.ErrorContext(r.Context(), "internal error", "err", err, "request_id", info.requestID,
-			"method", r.Method, "path", r.URL.Path)
+			"method", r.Method, "route", r.Pattern)
 	}
 	p := problem{Status: Status(code), Title: titleOf[code], Code: code, Detail: tidings.ErrorMessage(err), RequestID: info.requestID}
 	var e *tidings.Error
@@ -98,6 +98,10 @@ func WriteError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 		w.Header().Set("WWW-Authenticate", `Bearer realm="tidings"`)
 	case tidings.EInvalidToken:
 		w.Header().Set("WWW-Authenticate", `Bearer realm="tidings", error="invalid_token"`)
+	case tidings.EUnavailable:
+		if w.Header().Get("Retry-After") == "" {
+			w.Header().Set("Retry-After", "5")
+		}
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.Header().Set("Cache-Control", "no-store")

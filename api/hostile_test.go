@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tidings-dev/tidings/api"
 	"github.com/tidings-dev/tidings/internal/attack"
@@ -133,4 +134,58 @@ func TestOversizedBodyAnsweredAtOnce(t *testing.T) {
 			t.Fatalf("without a token, Content-Length %d: %s", n, status)
 		}
 	}
+}
+
+// TestFullDiskIsUnavailable: while the store cannot commit, /readyz answers 503 and
+// writes get 503 unavailable with Retry-After (the audit saw "ready" and 500s); when
+// room is back, both recover by themselves, and nothing half-written was kept.
+func TestFullDiskIsUnavailable(t *testing.T) {
+	e := newEnv(t, noLimits)
+	ctx := t.Context()
+	e.want(e.do("GET", "/readyz", "", ""), 200, "")
+	pages, err := e.store.PageCount(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.store.SetMaxPageCount(ctx, pages) // the disk is full
+	desc := strings.Repeat("fills pages ", 800)
+	var refused int
+	for i := 0; i < 20; i++ {
+		r := e.do("POST", "/v1/log", e.full, merge(goodLog, map[string]any{"description": desc}))
+		switch r.status {
+		case 200:
+		case 503:
+			refused++
+			if r.problem.Code != "unavailable" || r.header.Get("Retry-After") == "" {
+				t.Fatalf("full disk: %s, Retry-After %q", r.body, r.header.Get("Retry-After"))
+			}
+		default:
+			t.Fatalf("full disk: %d %s", r.status, r.body)
+		}
+	}
+	if refused == 0 {
+		t.Fatal("no write was refused on a full disk")
+	}
+	r := e.do("GET", "/readyz", "", "")
+	e.want(r, 503, "unavailable")
+	if r.header.Get("Retry-After") == "" {
+		t.Fatal("readyz 503 without Retry-After")
+	}
+	before := countEvents(t, e)
+
+	e.store.SetMaxPageCount(ctx, 1<<30) // room again
+	time.Sleep(1100 * time.Millisecond) // readiness probes at most once a second
+	e.want(e.do("GET", "/readyz", "", ""), 200, "")
+	e.want(e.do("POST", "/v1/log", e.full, merge(goodLog, map[string]any{"description": desc})), 200, "")
+	if after := countEvents(t, e); after != before+1 {
+		t.Fatalf("%d events before the recovery, %d after one more", before, after)
+	}
+}
+
+func countEvents(t *testing.T, e *env) int {
+	n, err := e.store.CountEvents(t.Context(), e.acme.ID, "my-saas", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }

@@ -46,6 +46,7 @@ type DB struct {
 	// findToken runs on every API request: prepared once for the read pool, so that
 	// SQLite does not parse it each time (it was a tenth of a publish's CPU).
 	findToken *sql.Stmt
+	health    writeHealth
 }
 
 var _ tidings.Store = (*DB)(nil)
@@ -102,7 +103,13 @@ func Open(ctx context.Context, dir string, opts Options) (*DB, error) {
 	if maxBatch <= 0 {
 		maxBatch = 256
 	}
-	db.writer = groupcommit.New(db.commitBatch, maxBatch, 4*maxBatch, opts.OnCommit)
+	stats := func(size int, d time.Duration, err error) {
+		db.health.observe(err)
+		if opts.OnCommit != nil {
+			opts.OnCommit(size, d, err)
+		}
+	}
+	db.writer = groupcommit.New(db.commitBatch, maxBatch, 4*maxBatch, stats)
 	return db, nil
 }
 
@@ -127,11 +134,14 @@ func (db *DB) migrate(ctx context.Context) error {
 	return nil
 }
 
-// Ping reports whether the store answers.
+// Ping reports whether the store answers and can commit.
 func (db *DB) Ping(ctx context.Context) error {
 	var one int
 	if err := db.read.QueryRowContext(ctx, "SELECT 1").Scan(&one); err != nil {
 		return tidings.Errorf(tidings.EUnavailable, "the store does not answer")
+	}
+	if !db.canWrite(ctx) {
+		return errCannotWrite
 	}
 	return nil
 }

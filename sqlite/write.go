@@ -16,6 +16,7 @@ type writeJob struct {
 	accountID int64
 	event     *tidings.NewEvent
 	insight   *tidings.InsightChange
+	probe     bool // a write that only checks the disk takes writes (readiness)
 }
 
 type writeResult struct {
@@ -29,6 +30,9 @@ func (db *DB) submit(ctx context.Context, w *writeJob) (*writeResult, error) {
 	res, err := db.writer.Submit(ctx, w)
 	if errors.Is(err, groupcommit.ErrClosed) {
 		return nil, tidings.Errorf(tidings.EUnavailable, "the service is shutting down; retry in a moment")
+	}
+	if isStorageError(err) {
+		return nil, errCannotWrite
 	}
 	return res, err
 }
@@ -178,6 +182,13 @@ func (db *DB) commitBatch(ctx context.Context, jobs []*job) error {
 			res.event, jerr = b.insertEvent(ctx, j.In.accountID, j.In.event)
 		case j.In.insight != nil:
 			res.insight, jerr = b.applyInsight(ctx, j.In.accountID, j.In.insight)
+		case j.In.probe:
+			jerr = b.probe(ctx)
+		}
+		if isStorageError(jerr) {
+			// The disk refuses: the whole batch would fail at commit too. Fail it
+			// now, so that every job is answered "unavailable" and nothing is half-done.
+			return jerr
 		}
 		if jerr != nil {
 			if err := errors.Join(b.exec(ctx, sqlRollbackTo), b.exec(ctx, sqlRelease)); err != nil {

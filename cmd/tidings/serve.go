@@ -14,6 +14,7 @@ import (
 	"github.com/tidings-dev/tidings"
 	"github.com/tidings-dev/tidings/api"
 	"github.com/tidings-dev/tidings/inmem"
+	"github.com/tidings-dev/tidings/internal/dirlock"
 	"github.com/tidings-dev/tidings/internal/metrics"
 	"github.com/tidings-dev/tidings/sqlite"
 	"github.com/tidings-dev/tidings/web"
@@ -40,6 +41,7 @@ type Main struct {
 	Timeouts Timeouts // zero: DefaultTimeouts
 
 	store      tidings.Store
+	lock       *dirlock.Lock // the data folder's, held while serving the embedded store
 	api        *api.Server
 	srv        *http.Server
 	metricsSrv *http.Server
@@ -75,8 +77,19 @@ func (m *Main) Run(ctx context.Context) error {
 		m.Timeouts = DefaultTimeouts
 	}
 	met := metrics.New()
+	if m.Config.DatabaseURL == "" {
+		// One server per data folder: a second one would take events whose live
+		// updates never reach the first one's dashboards. Management commands do not
+		// lock: they work beside a running server.
+		lock, err := dirlock.Acquire(m.Config.Data)
+		if err != nil {
+			return err
+		}
+		m.lock = lock
+	}
 	store, err := openStore(ctx, m.Config, met.ObserveBatch)
 	if err != nil {
+		m.lock.Release()
 		return err
 	}
 	m.store = store
@@ -91,7 +104,7 @@ func (m *Main) Run(ctx context.Context) error {
 		MaxStreamsPerSession: m.Config.MaxStreamsPerSession, MaxStreamsPerAccount: m.Config.MaxStreamsPerAccount,
 		SignupsPerHour: m.Config.SignupsPerHour})
 	if err != nil {
-		store.Close()
+		m.Close()
 		return err
 	}
 
@@ -114,7 +127,7 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 	m.srv.RegisterOnShutdown(dash.CloseStreams)
 	if m.ln, err = net.Listen("tcp", m.Config.Addr); err != nil {
-		store.Close()
+		m.Close()
 		return err
 	}
 	m.served = make(chan error, 1)
@@ -192,6 +205,7 @@ func (m *Main) close() error {
 	if m.store != nil {
 		errs = append(errs, m.store.Close())
 	}
+	errs = append(errs, m.lock.Release())
 	return errors.Join(errs...)
 }
 

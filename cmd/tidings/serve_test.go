@@ -3,12 +3,14 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -188,4 +190,29 @@ func TestSlowClientsAreCutOff(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestOneServerPerDataFolder: a second server on the same data folder refuses to start
+// and says which process holds it; management commands still work; once the first
+// stops, a new one starts.
+func TestOneServerPerDataFolder(t *testing.T) {
+	data := t.TempDir()
+	first := startServer(t, data, nil)
+	cfg := DefaultConfig()
+	cfg.Addr, cfg.Data = "127.0.0.1:0", data
+	second := &Main{Config: cfg, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	err := second.Run(context.Background())
+	if err == nil {
+		second.Close()
+		t.Fatal("a second server started on the same data folder")
+	}
+	if !strings.Contains(err.Error(), fmt.Sprintf("pid %d", os.Getpid())) || !strings.Contains(err.Error(), data) {
+		t.Fatalf("the refusal does not say who holds the folder: %v", err)
+	}
+	if code, _, errs := runCLI(t, data, "", "account", "create", "acme"); code != 0 {
+		t.Fatalf("management command beside a server: %s", errs)
+	}
+	first.Close()
+	third := startServer(t, data, nil)
+	third.Close()
 }
