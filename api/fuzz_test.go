@@ -2,8 +2,10 @@ package api
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
+	"unicode"
 
 	"github.com/tidings-dev/tidings"
 )
@@ -16,6 +18,9 @@ func FuzzDecodeLog(f *testing.F) {
 		`{"project":"my-saas","channel":"payments","event":"x","timestamp":1795320000.5,"user_id":"u","parser":"markdown"}`,
 		`{"project":"a","project":"b"}`, `{"tags":{"a":null}}`, `[]`, `{"a":1} 2`, "{\"event\":\"\xff\"}", `{"icon":":moneybag:"}`,
 		`{"project":"my-saas","channel":"payments","event":"\u0000"}`, `{"tags":{"k":{"x":[1,2,{"y":"z"}]}}}`,
+		`{"project":"p","channel":"c","event":"e","tags":{"k":"a\rid: 1","n":1e400}}`,
+		`{"project":"p","channel":"c","event":"\u200b","description":"a\r\nb\u0007"}`,
+		`{"project":"p","channel":"c","event":"pay\u202egnp.exe","user_id":"\ud800"}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -37,8 +42,29 @@ func FuzzDecodeLog(f *testing.F) {
 		if !tidings.ValidName(e.Project) || !tidings.ValidName(e.Channel) || e.Event == "" {
 			t.Fatalf("accepted %+v", e)
 		}
-		if _, err := json.Marshal(e.Tags); err != nil {
+		// What is accepted is safe to show and to read back: no CR anywhere (SSE
+		// would take it for a line end), no control characters outside a description's
+		// line breaks and tabs, tags that a strict JSON reader decodes.
+		for _, text := range []string{e.Event, e.UserID, e.Description} {
+			if strings.ContainsRune(text, '\r') {
+				t.Fatalf("accepted a CR: %q", body)
+			}
+		}
+		if strings.ContainsFunc(e.Event+e.UserID, unicode.IsControl) {
+			t.Fatalf("accepted a control character: %q", body)
+		}
+		tags, err := json.Marshal(e.Tags)
+		if err != nil {
 			t.Fatal(err)
+		}
+		var back map[string]any
+		if err := json.Unmarshal(tags, &back); err != nil {
+			t.Fatalf("accepted tags %s that a strict reader refuses: %v", tags, err)
+		}
+		for _, tag := range e.Tags {
+			if strings.ContainsFunc(tag.Value, unicode.IsControl) {
+				t.Fatalf("accepted a control character in a tag: %q", body)
+			}
 		}
 	})
 }

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/time/rate"
+
 	"github.com/tidings-dev/tidings"
 )
 
@@ -18,6 +20,11 @@ const (
 	// streamQueue is how many messages a stream may have unwritten before it is
 	// dropped: its browser reconnects and catches up from the store.
 	streamQueue = 128
+	// streamBytesPerSecond and streamBurst bound what one stream is sent: more than a
+	// person can read, far less than a burst of large events would make. A feed that
+	// receives more is told it fell behind and stops (the page offers the newest).
+	streamBytesPerSecond = 256 << 10
+	streamBurst          = 1 << 20
 	// sessionCheckEvery bounds how long a stream outlives its session when the session
 	// ends elsewhere (another process, expiry); in this process it ends at once.
 	sessionCheckEvery = 500 * time.Millisecond
@@ -58,6 +65,7 @@ type liveStream struct {
 	insights bool      // an insight board; otherwise a feed
 	feed     *feedSpec // the feed's filter, nil for an insight board
 	out      chan sseMessage
+	budget   *rate.Limiter // bytes it may still be sent
 	ended    chan struct{}
 	endOnce  sync.Once
 	why      string // set before ended is closed
@@ -81,7 +89,8 @@ type sseMessage struct {
 const (
 	endTooMany = "too-many"   // the session opened more streams than allowed
 	endSession = "signed-out" // the session ended
-	endSlow    = "slow"       // fell behind: it reconnects and catches up
+	endBehind  = "behind"     // more arrived than it may be sent: the page offers a reload
+	endSlow    = "slow"       // its reader fell behind: it reconnects and catches up
 )
 
 func newHub(s *Server, perSession, perAccount int) *hub {
@@ -103,8 +112,13 @@ func (ls *liveStream) end(why string) {
 	})
 }
 
-// queue hands a message to the stream without waiting; a full queue drops the stream.
-func (ls *liveStream) queue(m sseMessage) {
+// queue hands a message to the stream without waiting; a full queue drops the stream,
+// and so does a message over its byte budget.
+func (ls *liveStream) queue(m sseMessage, now time.Time) {
+	if !ls.budget.AllowN(now, len(m.frame)) {
+		ls.end(endBehind)
+		return
+	}
 	select {
 	case ls.out <- m:
 	default:
@@ -116,6 +130,7 @@ func (ls *liveStream) queue(m sseMessage) {
 // account over its limit refuses the new one.
 func (h *hub) open(ls *liveStream) error {
 	ls.out = make(chan sseMessage, streamQueue)
+	ls.budget = rate.NewLimiter(streamBytesPerSecond, streamBurst)
 	ls.ended = make(chan struct{})
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -253,6 +268,7 @@ func (h *hub) run(ah *accountHub) {
 func (h *hub) fanOutEvent(ah *accountHub, ev *tidings.Event) {
 	targets := h.streams(ah, func(ls *liveStream) bool { return !ls.insights && ls.project == ev.Project })
 	frames := map[string][]byte{} // feed key → message; nil when the feed does not show it
+	now := time.Now()
 	for _, ls := range targets {
 		frame, done := frames[ls.feed.key]
 		if !done {
@@ -262,7 +278,7 @@ func (h *hub) fanOutEvent(ah *accountHub, ev *tidings.Event) {
 			frames[ls.feed.key] = frame
 		}
 		if frame != nil {
-			ls.queue(sseMessage{id: ev.ID, frame: frame})
+			ls.queue(sseMessage{id: ev.ID, frame: frame}, now)
 		}
 	}
 }
@@ -282,8 +298,9 @@ func (h *hub) fanOutInsights(ah *accountHub, project string, byTitle map[string]
 			continue
 		}
 		frame := sseFrame("", "insight", card)
+		now := time.Now()
 		for _, ls := range targets {
-			ls.queue(sseMessage{frame: frame})
+			ls.queue(sseMessage{frame: frame}, now)
 		}
 	}
 }

@@ -19,9 +19,10 @@ const insightEvery = 250 * time.Millisecond
 
 // Catch-up of a reconnecting feed (the contract's "Live streams").
 const (
-	// maxCatchUp is how many missed events a reconnect replays; past it the page
-	// reloads itself instead.
-	maxCatchUp = 5000
+	// maxCatchUp is how many missed events a reconnect replays, and maxCatchUpBytes
+	// how much of them; past either the page reloads itself instead.
+	maxCatchUp      = 5000
+	maxCatchUpBytes = 8 << 20
 	// catchUpPage is how many missed events are read at a time, bounding memory.
 	catchUpPage = 50
 	// catchUpMargin reaches back before the last event the browser saw: the events of
@@ -102,7 +103,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) error {
 			return nil // the browser reconnects to the next server and catches up
 		case <-ls.ended:
 			switch ls.why {
-			case endTooMany, endSession:
+			case endTooMany, endSession, endBehind:
 				write(sseFrame("", "end", ls.why))
 				flush()
 			}
@@ -152,6 +153,7 @@ func (s *Server) catchUp(r *http.Request, ls *liveStream, last string, write fun
 		return nil, write(sseFrame("", "reload", "more events arrived than a reconnect replays"))
 	}
 	sent := make(map[string]bool, n)
+	written := 0
 	for {
 		missed, err := s.store.EventsAfter(ctx, ls.account, ls.project, from, catchUpPage)
 		if err != nil {
@@ -162,7 +164,11 @@ func (s *Server) catchUp(r *http.Request, ls *liveStream, last string, write fun
 			if ev.ID == last || !ls.feed.query.Matches(ev) {
 				continue
 			}
-			if frame := s.eventFrame(ev, ls.feed); frame != nil && !write(frame) {
+			frame := s.eventFrame(ev, ls.feed)
+			if written += len(frame); written > maxCatchUpBytes {
+				return nil, write(sseFrame("", "reload", "more was missed than a reconnect replays"))
+			}
+			if frame != nil && !write(frame) {
 				return nil, false
 			}
 		}

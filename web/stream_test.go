@@ -292,3 +292,21 @@ func mustURL(s string) *url.URL {
 	}
 	return u
 }
+
+// TestStreamBudget: a burst of large events is more than a person can read and more
+// than the server may spend on one tab: past its byte budget the stream is told it fell
+// behind and ends (the page offers the newest events), while publishing goes on.
+func TestStreamBudget(t *testing.T) {
+	e := newEnv(t, false)
+	c := e.owner()
+	acme := e.account("acme")
+	msgs, _ := c.openStream("")
+	time.Sleep(50 * time.Millisecond)
+	big := strings.Repeat("a description of some size\n", 400) // ~11 KB a card
+	for i := 0; i < 200; i++ {                                 // ~2 MB: over the 1 MiB burst
+		e.publish(acme, tidings.NewEvent{Event: fmt.Sprint("big ", i), Description: big})
+	}
+	if why := waitEnd(t, msgs, 5*time.Second); why != "behind" {
+		t.Fatalf("ended with %q", why)
+	}
+}

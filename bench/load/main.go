@@ -5,12 +5,14 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -33,6 +35,9 @@ func main() {
 	token := flag.String("token", os.Getenv("TIDINGS_TOKEN"), "a full-access API token")
 	clients := flag.Int("clients", 64, "concurrent clients")
 	duration := flag.Duration("duration", 5*time.Second, "length of each phase")
+	streams := flag.Int("streams", 0, "also compare 9 KB Markdown events with this many dashboard streams open against none")
+	users := flag.Int("users", 6, "dashboard users load-1@example.com… that the streams sign in as")
+	password := flag.String("password", "load password", "their password")
 	flag.Parse()
 	if *token == "" {
 		fmt.Fprintln(os.Stderr, "load: give -token or TIDINGS_TOKEN")
@@ -47,7 +52,7 @@ func main() {
 	client := &http.Client{Transport: transport, Timeout: 10 * time.Second}
 
 	fmt.Printf("%d clients, %v per phase, against %s\n\n", *clients, *duration, *url)
-	fmt.Printf("%-28s %10s %10s %10s %8s %s\n", "phase", "req/s", "p50", "p99", "errors", "vs baseline")
+	fmt.Printf("%-40s %10s %10s %10s %8s %s\n", "phase", "req/s", "p50", "p99", "errors", "vs baseline")
 	var base float64
 	failed := false
 	for i, p := range phases {
@@ -55,16 +60,53 @@ func main() {
 		if i == 0 {
 			base = r.rps
 		}
-		fmt.Printf("%-28s %10.0f %10v %10v %8d %10.2f×\n", p.name, r.rps, r.p50.Round(time.Microsecond),
-			r.p99.Round(time.Microsecond), r.errors, r.rps/base)
-		if r.errors > 0 {
-			fmt.Printf("   unexpected statuses: %v\n", r.statusBad)
-			failed = true
+		print(p.name, r, base)
+		failed = failed || r.errors > 0
+	}
+	if *streams > 0 {
+		p := phase{"POST /v1/log 9 KB Markdown", "POST", "/v1/log", markdownEvent()}
+		quiet := run(client, *url, *token, p, *clients, *duration)
+		print(p.name+", no streams", quiet, base)
+		v, err := openViewers(*url, "load", "load-%d@example.com", *password, *users, *streams)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "load:", err)
+			os.Exit(1)
 		}
+		time.Sleep(500 * time.Millisecond)
+		busy := run(client, *url, *token, p, *clients, *duration)
+		v.close()
+		print(fmt.Sprintf("%s, %d streams", p.name, v.opened.Load()), busy, base)
+		fmt.Printf("\nstreams: %d open, %d refused (account cap); %d cards delivered (%.0f per event); %d paused as behind, %d reconnects after drops, %d reload orders\n",
+			v.opened.Load(), v.refused.Load(), v.events.Load(), float64(v.events.Load())/max(1, float64(busy.reqs)),
+			v.paused.Load(), v.reconnect.Load(), v.reloads.Load())
+		fmt.Printf("ratio with streams / without: %.2f\n", busy.rps/quiet.rps)
+		failed = failed || quiet.errors > 0 || busy.errors > 0
 	}
 	if failed {
 		os.Exit(1)
 	}
+}
+
+func print(name string, r result, base float64) {
+	fmt.Printf("%-40s %10.0f %10v %10v %8d %10.2f×\n", name, r.rps, r.p50.Round(time.Microsecond),
+		r.p99.Round(time.Microsecond), r.errors, r.rps/base)
+	if r.errors > 0 {
+		fmt.Printf("   unexpected statuses: %v\n", r.statusBad)
+	}
+}
+
+// markdownEvent is a /v1/log body whose description is about 9 KB of Markdown:
+// headings, lists, emphasis, code, a table and links, as a deploy report might be.
+func markdownEvent() string {
+	var b strings.Builder
+	b.WriteString("## Deploy report\n\nRelease **v2.14.0** went out to *all regions*.\n\n")
+	for i := 0; b.Len() < 8800; i++ {
+		fmt.Fprintf(&b, "### Service %d\n\n- status: **healthy**\n- p99: `%d ms`\n- [dashboard](https://example.com/s/%d)\n\n", i, 20+i, i)
+		fmt.Fprintf(&b, "| region | requests | errors |\n|---|---|---|\n| eu | %d | 0 |\n| us | %d | 1 |\n\n", 1000+i, 2000+i)
+		b.WriteString("```\n$ kubectl rollout status deploy/api\ndeployment \"api\" successfully rolled out\n```\n\n")
+	}
+	desc, _ := json.Marshal(b.String())
+	return `{"project":"load","channel":"events","event":"Deploy finished","icon":"🚀","parser":"markdown","description":` + string(desc) + `}`
 }
 
 func run(client *http.Client, url, token string, p phase, clients int, d time.Duration) result {

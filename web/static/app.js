@@ -108,7 +108,7 @@
       root.removeAttribute("data-live");
       var badge = root.querySelector(".live");
       if (badge) badge.hidden = true;
-      var note = root.querySelector(".stream-note");
+      var note = root.querySelector(e.data === "behind" ? ".stream-behind" : ".stream-note");
       if (note) note.hidden = false;
     });
   }
