@@ -3,10 +3,12 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -257,6 +259,28 @@ func TestDashboardInChromium(t *testing.T) {
 	b.do(chromedp.Click(chromedp.CSS(".new-marker")))
 	b.mustUntil(`window.scrollY < 80 && document.querySelector(".new-marker").hidden`)
 
+	// Published at once by many clients, the events of one group commit reach the page
+	// in no particular order: every one appears, once, newest first.
+	b.do(chromedp.Navigate(m.URL() + "/p/my-saas"))
+	b.mustUntil(`document.querySelector('.feed[data-live="on"]')`)
+	var wg sync.WaitGroup
+	for i := 0; i < 15; i++ { // within the public token's burst of 20 per address
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			if status, resp := post(t, m.URL()+"/v1/log", token, fmt.Sprintf(`{"project":"my-saas","channel":"payments","event":"burst %d"}`, i)); status != 200 {
+				t.Errorf("burst %d: %d %s", i, status, resp)
+			}
+		}(i)
+	}
+	wg.Wait()
+	b.mustUntil(`[...document.querySelectorAll(".ev-name")].filter(a => a.textContent.startsWith("burst ")).length === 15`)
+	sorted := get(b, chromedp.Evaluate[bool](`(() => { const ids = [...document.querySelectorAll(".events .event")].map(e => e.dataset.id);
+		return ids.every((id, i) => i === 0 || ids[i-1] > id) && new Set(ids).size === ids.length; })()`))
+	if !sorted {
+		t.Fatalf("live cards out of order or repeated: %s", b.text(".events"))
+	}
+
 	// Insights: a card appears and changes live.
 	b.do(chromedp.Navigate(m.URL() + "/p/my-saas/insights"))
 	b.mustUntil(`document.querySelector('.insights[data-live="on"]')`)
@@ -292,6 +316,12 @@ func TestDashboardInChromium(t *testing.T) {
 		b.do(chromedp.Navigate(m.URL() + path))
 		b.checkLabels(path)
 	}
+	// An invitation link, listed as pending with a way to revoke it.
+	b.do(chromedp.Navigate(m.URL() + "/settings/members"))
+	b.click(`document.querySelector('form[action="/settings/members/invite"] button').click()`)
+	b.do(chromedp.Navigate(m.URL() + "/settings/members"))
+	b.mustUntil(`document.querySelector('form[action^="/settings/members/invites/"]')`)
+	b.screenshot("settings-members")
 
 	// Revoke in the UI: the API refuses the token at once.
 	b.do(chromedp.Navigate(m.URL() + "/settings/api"))
