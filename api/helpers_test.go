@@ -140,6 +140,24 @@ func (e *env) do(method, path, token, body string, header ...string) *response {
 	return r
 }
 
+// wantField checks the answer to a body built for one field rule: 200 when path is "",
+// otherwise 400 validation_failed with a problem of type typ at path.
+func wantField(t *testing.T, r *response, path, typ string) {
+	t.Helper()
+	if path == "" {
+		if r.status != http.StatusOK {
+			t.Fatalf("got %d: %s", r.status, r.body)
+		}
+		return
+	}
+	if r.status != http.StatusBadRequest || r.problem.Code != "validation_failed" {
+		t.Fatalf("got %d %s, want 400 validation_failed: %s", r.status, r.problem.Code, r.body)
+	}
+	if !r.has(path, typ) {
+		t.Fatalf("no %s problem at %q: %s", typ, path, r.body)
+	}
+}
+
 func (e *env) want(r *response, status int, code string) {
 	e.t.Helper()
 	if r.status != status || r.problem.Code != code {
