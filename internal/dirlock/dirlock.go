@@ -25,6 +25,16 @@ type Lock struct{ f *os.File }
 // ErrHeld says another process holds the lock.
 var ErrHeld = errors.New("dirlock: held by another process")
 
+// HeldError says which process holds the folder.
+type HeldError struct{ PID, Dir string }
+
+func (e *HeldError) Error() string {
+	return fmt.Sprintf("another tidings serve (pid %s) is using the data folder %s: stop it first, or give this one its own --data", e.PID, e.Dir)
+}
+
+// Is makes errors.Is(err, ErrHeld) true.
+func (e *HeldError) Is(target error) bool { return target == ErrHeld }
+
 // Acquire locks dir for this process without waiting.
 func Acquire(dir string) (*Lock, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -43,7 +53,10 @@ func Acquire(dir string) (*Lock, error) {
 			if _, perr := strconv.Atoi(holder); perr != nil {
 				holder = "unknown"
 			}
-			return nil, fmt.Errorf("%w: another tidings serve (pid %s) is using the data folder %s", ErrHeld, holder, dir)
+			if abs, aerr := filepath.Abs(dir); aerr == nil {
+				dir = abs
+			}
+			return nil, &HeldError{PID: holder, Dir: dir}
 		}
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
