@@ -96,6 +96,7 @@ type Store interface {
 	TokenStore
 	EventStore
 	InsightStore
+	DeliveryStore
 	// Ping reports whether the store answers (readiness).
 	Ping(ctx context.Context) error
 	// Close commits what is pending, then releases the store.

@@ -146,6 +146,33 @@ type Event struct {
 	CreatedAt   time.Time // when the server accepted it
 }
 
+// EventJSON is an event as the API answers it, and as webhooks send it.
+type EventJSON struct {
+	ID          string    `json:"id"`
+	Project     string    `json:"project"`
+	Channel     string    `json:"channel"`
+	Event       string    `json:"event"`
+	Description string    `json:"description"`
+	Icon        string    `json:"icon"`
+	Notify      bool      `json:"notify"`
+	Tags        Tags      `json:"tags"`
+	Parser      string    `json:"parser"`
+	UserID      string    `json:"user_id,omitempty"`
+	Timestamp   int64     `json:"timestamp"` // unix seconds
+	CreatedAt   time.Time `json:"created_at"`
+}
+
+// JSON returns the event in its API shape.
+func (e *Event) JSON() EventJSON {
+	tags := e.Tags
+	if tags == nil {
+		tags = Tags{}
+	}
+	return EventJSON{ID: e.ID, Project: e.Project, Channel: e.Channel, Event: e.Event, Description: e.Description,
+		Icon: e.Icon, Notify: e.Notify, Tags: tags, Parser: e.Parser, UserID: e.UserID,
+		Timestamp: e.Timestamp.Unix(), CreatedAt: e.CreatedAt}
+}
+
 // ShouldPush reports whether the event asks for a push notification and is recent
 // enough to send one: a backfilled event must not wake anyone.
 func (e *Event) ShouldPush(now time.Time) bool {

@@ -110,31 +110,5 @@ func (s *Server) handleLog(w http.ResponseWriter, r *http.Request) error {
 	return writeJSON(w, eventOut(ev))
 }
 
-// eventJSON is an event as the API shows it.
-type eventJSON struct {
-	ID          string       `json:"id"`
-	Project     string       `json:"project"`
-	Channel     string       `json:"channel"`
-	Event       string       `json:"event"`
-	Description string       `json:"description"`
-	Icon        string       `json:"icon"`
-	Notify      bool         `json:"notify"`
-	Tags        tidings.Tags `json:"tags"`
-	Parser      string       `json:"parser"`
-	UserID      string       `json:"user_id,omitempty"`
-	Timestamp   int64        `json:"timestamp"` // unix seconds
-	CreatedAt   time.Time    `json:"created_at"`
-}
-
-func eventOut(ev *tidings.Event) eventJSON {
-	tags := ev.Tags
-	if tags == nil {
-		tags = tidings.Tags{}
-	}
-	return eventJSON{
-		ID: ev.ID, Project: ev.Project, Channel: ev.Channel, Event: ev.Event, Description: ev.Description,
-		Icon: ev.Icon, Notify: ev.Notify, Tags: tags, Parser: ev.Parser, UserID: ev.UserID,
-		Timestamp: ev.Timestamp.Unix(),
-		CreatedAt: ev.CreatedAt,
-	}
-}
+// eventOut is an event as the API shows it.
+func eventOut(ev *tidings.Event) tidings.EventJSON { return ev.JSON() }

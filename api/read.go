@@ -26,9 +26,9 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	out := struct {
-		Events []eventJSON `json:"events"`
+		Events []tidings.EventJSON `json:"events"`
 		Next   *string     `json:"next"`
-	}{Events: make([]eventJSON, len(page.Events))}
+	}{Events: make([]tidings.EventJSON, len(page.Events))}
 	for i, ev := range page.Events {
 		out.Events[i] = eventOut(ev)
 	}

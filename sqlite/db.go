@@ -47,6 +47,7 @@ type DB struct {
 	// SQLite does not parse it each time (it was a tenth of a publish's CPU).
 	findToken *sql.Stmt
 	health    writeHealth
+	outbox    chan struct{} // a job was added to the outbox
 }
 
 var _ tidings.Store = (*DB)(nil)
@@ -80,7 +81,7 @@ func Open(ctx context.Context, dir string, opts Options) (*DB, error) {
 	read.SetMaxOpenConns(8)
 	read.SetMaxIdleConns(8)
 
-	db := &DB{write: write, read: read, now: opts.Now, prepared: map[string]*sql.Stmt{}}
+	db := &DB{write: write, read: read, now: opts.Now, prepared: map[string]*sql.Stmt{}, outbox: make(chan struct{}, 1)}
 	if db.now == nil {
 		db.now = time.Now
 	}

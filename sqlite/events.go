@@ -54,6 +54,9 @@ func (b *batch) insertEvent(ctx context.Context, accountID int64, e *tidings.New
 			return nil, err
 		}
 	}
+	if err := b.outboxFor(ctx, accountID, p, ev); err != nil {
+		return nil, err
+	}
 	return ev, nil
 }
 

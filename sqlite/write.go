@@ -64,6 +64,9 @@ type batch struct {
 	now      time.Time
 	projects map[projectKey]*tidings.Project
 	channels map[channelKey]int64
+	// allWebhooks caches whether a project has a webhook for every event.
+	allWebhooks map[int64]bool
+	deliveries  int // outbox jobs written
 }
 
 type projectKey struct {
@@ -77,7 +80,8 @@ type channelKey struct {
 }
 
 var writeStatements = []string{sqlFindChannel, sqlCreateChannel, sqlInsertEvent, sqlInsertTag, sqlFindInsight,
-	sqlUpsertInsight, sqlInsertPoint, sqlSavepoint, sqlRelease, sqlRollbackTo, sqlFindProject}
+	sqlUpsertInsight, sqlInsertPoint, sqlSavepoint, sqlRelease, sqlRollbackTo, sqlFindProject,
+	sqlInsertDelivery, sqlProjectHasAllWebhook}
 
 // prepare readies the write path's statements on the writing connection. It runs
 // before the writer starts: later, a batch's transaction holds that one connection.
@@ -170,7 +174,7 @@ func (db *DB) commitBatch(ctx context.Context, jobs []*job) error {
 	}
 	defer tx.Rollback()
 	b := &batch{db: db, tx: tx, now: db.stamp(),
-		projects: map[projectKey]*tidings.Project{}, channels: map[channelKey]int64{}}
+		projects: map[projectKey]*tidings.Project{}, channels: map[channelKey]int64{}, allWebhooks: map[int64]bool{}}
 	for _, j := range jobs {
 		if err := b.exec(ctx, sqlSavepoint); err != nil {
 			return err
@@ -210,6 +214,9 @@ func (db *DB) commitBatch(ctx context.Context, jobs []*job) error {
 			j.Out = nil
 		}
 		return fmt.Errorf("commit batch: %w", err)
+	}
+	if b.deliveries > 0 {
+		db.notifyOutbox()
 	}
 	return nil
 }

@@ -28,6 +28,8 @@ func Run(t *testing.T, open Opener) {
 	t.Run("SessionsAndMembers", func(t *testing.T) { testSessionsAndMembers(t, open) })
 	t.Run("Deletes", func(t *testing.T) { testDeletes(t, open) })
 	t.Run("FeedReads", func(t *testing.T) { testFeedReads(t, open) })
+	t.Run("Webhooks", func(t *testing.T) { testWebhooks(t, open) })
+	t.Run("Outbox", func(t *testing.T) { testOutbox(t, open) })
 	t.Run("Close", func(t *testing.T) { testClose(t, open) })
 }
 

@@ -1,0 +1,142 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"strings"
+	"time"
+
+	"github.com/tidings-dev/tidings"
+)
+
+const sqlInsertDelivery = `INSERT INTO deliveries (kind, account_id, event_id, target, message_id, attempts, next_at, created_at)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
+
+// sqlProjectHasAllWebhook tells whether a project has a webhook that wants every event.
+const sqlProjectHasAllWebhook = `SELECT EXISTS (SELECT 1 FROM webhooks WHERE project_id = ? AND events = 'all')`
+
+type execer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+func insertDelivery(ctx context.Context, x execer, d *tidings.Delivery) error {
+	_, err := x.ExecContext(ctx, sqlInsertDelivery, d.Kind, d.AccountID, d.EventID, d.Target, d.MessageID, d.Attempts,
+		ms(d.NextAt), ms(d.CreatedAt))
+	return err
+}
+
+// outboxFor writes the event's delivery job in the batch's transaction when the event
+// may go out: recent (a backfill never notifies) and either sent with notify or in a
+// project with a webhook for every event.
+func (b *batch) outboxFor(ctx context.Context, accountID int64, p *tidings.Project, ev *tidings.Event) error {
+	if b.now.Sub(ev.Timestamp) > tidings.BackfillAge {
+		return nil
+	}
+	if !ev.Notify {
+		all, ok := b.allWebhooks[p.ID]
+		if !ok {
+			if err := b.queryRow(ctx, sqlProjectHasAllWebhook, p.ID).Scan(&all); err != nil {
+				return err
+			}
+			b.allWebhooks[p.ID] = all
+		}
+		if !all {
+			return nil
+		}
+	}
+	b.deliveries++
+	return b.exec(ctx, sqlInsertDelivery, tidings.DeliverEvent, accountID, ev.ID, "", "", 0, ms(b.now), ms(b.now))
+}
+
+// EnqueueDelivery adds a job to the outbox.
+func (db *DB) EnqueueDelivery(ctx context.Context, d *tidings.Delivery) error {
+	if d.CreatedAt.IsZero() {
+		d.CreatedAt = db.stamp()
+	}
+	if d.NextAt.IsZero() {
+		d.NextAt = d.CreatedAt
+	}
+	err := insertDelivery(ctx, db.write, d)
+	if err == nil {
+		db.notifyOutbox()
+	}
+	return err
+}
+
+// ClaimDeliveries leases due jobs. The single writer connection serialises claims, so
+// no job is leased twice at once.
+func (db *DB) ClaimDeliveries(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]*tidings.Delivery, error) {
+	rows, err := db.write.QueryContext(ctx, `UPDATE deliveries SET leased_until = ?
+		WHERE id IN (SELECT id FROM deliveries WHERE next_at <= ? AND leased_until <= ? ORDER BY next_at, id LIMIT ?)
+		RETURNING id, kind, account_id, event_id, target, message_id, attempts, next_at, created_at`,
+		ms(now.Add(lease)), ms(now), ms(now), limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*tidings.Delivery
+	for rows.Next() {
+		d := &tidings.Delivery{}
+		var next, created int64
+		if err := rows.Scan(&d.ID, &d.Kind, &d.AccountID, &d.EventID, &d.Target, &d.MessageID, &d.Attempts, &next, &created); err != nil {
+			return nil, err
+		}
+		d.NextAt, d.CreatedAt = fromMS(next), fromMS(created)
+		out = append(out, d)
+	}
+	return out, rows.Err()
+}
+
+// ReplaceDelivery deletes job id and adds jobs, in one transaction.
+func (db *DB) ReplaceDelivery(ctx context.Context, id int64, jobs []*tidings.Delivery) error {
+	tx, err := db.write.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `DELETE FROM deliveries WHERE id = ?`, id); err != nil {
+		return err
+	}
+	for _, d := range jobs {
+		if err := insertDelivery(ctx, tx, d); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
+}
+
+// FinishDelivery deletes a finished job.
+func (db *DB) FinishDelivery(ctx context.Context, id int64) error {
+	_, err := db.write.ExecContext(ctx, `DELETE FROM deliveries WHERE id = ?`, id)
+	return err
+}
+
+// RetryDelivery schedules a job again and releases its lease.
+func (db *DB) RetryDelivery(ctx context.Context, id int64, attempts int, next time.Time) error {
+	_, err := db.write.ExecContext(ctx, `UPDATE deliveries SET attempts = ?, next_at = ?, leased_until = 0 WHERE id = ?`,
+		attempts, ms(next), id)
+	return err
+}
+
+// PendingDeliveries counts the outbox.
+func (db *DB) PendingDeliveries(ctx context.Context) (int, time.Time, error) {
+	var n int
+	var oldest sql.NullInt64
+	err := db.read.QueryRowContext(ctx, `SELECT count(*), min(created_at) FROM deliveries`).Scan(&n, &oldest)
+	return n, fromNullMS(oldest), err
+}
+
+// OutboxSignal is told (without blocking) whenever jobs are added to the outbox, so
+// that a delivery runner need not wait for its next poll.
+func (db *DB) OutboxSignal() <-chan struct{} { return db.outbox }
+
+func (db *DB) notifyOutbox() {
+	select {
+	case db.outbox <- struct{}{}:
+	default:
+	}
+}
+
+func isForeignKey(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "FOREIGN KEY constraint failed")
+}
