@@ -27,7 +27,7 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) error {
 	}
 	out := struct {
 		Events []tidings.EventJSON `json:"events"`
-		Next   *string     `json:"next"`
+		Next   *string             `json:"next"`
 	}{Events: make([]tidings.EventJSON, len(page.Events))}
 	for i, ev := range page.Events {
 		out.Events[i] = eventOut(ev)
