@@ -33,9 +33,10 @@ func TestLayers(t *testing.T) {
 	}
 	forbidden := map[string][]string{
 		"/api":       {"/sqlite", "/postgres", "/storetest", "/cmd"},
-		"/sqlite":    {"/api", "/web", "/postgres", "/inmem", "/cmd"},
+		"/sqlite":    {"/api", "/web", "/postgres", "/inmem", "/cmd", "/deliver"},
 		"/storetest": {"/sqlite", "/postgres", "/api"},
 		"/inmem":     {"/sqlite", "/api"},
+		"/deliver":   {"/sqlite", "/postgres", "/api", "/web", "/cmd"},
 	}
 	for pkg, bad := range forbidden {
 		for _, d := range deps(t, pkg) {

@@ -1,0 +1,75 @@
+package deliver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"syscall"
+	"time"
+)
+
+// Timeout bounds one outbound request, connection to last byte.
+const Timeout = 10 * time.Second
+
+// ErrPrivateTarget is returned when a target resolves to an address that is not public.
+var ErrPrivateTarget = errors.New("refused: the address is loopback, private, link-local or otherwise not public (run the server with --allow-private-targets to allow it)")
+
+// notPublic lists ranges that are not on the public internet beyond what netip's
+// predicates say: shared address space (CGNAT), "this network", benchmarking, IETF
+// protocol assignments, documentation, NAT64.
+var notPublic = []netip.Prefix{
+	netip.MustParsePrefix("0.0.0.0/8"), netip.MustParsePrefix("100.64.0.0/10"), netip.MustParsePrefix("192.0.0.0/24"),
+	netip.MustParsePrefix("192.0.2.0/24"), netip.MustParsePrefix("198.18.0.0/15"), netip.MustParsePrefix("198.51.100.0/24"),
+	netip.MustParsePrefix("203.0.113.0/24"), netip.MustParsePrefix("240.0.0.0/4"), netip.MustParsePrefix("64:ff9b::/96"),
+	netip.MustParsePrefix("2001:db8::/32"),
+}
+
+// Public reports whether a is an address on the public internet.
+func Public(a netip.Addr) bool {
+	a = a.Unmap()
+	if !a.IsGlobalUnicast() || a.IsPrivate() || a.IsLoopback() || a.IsLinkLocalUnicast() {
+		return false
+	}
+	for _, p := range notPublic {
+		if p.Contains(a) {
+			return false
+		}
+	}
+	return true
+}
+
+// NewClient is the one outbound HTTP client: a timeout on every phase, no redirects,
+// no proxy from the environment, and, unless allowPrivate, a check of the address at
+// connect time — after DNS, so a public name cannot be pointed at a private address.
+func NewClient(allowPrivate bool) *http.Client {
+	dialer := &net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}
+	if !allowPrivate {
+		dialer.Control = func(network, address string, _ syscall.RawConn) error {
+			ap, err := netip.ParseAddrPort(address)
+			if err != nil {
+				return fmt.Errorf("refused: cannot read the address %q", address)
+			}
+			if !Public(ap.Addr()) {
+				return ErrPrivateTarget
+			}
+			return nil
+		}
+	}
+	transport := &http.Transport{
+		Proxy: nil,
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			return dialer.DialContext(ctx, network, addr)
+		},
+		ForceAttemptHTTP2:     true,
+		TLSHandshakeTimeout:   5 * time.Second,
+		ResponseHeaderTimeout: Timeout,
+		MaxIdleConns:          64,
+		MaxIdleConnsPerHost:   8,
+		IdleConnTimeout:       60 * time.Second,
+	}
+	return &http.Client{Transport: transport, Timeout: Timeout,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+}

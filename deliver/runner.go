@@ -1,0 +1,282 @@
+// Package deliver sends what the outbox holds: each event that may go out becomes one
+// job per webhook (and, with push, per device), sent by a bounded pool of workers that
+// is separate from ingest, retried with backoff and jitter for 24 hours.
+package deliver
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/tidings-dev/tidings"
+)
+
+// Defaults of a Runner.
+const (
+	DefaultWorkers = 16
+	// lease is how long a claimed job is ours; a runner that dies loses it after this.
+	lease     = 2 * time.Minute
+	pollEvery = time.Second
+)
+
+// Config wires a Runner.
+type Config struct {
+	Store     tidings.Store
+	Logger    *slog.Logger
+	Now       func() time.Time
+	Client    *http.Client // nil: NewClient(false)
+	PublicURL string       // links in messages point here ("" = no links)
+	Workers   int          // jobs sent at once (0: DefaultWorkers)
+	// Signal wakes the runner when jobs were added (the store's), besides its poll.
+	Signal <-chan struct{}
+	// Backoff is the wait before retry number attempt (0: exponential from 5 s, at
+	// most an hour, with ±50% jitter).
+	Backoff func(attempt int) time.Duration
+	// Observe is told every attempt's channel ("webhook") and outcome ("ok",
+	// "retry", "failed", "expired"), for metrics.
+	Observe func(channel, outcome string)
+}
+
+// Runner sends the outbox's jobs.
+type Runner struct {
+	cfg  Config
+	log  *slog.Logger
+	busy atomic.Int64
+	done chan struct{} // a worker finished: there may be room for more
+}
+
+// New returns a Runner; Run starts it.
+func New(cfg Config) *Runner {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Client == nil {
+		cfg.Client = NewClient(false)
+	}
+	if cfg.Workers <= 0 {
+		cfg.Workers = DefaultWorkers
+	}
+	if cfg.Backoff == nil {
+		cfg.Backoff = backoff
+	}
+	if cfg.Observe == nil {
+		cfg.Observe = func(string, string) {}
+	}
+	return &Runner{cfg: cfg, log: cfg.Logger, done: make(chan struct{}, 1)}
+}
+
+// backoff waits 5 s, 10 s, 20 s … up to an hour, each ±50%, so that retries of many
+// jobs against one receiver spread out.
+func backoff(attempt int) time.Duration {
+	d := 5 * time.Second << min(attempt, 10)
+	d = min(d, time.Hour)
+	return time.Duration(float64(d) * (0.5 + rand.Float64()))
+}
+
+// Run sends jobs until ctx ends, then waits for the ones under way.
+func (r *Runner) Run(ctx context.Context) {
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	timer := time.NewTimer(pollEvery)
+	defer timer.Stop()
+	for ctx.Err() == nil {
+		free := r.cfg.Workers - int(r.busy.Load())
+		if free > 0 {
+			jobs, err := r.cfg.Store.ClaimDeliveries(ctx, r.cfg.Now(), lease, free)
+			if err != nil && ctx.Err() == nil {
+				r.log.Warn("claiming deliveries", "err", err)
+			}
+			for _, j := range jobs {
+				r.busy.Add(1)
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					r.handle(ctx, j)
+					r.busy.Add(-1)
+					select {
+					case r.done <- struct{}{}:
+					default:
+					}
+				}()
+			}
+			if len(jobs) == free {
+				continue // there may be more due
+			}
+		}
+		timer.Reset(pollEvery)
+		select {
+		case <-ctx.Done():
+		case <-r.cfg.Signal:
+		case <-r.done:
+		case <-timer.C:
+		}
+	}
+}
+
+// handle runs one job; its outcome is written back to the outbox.
+func (r *Runner) handle(ctx context.Context, j *tidings.Delivery) {
+	var err error
+	switch j.Kind {
+	case tidings.DeliverEvent:
+		err = r.expand(ctx, j)
+	case tidings.DeliverWebhook, tidings.DeliverTest:
+		err = r.sendWebhook(ctx, j)
+	default:
+		r.log.Error("unknown delivery kind: dropped", "kind", j.Kind, "id", j.ID)
+		err = r.cfg.Store.FinishDelivery(ctx, j.ID)
+	}
+	if err != nil && ctx.Err() == nil {
+		// The store failed: the lease runs out and the job is tried again.
+		r.log.Warn("delivery", "kind", j.Kind, "id", j.ID, "err", err)
+	}
+}
+
+// expand turns an event's job into one job per target, atomically.
+func (r *Runner) expand(ctx context.Context, j *tidings.Delivery) error {
+	ev, err := r.cfg.Store.FindEventByID(ctx, j.AccountID, j.EventID)
+	if tidings.ErrorCode(err) == tidings.ENotFound {
+		return r.cfg.Store.FinishDelivery(ctx, j.ID) // deleted meanwhile
+	}
+	if err != nil {
+		return err
+	}
+	hooks, err := r.cfg.Store.WebhooksFor(ctx, j.AccountID, ev.Project, ev.Channel)
+	if err != nil {
+		return err
+	}
+	now := r.cfg.Now()
+	var jobs []*tidings.Delivery
+	for _, w := range hooks {
+		if w.Wants(ev) {
+			jobs = append(jobs, &tidings.Delivery{Kind: tidings.DeliverWebhook, AccountID: j.AccountID, EventID: ev.ID,
+				Target: w.ID, MessageID: tidings.NewID("msg_"), NextAt: now, CreatedAt: j.CreatedAt})
+		}
+	}
+	return r.cfg.Store.ReplaceDelivery(ctx, j.ID, jobs)
+}
+
+// testEvent is what "send a test" delivers.
+func testEvent(w *tidings.Webhook, now time.Time) *tidings.Event {
+	return &tidings.Event{ID: "test", Project: w.Project, Channel: w.Channel, Event: "Test from Tidings", Icon: "🔔",
+		Description: "This is a test message: the webhook works.", Parser: tidings.ParserText, Notify: true,
+		Tags: tidings.Tags{}, Timestamp: now, CreatedAt: now}
+}
+
+// sendWebhook sends one event to one webhook and records the attempt.
+func (r *Runner) sendWebhook(ctx context.Context, j *tidings.Delivery) error {
+	st := r.cfg.Store
+	w, err := st.FindWebhook(ctx, j.AccountID, j.Target)
+	if tidings.ErrorCode(err) == tidings.ENotFound {
+		return st.FinishDelivery(ctx, j.ID)
+	}
+	if err != nil {
+		return err
+	}
+	now := r.cfg.Now()
+	var ev *tidings.Event
+	if j.Kind == tidings.DeliverTest {
+		ev = testEvent(w, now)
+	} else if ev, err = st.FindEventByID(ctx, j.AccountID, j.EventID); tidings.ErrorCode(err) == tidings.ENotFound {
+		return st.FinishDelivery(ctx, j.ID)
+	} else if err != nil {
+		return err
+	}
+	req, err := webhookRequest(w, ev, j.MessageID, r.cfg.PublicURL, now)
+	if err != nil {
+		r.log.Error("building a webhook request", "webhook", w.ID, "err", err)
+		return st.FinishDelivery(ctx, j.ID)
+	}
+	out := r.send(ctx, req.WithContext(ctx))
+	attempt := &tidings.WebhookAttempt{WebhookID: w.ID, MessageID: j.MessageID, EventID: ev.ID, Attempt: j.Attempts + 1,
+		Status: out.status, Error: out.err, Duration: out.took, At: now}
+	if err := st.RecordWebhookAttempt(ctx, attempt); err != nil {
+		return err
+	}
+	return r.settle(ctx, "webhook", j, out)
+}
+
+// outcome is what one attempt came to.
+type outcome struct {
+	status     int
+	err        string
+	took       time.Duration
+	retryAfter time.Duration
+	retry      bool // worth trying again
+}
+
+// send makes one request and classifies the answer: 2xx done; 408, 425, 429, 5xx and
+// network errors retried (429 and 503 after their Retry-After); other 4xx final.
+func (r *Runner) send(ctx context.Context, req *http.Request) outcome {
+	start := time.Now()
+	res, err := r.cfg.Client.Do(req)
+	out := outcome{took: time.Since(start)}
+	if err != nil {
+		out.err, out.retry = err.Error(), !errors.Is(err, ErrPrivateTarget)
+		if errors.Is(err, ErrPrivateTarget) {
+			out.err = ErrPrivateTarget.Error()
+		}
+		return out
+	}
+	io.Copy(io.Discard, io.LimitReader(res.Body, 64<<10))
+	res.Body.Close()
+	out.status = res.StatusCode
+	switch {
+	case res.StatusCode >= 200 && res.StatusCode < 300:
+		return out
+	case res.StatusCode == http.StatusTooManyRequests || res.StatusCode == http.StatusServiceUnavailable:
+		out.retryAfter = parseRetryAfter(res.Header.Get("Retry-After"), time.Now())
+		out.retry = true
+	case res.StatusCode >= 500, res.StatusCode == http.StatusRequestTimeout, res.StatusCode == http.StatusTooEarly:
+		out.retry = true
+	}
+	out.err = res.Status
+	return out
+}
+
+// parseRetryAfter reads seconds or an HTTP date; at most a day.
+func parseRetryAfter(v string, now time.Time) time.Duration {
+	if v == "" {
+		return 0
+	}
+	if s, err := strconv.Atoi(v); err == nil && s >= 0 {
+		return min(time.Duration(s)*time.Second, tidings.DeliveryMaxAge)
+	}
+	if t, err := http.ParseTime(v); err == nil && t.After(now) {
+		return min(t.Sub(now), tidings.DeliveryMaxAge)
+	}
+	return 0
+}
+
+// settle writes an attempt's outcome to the outbox: done, retried later, or given up
+// after 24 hours or a final answer.
+func (r *Runner) settle(ctx context.Context, channel string, j *tidings.Delivery, out outcome) error {
+	st := r.cfg.Store
+	now := r.cfg.Now()
+	switch {
+	case out.err == "":
+		r.cfg.Observe(channel, "ok")
+		return st.FinishDelivery(ctx, j.ID)
+	case !out.retry:
+		r.cfg.Observe(channel, "failed")
+		r.log.Info("delivery failed", "channel", channel, "target", j.Target, "event", j.EventID, "err", out.err)
+		return st.FinishDelivery(ctx, j.ID)
+	}
+	next := now.Add(max(r.cfg.Backoff(j.Attempts), out.retryAfter))
+	if next.Sub(j.CreatedAt) > tidings.DeliveryMaxAge {
+		r.cfg.Observe(channel, "expired")
+		r.log.Warn("delivery given up after 24 hours", "channel", channel, "target", j.Target, "event", j.EventID, "err", out.err)
+		return st.FinishDelivery(ctx, j.ID)
+	}
+	r.cfg.Observe(channel, "retry")
+	return st.RetryDelivery(ctx, j.ID, j.Attempts+1, next)
+}
