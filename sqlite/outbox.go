@@ -140,3 +140,10 @@ func (db *DB) notifyOutbox() {
 func isForeignKey(err error) bool {
 	return err != nil && strings.Contains(err.Error(), "FOREIGN KEY constraint failed")
 }
+
+// ReleaseLeases makes every leased job due again. Only the one server that holds the
+// data folder sends deliveries, so at its start any lease is a dead process's.
+func (db *DB) ReleaseLeases(ctx context.Context) error {
+	_, err := db.write.ExecContext(ctx, `UPDATE deliveries SET leased_until = 0 WHERE leased_until > 0`)
+	return err
+}

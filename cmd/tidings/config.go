@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"net/netip"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -30,7 +31,11 @@ type Config struct {
 	MaxStreamsPerSession int
 	MaxStreamsPerAccount int
 	SignupsPerHour       float64 // per client address
-	envErrs              []error // TIDINGS_* values that could not be read; serve refuses to start
+	// PublicURL is where people reach the dashboard: links in webhook messages.
+	PublicURL string
+	// AllowPrivateTargets lets webhooks reach loopback and private addresses.
+	AllowPrivateTargets bool
+	envErrs             []error // TIDINGS_* values that could not be read; serve refuses to start
 }
 
 // DefaultConfig is the configuration of a fresh install.
@@ -103,6 +108,17 @@ func serveFlags(fs *flag.FlagSet, c *Config) {
 		"live dashboard views open at once per browser session; more close the oldest")
 	c.intFlag(fs, &c.MaxStreamsPerAccount, "max-streams-per-account", "MAX_STREAMS_PER_ACCOUNT",
 		"live dashboard views open at once per account; more are refused")
+	fs.StringVar(&c.PublicURL, "public-url", envString("PUBLIC_URL", ""),
+		"the dashboard's address as people reach it, e.g. https://tidings.example.com: links in webhook messages (TIDINGS_PUBLIC_URL)")
+	switch v, _ := env("ALLOW_PRIVATE_TARGETS"); v {
+	case "", "false", "0":
+	case "true", "1":
+		c.AllowPrivateTargets = true
+	default:
+		c.envErrs = append(c.envErrs, fmt.Errorf("TIDINGS_ALLOW_PRIVATE_TARGETS=%q: use true or false", v))
+	}
+	fs.BoolVar(&c.AllowPrivateTargets, "allow-private-targets", c.AllowPrivateTargets,
+		"let webhooks reach loopback and private addresses: for tests and closed networks only (TIDINGS_ALLOW_PRIVATE_TARGETS=1)")
 	c.floatFlag(fs, &c.SignupsPerHour, "signups-per-hour", "SIGNUPS_PER_HOUR", "sign-up attempts per client address and hour (with --open-signup)")
 }
 
@@ -157,6 +173,11 @@ func (c Config) validate() error {
 	}
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		return fmt.Errorf("--log-format must be text or json")
+	}
+	if c.PublicURL != "" {
+		if u, err := url.Parse(c.PublicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("--public-url must be an http:// or https:// address, like https://tidings.example.com")
+		}
 	}
 	if c.SignupsPerHour <= 0 {
 		return fmt.Errorf("--signups-per-hour must be above 0")

@@ -47,7 +47,7 @@ func binary(t *testing.T) string {
 }
 
 // serveProcess starts `tidings serve` as its own process and waits until it answers.
-func serveProcess(t *testing.T, data string) (*exec.Cmd, string) {
+func serveProcess(t *testing.T, data string, flags ...string) (*exec.Cmd, string) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -55,7 +55,7 @@ func serveProcess(t *testing.T, data string) (*exec.Cmd, string) {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	cmd := exec.Command(binary(t), "serve", "--addr", addr, "--data", data, "--token-rate", "0", "--public-ip-rate", "0")
+	cmd := exec.Command(binary(t), append([]string{"serve", "--addr", addr, "--data", data, "--token-rate", "0", "--public-ip-rate", "0"}, flags...)...)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,8 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+
+	"github.com/tidings-dev/tidings"
 )
 
 func main() {
@@ -36,6 +38,7 @@ type cli struct {
 	stderr io.Writer
 	// flags of management commands
 	account, role, access, project, channel, roles, name string
+	url, format, events                                  string
 }
 
 var commands = []command{
@@ -54,6 +57,19 @@ var commands = []command{
 	{name: "token create", about: "create an API token and print it (it is shown only once)", flags: tokenFlags, run: tokenCreate},
 	{name: "token list", about: "list API tokens: id, name, access, limits, created, last used, revoked, roles", flags: accountFlag, run: tokenList},
 	{name: "token revoke", args: "TOKEN_ID", about: "revoke an API token at once", nargs: 1, flags: accountFlag, run: tokenRevoke},
+	{name: "webhook create", about: "send a project's events to a URL; prints its id, then (standard) its signing secret", flags: webhookFlags, run: webhookCreate},
+	{name: "webhook list", about: "list webhooks: id, name, project, channel, format, events, url", flags: accountFlag, run: webhookList},
+	{name: "webhook delete", args: "WEBHOOK_ID", about: "delete a webhook and its pending deliveries", nargs: 1, flags: accountFlag, run: webhookDelete},
+}
+
+func webhookFlags(fs *flag.FlagSet, c *cli) {
+	accountFlag(fs, c)
+	fs.StringVar(&c.project, "project", "", "the project whose events are sent (required)")
+	fs.StringVar(&c.channel, "channel", "", "only this channel's events")
+	fs.StringVar(&c.url, "url", "", "where to POST them (required)")
+	fs.StringVar(&c.format, "format", tidings.FormatStandard, "standard (signed JSON), slack, discord or ntfy")
+	fs.StringVar(&c.events, "events", tidings.WebhookNotify, "notify (events published with notify: true) or all")
+	fs.StringVar(&c.name, "name", "", "a name to recognise the webhook by")
 }
 
 func accountFlag(fs *flag.FlagSet, c *cli) {

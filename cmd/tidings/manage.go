@@ -241,6 +241,66 @@ func tokenRevoke(ctx context.Context, c *cli, args []string) error {
 	})
 }
 
+func webhookCreate(ctx context.Context, c *cli, _ []string) error {
+	nw := tidings.NewWebhook{Project: c.project, Channel: c.channel, URL: c.url, Format: c.format, Events: c.events, Name: c.name}
+	var p tidings.Problems
+	nw.Check(&p)
+	if err := p.Err(); err != nil {
+		return err
+	}
+	return withStore(ctx, c, func(s tidings.Store) error {
+		a, err := findAccount(ctx, s, c.account)
+		if err != nil {
+			return err
+		}
+		w := &tidings.Webhook{ID: tidings.NewID("wh_"), Project: nw.Project, Channel: nw.Channel, URL: nw.URL,
+			Format: nw.Format, Events: nw.Events, Name: nw.Name}
+		if w.Format == tidings.FormatStandard {
+			w.Secret = tidings.NewWebhookSecret()
+		}
+		if err := s.CreateWebhook(ctx, a.ID, w); err != nil {
+			return err
+		}
+		fmt.Fprintln(c.stdout, w.ID)
+		if w.Secret != "" {
+			fmt.Fprintln(c.stdout, w.Secret)
+		}
+		return nil
+	})
+}
+
+func webhookList(ctx context.Context, c *cli, _ []string) error {
+	return withStore(ctx, c, func(s tidings.Store) error {
+		a, err := findAccount(ctx, s, c.account)
+		if err != nil {
+			return err
+		}
+		ws, err := s.ListWebhooks(ctx, a.ID)
+		if err != nil {
+			return err
+		}
+		w := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
+		for _, h := range ws {
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", h.ID, orDash(h.Name), h.Project, orDash(h.Channel), h.Format, h.Events, h.URL)
+		}
+		return w.Flush()
+	})
+}
+
+func webhookDelete(ctx context.Context, c *cli, args []string) error {
+	return withStore(ctx, c, func(s tidings.Store) error {
+		a, err := findAccount(ctx, s, c.account)
+		if err != nil {
+			return err
+		}
+		if err := s.DeleteWebhook(ctx, a.ID, args[0]); err != nil {
+			return err
+		}
+		fmt.Fprintf(c.stdout, "deleted webhook %s\n", args[0])
+		return nil
+	})
+}
+
 func runServe(ctx context.Context, c *cli, _ []string) error {
 	m := &Main{Config: c.cfg, Logger: newLogger(c.cfg.LogFormat)}
 	if err := m.Run(ctx); err != nil {

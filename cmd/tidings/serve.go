@@ -13,6 +13,7 @@ import (
 
 	"github.com/tidings-dev/tidings"
 	"github.com/tidings-dev/tidings/api"
+	"github.com/tidings-dev/tidings/deliver"
 	"github.com/tidings-dev/tidings/inmem"
 	"github.com/tidings-dev/tidings/internal/dirlock"
 	"github.com/tidings-dev/tidings/internal/metrics"
@@ -48,6 +49,8 @@ type Main struct {
 	ln         net.Listener
 	metricsLn  net.Listener
 	served     chan error
+	stopSend   context.CancelFunc // stops the delivery runner
+	sent       chan struct{}      // closed when it has stopped
 	stopFlush  chan struct{}
 	flushed    chan struct{}
 	closeOnce  sync.Once
@@ -150,7 +153,34 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 	m.stopFlush, m.flushed = make(chan struct{}), make(chan struct{})
 	go m.flushUsage()
+	m.startDelivery(store, met)
 	return nil
+}
+
+// startDelivery runs the outbox's sender beside the server, with its own context.
+func (m *Main) startDelivery(store tidings.Store, met *metrics.Metrics) {
+	ctx, cancel := context.WithCancel(context.Background())
+	m.stopSend, m.sent = cancel, make(chan struct{})
+	var signal <-chan struct{}
+	if s, ok := store.(interface{ OutboxSignal() <-chan struct{} }); ok {
+		signal = s.OutboxSignal()
+	}
+	if s, ok := store.(interface{ ReleaseLeases(context.Context) error }); ok {
+		// The embedded store has one server (the folder lock): leases are a dead one's.
+		if err := s.ReleaseLeases(ctx); err != nil {
+			m.Logger.Warn("releasing delivery leases", "err", err)
+		}
+	}
+	met.WatchOutbox(func() (int, time.Time) {
+		n, oldest, _ := store.PendingDeliveries(context.Background())
+		return n, oldest
+	})
+	r := deliver.New(deliver.Config{Store: store, Logger: m.Logger, Now: m.Now, PublicURL: m.Config.PublicURL,
+		Client: deliver.NewClient(m.Config.AllowPrivateTargets), Signal: signal, Observe: met.ObserveDelivery})
+	go func() {
+		defer close(m.sent)
+		r.Run(ctx)
+	}()
 }
 
 // flushUsage writes tokens' last-used times every few seconds.
@@ -196,6 +226,10 @@ func (m *Main) close() error {
 	}
 	if m.metricsSrv != nil {
 		errs = append(errs, m.metricsSrv.Shutdown(ctx))
+	}
+	if m.stopSend != nil {
+		m.stopSend() // what is being sent is cut short; its lease makes it due again
+		<-m.sent
 	}
 	if m.stopFlush != nil {
 		close(m.stopFlush)

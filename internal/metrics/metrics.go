@@ -19,6 +19,7 @@ type Metrics struct {
 	BatchSize     prometheus.Histogram
 	BatchDuration prometheus.Histogram
 	BatchErrors   prometheus.Counter
+	Deliveries    *prometheus.CounterVec
 }
 
 // New creates and registers the collectors.
@@ -43,8 +44,11 @@ func New() *Metrics {
 		BatchErrors: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "tidings_commit_batch_errors_total", Help: "Group-committed transactions that failed.",
 		}),
+		Deliveries: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "tidings_deliveries_total", Help: "Delivery attempts by channel (push, webhook) and outcome (ok, retry, failed, expired).",
+		}, []string{"channel", "outcome"}),
 	}
-	m.Registry.MustRegister(m.Requests, m.Latency, m.BatchSize, m.BatchDuration, m.BatchErrors,
+	m.Registry.MustRegister(m.Requests, m.Latency, m.BatchSize, m.BatchDuration, m.BatchErrors, m.Deliveries,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -54,6 +58,27 @@ func (m *Metrics) WatchQueue(depth func() int) {
 	m.Registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "tidings_commit_queue_depth", Help: "Writes waiting for the group committer.",
 	}, func() float64 { return float64(depth()) }))
+}
+
+// ObserveDelivery counts one delivery attempt.
+func (m *Metrics) ObserveDelivery(channel, outcome string) {
+	m.Deliveries.WithLabelValues(channel, outcome).Inc()
+}
+
+// WatchOutbox exposes the outbox's depth and the age of its oldest job.
+func (m *Metrics) WatchOutbox(pending func() (int, time.Time)) {
+	m.Registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "tidings_delivery_queue_depth", Help: "Delivery jobs waiting in the outbox.",
+	}, func() float64 { n, _ := pending(); return float64(n) }))
+	m.Registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "tidings_delivery_oldest_pending_seconds", Help: "Age of the oldest delivery job waiting in the outbox.",
+	}, func() float64 {
+		_, oldest := pending()
+		if oldest.IsZero() {
+			return 0
+		}
+		return time.Since(oldest).Seconds()
+	}))
 }
 
 // ObserveBatch records one group commit.
