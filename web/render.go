@@ -29,6 +29,7 @@ func loadPages(a *assets, now func() time.Time) (*pages, error) {
 		"exact":    func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
 		"iso":      func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
 		"nameRule": func() string { return tidings.NameRuleMessage },
+		"ms":       func(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) + " ms" },
 	}
 	common, err := template.New("").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/fragments.html")
 	if err != nil {

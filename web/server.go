@@ -31,6 +31,8 @@ type Config struct {
 	TrustedProxies []netip.Prefix // whose X-Forwarded-Proto/-For to believe
 	// APIBase is how the curl examples name this server ("" = from the request).
 	APIBase string
+	// AllowPrivateTargets lets webhooks name loopback and private addresses.
+	AllowPrivateTargets bool
 	// SignupsPerHour limits sign-ups per client address (0: DefaultSignupsPerHour).
 	SignupsPerHour float64
 	// Live streams allowed open per session and per account (0: the defaults).
@@ -60,8 +62,10 @@ type Server struct {
 	signups    *ratelimit.Keyed[netip.Prefix]
 	signupRate rate.Limit
 	passwords  *password.Gate
-	renders    *renderCache
-	hub        *hub
+	// allowPrivate lets webhooks name private addresses.
+	allowPrivate bool
+	renders      *renderCache
+	hub          *hub
 	// cardRenders counts event cards rendered for streams: each event once per feed.
 	cardRenders atomic.Int64
 	closing     chan struct{} // closed when the server shuts down: streams end
@@ -83,6 +87,7 @@ func New(cfg Config) (*Server, error) {
 		s.log = slog.Default()
 	}
 	s.hub = newHub(s, cfg.MaxStreamsPerSession, cfg.MaxStreamsPerAccount)
+	s.allowPrivate = cfg.AllowPrivateTargets
 	perHour := cfg.SignupsPerHour
 	if perHour <= 0 {
 		perHour = DefaultSignupsPerHour
@@ -150,6 +155,10 @@ func (s *Server) Register(mux *http.ServeMux) {
 		{"GET /settings/api", owner, s.tokensPage},
 		{"POST /settings/api", owner, s.createToken},
 		{"POST /settings/api/{id}/revoke", owner, s.revokeToken},
+		{"GET /settings/webhooks", owner, s.webhooksPage},
+		{"POST /settings/webhooks", owner, s.createWebhook},
+		{"POST /settings/webhooks/{id}/delete", owner, s.deleteWebhook},
+		{"POST /settings/webhooks/{id}/test", owner, s.testWebhook},
 		{"GET /settings/members", user, s.membersPage},
 		{"POST /settings/members/invite", owner, s.invite},
 		{"POST /settings/members/{id}/remove", owner, s.removeMember},

@@ -57,11 +57,17 @@ func waitEnd(t *testing.T, msgs <-chan map[string]string, within time.Duration) 
 // member creates a member of the account and signs them in.
 func (e *env) member(account *tidings.Account, email string) (*client, *tidings.User) {
 	e.t.Helper()
+	return e.user(account, email, tidings.UserMember)
+}
+
+// user creates a user of the account with a role and signs them in.
+func (e *env) user(account *tidings.Account, email, role string) (*client, *tidings.User) {
+	e.t.Helper()
 	hash, err := password.Hash("member pass")
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	u := &tidings.User{AccountID: account.ID, Email: email, PasswordHash: hash, Role: tidings.UserMember}
+	u := &tidings.User{AccountID: account.ID, Email: email, PasswordHash: hash, Role: role}
 	if err := e.store.CreateUser(context.Background(), u); err != nil {
 		e.t.Fatal(err)
 	}

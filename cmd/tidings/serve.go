@@ -105,7 +105,7 @@ func (m *Main) Run(ctx context.Context) error {
 	dash, err := web.New(web.Config{Store: store, Broker: broker, Logger: m.Logger, Now: m.Now,
 		OpenSignup: m.Config.OpenSignup, TrustedProxies: m.Config.TrustedProxies,
 		MaxStreamsPerSession: m.Config.MaxStreamsPerSession, MaxStreamsPerAccount: m.Config.MaxStreamsPerAccount,
-		SignupsPerHour: m.Config.SignupsPerHour})
+		SignupsPerHour: m.Config.SignupsPerHour, AllowPrivateTargets: m.Config.AllowPrivateTargets})
 	if err != nil {
 		m.Close()
 		return err

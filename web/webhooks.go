@@ -1,0 +1,138 @@
+package web
+
+import (
+	"net/http"
+	"net/netip"
+	"net/url"
+	"strings"
+
+	"github.com/tidings-dev/tidings"
+	"github.com/tidings-dev/tidings/deliver"
+)
+
+type webhooksData struct {
+	Webhooks []webhookRow
+	Projects []projectRow
+	Created  *tidings.Webhook // just made: its secret is shown this once
+	Form     tidings.NewWebhook
+	Notice   string
+}
+
+type webhookRow struct {
+	*tidings.Webhook
+	Host     string
+	Attempts []*tidings.WebhookAttempt
+}
+
+func (s *Server) webhooksPage(w http.ResponseWriter, r *http.Request) error {
+	notice := ""
+	if r.URL.Query().Get("tested") != "" {
+		notice = "A test message is on its way: its result appears in the webhook's deliveries in a moment."
+	}
+	return s.renderWebhooks(w, r, http.StatusOK, "", nil, tidings.NewWebhook{Format: tidings.FormatStandard, Events: tidings.WebhookNotify}, notice)
+}
+
+func (s *Server) renderWebhooks(w http.ResponseWriter, r *http.Request, status int, msg string, created *tidings.Webhook, f tidings.NewWebhook, notice string) error {
+	ctx := r.Context()
+	id := sessionFrom(r).account.ID
+	hooks, err := s.store.ListWebhooks(ctx, id)
+	if err != nil {
+		return err
+	}
+	d := webhooksData{Created: created, Form: f, Notice: notice}
+	for _, h := range hooks {
+		row := webhookRow{Webhook: h}
+		if u, err := url.Parse(h.URL); err == nil {
+			row.Host = u.Host
+		}
+		if row.Attempts, err = s.store.ListWebhookAttempts(ctx, id, h.ID); err != nil {
+			return err
+		}
+		d.Webhooks = append(d.Webhooks, row)
+	}
+	ps, err := s.store.ListProjects(ctx, id)
+	if err != nil {
+		return err
+	}
+	for _, p := range ps {
+		cs, err := s.store.ListChannels(ctx, id, p.Name)
+		if err != nil {
+			return err
+		}
+		d.Projects = append(d.Projects, projectRow{Project: p, Channels: cs})
+	}
+	return s.render(w, r, "webhooks", &view{Title: "Webhooks", Section: "settings", Status: status, Error: msg, Data: d})
+}
+
+// privateTarget reports a URL whose host is written as a non-public address (or
+// "localhost"): refused here with a clear message. A name that resolves to one is
+// refused when connecting.
+func privateTarget(raw string) bool {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return false
+	}
+	host := u.Hostname()
+	if strings.EqualFold(host, "localhost") || strings.HasSuffix(strings.ToLower(host), ".localhost") {
+		return true
+	}
+	a, err := netip.ParseAddr(host)
+	return err == nil && !deliver.Public(a)
+}
+
+func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request) error {
+	f := tidings.NewWebhook{Project: r.PostFormValue("project"), Channel: r.PostFormValue("channel"),
+		URL: strings.TrimSpace(r.PostFormValue("url")), Format: r.PostFormValue("format"), Events: r.PostFormValue("events"),
+		Name: strings.TrimSpace(r.PostFormValue("name"))}
+	var p tidings.Problems
+	f.Check(&p)
+	if err := p.Err(); err != nil {
+		return s.renderWebhooks(w, r, http.StatusBadRequest, tidings.ErrorMessage(err), nil, f, "")
+	}
+	if !s.allowPrivate && privateTarget(f.URL) {
+		return s.renderWebhooks(w, r, http.StatusBadRequest, "url: "+hostOf(f.URL)+
+			" is a loopback or private address, which webhooks may not reach (the server would need --allow-private-targets)", nil, f, "")
+	}
+	hook := &tidings.Webhook{ID: tidings.NewID("wh_"), Project: f.Project, Channel: f.Channel, URL: f.URL,
+		Format: f.Format, Events: f.Events, Name: f.Name}
+	if hook.Format == tidings.FormatStandard {
+		hook.Secret = tidings.NewWebhookSecret()
+	}
+	if err := s.store.CreateWebhook(r.Context(), sessionFrom(r).account.ID, hook); err != nil {
+		switch tidings.ErrorCode(err) {
+		case tidings.EProjectNotFound, tidings.EChannelNotFound:
+			return s.renderWebhooks(w, r, http.StatusBadRequest, tidings.ErrorMessage(err), nil, f, "")
+		}
+		return err
+	}
+	return s.renderWebhooks(w, r, http.StatusOK, "", hook, tidings.NewWebhook{Format: tidings.FormatStandard, Events: tidings.WebhookNotify}, "")
+}
+
+func hostOf(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return raw
+	}
+	return u.Hostname()
+}
+
+func (s *Server) deleteWebhook(w http.ResponseWriter, r *http.Request) error {
+	if err := s.store.DeleteWebhook(r.Context(), sessionFrom(r).account.ID, r.PathValue("id")); err != nil {
+		return err
+	}
+	return redirect(w, r, "/settings/webhooks")
+}
+
+// testWebhook queues a test message; the page shows its outcome among the deliveries.
+func (s *Server) testWebhook(w http.ResponseWriter, r *http.Request) error {
+	id := sessionFrom(r).account.ID
+	hook, err := s.store.FindWebhook(r.Context(), id, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	if err := s.store.EnqueueDelivery(r.Context(), &tidings.Delivery{Kind: tidings.DeliverTest, AccountID: id,
+		EventID: "test", Target: hook.ID, MessageID: tidings.NewID("msg_")}); err != nil {
+		return err
+	}
+	return redirect(w, r, "/settings/webhooks?tested=1#webhook-"+hook.ID)
+}

@@ -1,0 +1,73 @@
+package web_test
+
+import (
+	"context"
+	"html"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tidings-dev/tidings"
+)
+
+// TestWebhooksPage: owners add a webhook (its signing secret shown once), send a test,
+// see its attempts and delete it; private addresses are refused with a reason; members
+// and other accounts cannot touch it.
+func TestWebhooksPage(t *testing.T) {
+	e := newEnv(t, false)
+	owner := e.owner()
+	acme := e.account("acme")
+	owner.get("/settings/webhooks").want(t, 200, "Add a webhook", "my-saas")
+
+	owner.post("/settings/webhooks", "url", "http://127.0.0.1:9/hook", "project", "my-saas", "format", "standard", "events", "all").
+		want(t, 400, "loopback or private address")
+	owner.post("/settings/webhooks", "url", "ftp://example.com", "project", "my-saas").want(t, 400, "http:// or https://")
+	owner.post("/settings/webhooks", "url", "https://example.com/x", "project", "nope").want(t, 400, "nope")
+
+	p := owner.post("/settings/webhooks", "name", "audit", "url", "https://hooks.example.com/tidings", "project", "my-saas",
+		"channel", "payments", "format", "standard", "events", "notify")
+	p.want(t, 200, "whsec_", "audit", "my-saas #payments")
+	hooks, err := e.store.ListWebhooks(context.Background(), acme.ID)
+	if err != nil || len(hooks) != 1 {
+		t.Fatalf("stored %v %v", hooks, err)
+	}
+	hook := hooks[0]
+	if !strings.Contains(html.UnescapeString(p.body), hook.Secret) {
+		t.Fatal("the new secret is not shown")
+	}
+	if strings.Contains(html.UnescapeString(owner.get("/settings/webhooks").body), hook.Secret) {
+		t.Fatal("the secret is shown again")
+	}
+
+	owner.post("/settings/webhooks/"+hook.ID+"/test").redirects(t, "/settings/webhooks?tested=1#webhook-"+hook.ID)
+	if n, _, _ := e.store.PendingDeliveries(context.Background()); n != 1 {
+		t.Fatalf("the test queued %d deliveries", n)
+	}
+	e.store.RecordWebhookAttempt(context.Background(), &tidings.WebhookAttempt{WebhookID: hook.ID, MessageID: "msg_1",
+		EventID: "test", Attempt: 1, Status: 503, Error: "503 Service Unavailable", Duration: 42 * time.Millisecond, At: time.Now()})
+	owner.get("/settings/webhooks?tested=1").want(t, 200, "test message is on its way", "✗ 503", "42 ms")
+
+	m, _ := e.member(acme, "bob@example.com")
+	m.get("/settings/webhooks").want(t, 403)
+	m.post("/settings/webhooks/" + hook.ID + "/delete").want(t, 403)
+
+	other := newEnvOtherAccount(t, e)
+	other.post("/settings/webhooks/" + hook.ID + "/delete").want(t, 404)
+	other.post("/settings/webhooks/" + hook.ID + "/test").want(t, 404)
+
+	owner.post("/settings/webhooks/" + hook.ID + "/delete").redirects(t, "/settings/webhooks")
+	if hooks, _ := e.store.ListWebhooks(context.Background(), acme.ID); len(hooks) != 0 {
+		t.Fatalf("after delete: %v", hooks)
+	}
+}
+
+// newEnvOtherAccount signs in the owner of a second account on the same server.
+func newEnvOtherAccount(t *testing.T, e *env) *client {
+	t.Helper()
+	a, err := e.store.CreateAccount(context.Background(), "globex")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _ := e.user(a, "eve@globex.example", tidings.UserOwner)
+	return c
+}
