@@ -49,13 +49,13 @@ func TestWebhooksPage(t *testing.T) {
 
 	m, _ := e.member(acme, "bob@example.com")
 	m.get("/settings/webhooks").want(t, 403)
-	m.post("/settings/webhooks/" + hook.ID + "/delete").want(t, 403)
+	m.post("/settings/webhooks/"+hook.ID+"/delete").want(t, 403)
 
 	other := newEnvOtherAccount(t, e)
-	other.post("/settings/webhooks/" + hook.ID + "/delete").want(t, 404)
-	other.post("/settings/webhooks/" + hook.ID + "/test").want(t, 404)
+	other.post("/settings/webhooks/"+hook.ID+"/delete").want(t, 404)
+	other.post("/settings/webhooks/"+hook.ID+"/test").want(t, 404)
 
-	owner.post("/settings/webhooks/" + hook.ID + "/delete").redirects(t, "/settings/webhooks")
+	owner.post("/settings/webhooks/"+hook.ID+"/delete").redirects(t, "/settings/webhooks")
 	if hooks, _ := e.store.ListWebhooks(context.Background(), acme.ID); len(hooks) != 0 {
 		t.Fatalf("after delete: %v", hooks)
 	}
