@@ -97,6 +97,7 @@ type Store interface {
 	EventStore
 	InsightStore
 	DeliveryStore
+	PushStore
 	// Ping reports whether the store answers (readiness).
 	Ping(ctx context.Context) error
 	// Close commits what is pending, then releases the store.

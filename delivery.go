@@ -163,9 +163,10 @@ type DeliveryStore interface {
 	// ClaimDeliveries leases up to limit due jobs for lease; a job whose lease runs
 	// out (its claimer died) is due again.
 	ClaimDeliveries(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]*Delivery, error)
-	// ReplaceDelivery deletes job id and adds jobs, in one transaction: an expanded
-	// event is never lost between the two.
-	ReplaceDelivery(ctx context.Context, id int64, jobs []*Delivery) error
+	// ReplaceDelivery deletes job id and adds jobs (a job whose MessageID exists
+	// already is skipped) and push records, in one transaction: an expanded event is
+	// never lost between the two.
+	ReplaceDelivery(ctx context.Context, id int64, jobs []*Delivery, records []*PushRecord) error
 	// FinishDelivery deletes a job that is done (delivered or given up).
 	FinishDelivery(ctx context.Context, id int64) error
 	// RetryDelivery schedules a job again.

@@ -162,7 +162,7 @@ func (r *Runner) expand(ctx context.Context, j *tidings.Delivery) error {
 				Target: w.ID, MessageID: tidings.NewID("msg_"), NextAt: now, CreatedAt: j.CreatedAt})
 		}
 	}
-	return r.cfg.Store.ReplaceDelivery(ctx, j.ID, jobs)
+	return r.cfg.Store.ReplaceDelivery(ctx, j.ID, jobs, nil)
 }
 
 // testEvent is what "send a test" delivers.

@@ -9,7 +9,7 @@ import (
 	"github.com/tidings-dev/tidings"
 )
 
-const sqlInsertDelivery = `INSERT INTO deliveries (kind, account_id, event_id, target, message_id, attempts, next_at, created_at)
+const sqlInsertDelivery = `INSERT OR IGNORE INTO deliveries (kind, account_id, event_id, target, message_id, attempts, next_at, created_at)
 	VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
 
 // sqlProjectHasAllWebhook tells whether a project has a webhook that wants every event.
@@ -88,7 +88,7 @@ func (db *DB) ClaimDeliveries(ctx context.Context, now time.Time, lease time.Dur
 }
 
 // ReplaceDelivery deletes job id and adds jobs, in one transaction.
-func (db *DB) ReplaceDelivery(ctx context.Context, id int64, jobs []*tidings.Delivery) error {
+func (db *DB) ReplaceDelivery(ctx context.Context, id int64, jobs []*tidings.Delivery, records []*tidings.PushRecord) error {
 	tx, err := db.write.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -102,7 +102,16 @@ func (db *DB) ReplaceDelivery(ctx context.Context, id int64, jobs []*tidings.Del
 			return err
 		}
 	}
-	return tx.Commit()
+	if err := recordPushes(ctx, tx, records); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	if len(jobs) > 0 {
+		db.notifyOutbox()
+	}
+	return nil
 }
 
 // FinishDelivery deletes a finished job.

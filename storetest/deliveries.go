@@ -130,7 +130,8 @@ func testOutbox(t *testing.T, open Opener) {
 	must(t, f.s.ReplaceDelivery(ctx, jobs[0].ID, []*tidings.Delivery{
 		{Kind: tidings.DeliverWebhook, AccountID: f.account.ID, EventID: ev.ID, Target: "wh_a", MessageID: "msg_a", NextAt: now, CreatedAt: now},
 		{Kind: tidings.DeliverWebhook, AccountID: f.account.ID, EventID: ev.ID, Target: "wh_b", MessageID: "msg_b", NextAt: now, CreatedAt: now},
-	}))
+		{Kind: tidings.DeliverWebhook, AccountID: f.account.ID, EventID: ev.ID, Target: "wh_b", MessageID: "msg_b", NextAt: now, CreatedAt: now},
+	}, nil)) // the repeated message id is added once
 	if n := pending(); n != 3 {
 		t.Fatalf("after expanding: %d jobs", n)
 	}

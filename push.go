@@ -1,0 +1,162 @@
+package tidings
+
+import (
+	"context"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// Push delivery kinds, statuses and limits.
+const (
+	DeliverPush         = "push"          // one event to one device
+	DeliverPushTest     = "push-test"     // "send a test notification"
+	DeliverQuietSummary = "quiet-summary" // the summary at the end of a user's quiet hours
+
+	PushSent      = "sent"      // the push service accepted it
+	PushPending   = "pending"   // queued or being retried
+	PushMuted     = "muted"     // the user muted the project or channel
+	PushQuiet     = "quiet"     // during the user's quiet hours: counted in the summary
+	PushCollapsed = "collapsed" // over the device's flood limit: counted in a collapsed notification
+	PushFailed    = "failed"    // the push service refused it for good, or 24 hours passed
+	PushGone      = "gone"      // the subscription expired (404/410) and was removed
+
+	// MaxDevicesPerUser bounds a user's push subscriptions.
+	MaxDevicesPerUser = 20
+	// PushesPerMinute is how many notifications one device gets per minute; the rest
+	// are collapsed into one.
+	PushesPerMinute = 10
+)
+
+// PushSubscription is one device (browser profile) of a user that receives Web Push.
+type PushSubscription struct {
+	ID            string
+	AccountID     int64
+	UserID        int64
+	Endpoint      string
+	P256dh        string // the device's public key, base64url
+	Auth          string // its authentication secret, base64url
+	Name          string // "Pixel 8", chosen by the user
+	Browser       string // from the User-Agent when it subscribed
+	CreatedAt     time.Time
+	LastSuccessAt time.Time
+}
+
+// EndpointHost is the push service's host, shown instead of the secret endpoint URL.
+func (s *PushSubscription) EndpointHost() string {
+	u, err := url.Parse(s.Endpoint)
+	if err != nil {
+		return ""
+	}
+	return u.Host
+}
+
+// NotifyPrefs are one user's choices about notifications.
+type NotifyPrefs struct {
+	Muted      []string // "project" for a whole project, "project/channel" for one channel
+	QuietStart int      // minutes after midnight; QuietStart == QuietEnd: no quiet hours
+	QuietEnd   int
+	TimeZone   string // IANA name; "" is UTC
+}
+
+// Mutes reports whether the user muted the project or the channel.
+func (p *NotifyPrefs) Mutes(project, channel string) bool {
+	for _, m := range p.Muted {
+		if m == project || m == project+"/"+channel {
+			return true
+		}
+	}
+	return false
+}
+
+// QuietUntil reports whether now falls in the quiet hours, and when they end.
+func (p *NotifyPrefs) QuietUntil(now time.Time) (time.Time, bool) {
+	if p.QuietStart == p.QuietEnd {
+		return time.Time{}, false
+	}
+	loc, err := time.LoadLocation(p.TimeZone)
+	if err != nil {
+		loc = time.UTC
+	}
+	local := now.In(loc)
+	midnight := time.Date(local.Year(), local.Month(), local.Day(), 0, 0, 0, 0, loc)
+	minute := local.Hour()*60 + local.Minute()
+	at := func(dayOffset, minutes int) time.Time {
+		d := midnight.AddDate(0, 0, dayOffset)
+		return time.Date(d.Year(), d.Month(), d.Day(), minutes/60, minutes%60, 0, 0, loc)
+	}
+	if p.QuietStart < p.QuietEnd { // 13:00–15:00
+		if minute >= p.QuietStart && minute < p.QuietEnd {
+			return at(0, p.QuietEnd), true
+		}
+		return time.Time{}, false
+	}
+	switch { // across midnight: 22:00–07:00
+	case minute >= p.QuietStart:
+		return at(1, p.QuietEnd), true
+	case minute < p.QuietEnd:
+		return at(0, p.QuietEnd), true
+	}
+	return time.Time{}, false
+}
+
+// CheckPrefs validates preferences.
+func (p *NotifyPrefs) Check(pr *Problems) {
+	if p.QuietStart < 0 || p.QuietStart >= 24*60 || p.QuietEnd < 0 || p.QuietEnd >= 24*60 {
+		pr.Add("quiet", "range", "quiet hours must be times of the day")
+	}
+	if _, err := time.LoadLocation(p.TimeZone); err != nil || strings.ContainsAny(p.TimeZone, " ") {
+		pr.Add("time_zone", "unknown", "is not a time zone this server knows (like Europe/Berlin)")
+	}
+	if len(p.Muted) > 1000 {
+		pr.Add("muted", "too_many", "at most 1000 mutes")
+	}
+}
+
+// PushRecord is what became of one event for one device.
+type PushRecord struct {
+	EventID        string
+	SubscriptionID string
+	UserID         int64
+	Status         string
+	At             time.Time
+}
+
+// PushStore keeps push subscriptions, notification preferences and what was pushed.
+type PushStore interface {
+	// SavePushSubscription stores s; an endpoint that exists already is updated
+	// (keys, name) and given to this user. created is false then. Errors: EConflict
+	// when the user has MaxDevicesPerUser devices.
+	SavePushSubscription(ctx context.Context, s *PushSubscription) (created bool, err error)
+	// ListPushSubscriptions returns the user's devices, oldest first.
+	ListPushSubscriptions(ctx context.Context, userID int64) ([]*PushSubscription, error)
+	// AccountPushSubscriptions returns the devices of every member of the account.
+	AccountPushSubscriptions(ctx context.Context, accountID int64) ([]*PushSubscription, error)
+	// FindPushSubscription returns a device by ID. Errors: ENotFound.
+	FindPushSubscription(ctx context.Context, id string) (*PushSubscription, error)
+	// RenamePushSubscription renames one of the user's devices. Errors: ENotFound.
+	RenamePushSubscription(ctx context.Context, userID int64, id, name string) error
+	// DeletePushSubscription removes one of the user's devices (userID 0: whoever's,
+	// for subscriptions the push service says are gone). Errors: ENotFound.
+	DeletePushSubscription(ctx context.Context, userID int64, id string) error
+	// PushDelivered records a successful delivery to the device.
+	PushDelivered(ctx context.Context, id string, at time.Time) error
+
+	// NotifyPrefs returns the user's preferences (defaults when none were saved).
+	NotifyPrefs(ctx context.Context, userID int64) (*NotifyPrefs, error)
+	// SetNotifyPrefs saves them.
+	SetNotifyPrefs(ctx context.Context, userID int64, p *NotifyPrefs) error
+
+	// RecordPushes keeps what became of events for devices (the latest status wins).
+	RecordPushes(ctx context.Context, records []*PushRecord) error
+	// EventPushes returns what became of one event of the account.
+	EventPushes(ctx context.Context, accountID int64, eventID string) ([]*PushRecord, error)
+	// CountPushes counts the user's records of a status since a time (quiet summaries).
+	CountPushes(ctx context.Context, userID int64, status string, since time.Time) (int, error)
+
+	// Setting returns a server setting (such as the VAPID key). Errors: ENotFound.
+	Setting(ctx context.Context, key string) (string, error)
+	// SetSettingOnce stores a setting unless it exists, and returns the stored value:
+	// servers starting together agree on one.
+	SetSettingOnce(ctx context.Context, key, value string) (string, error)
+}

@@ -1,0 +1,107 @@
+package storetest
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/tidings-dev/tidings"
+)
+
+func testPush(t *testing.T, open Opener) {
+	ctx := context.Background()
+	f := setup(t, open)
+	ada := &tidings.User{AccountID: f.account.ID, Email: "ada@example.com", PasswordHash: "x", Role: tidings.UserOwner}
+	bob := &tidings.User{AccountID: f.account.ID, Email: "bob@example.com", PasswordHash: "x", Role: tidings.UserMember}
+	must(t, f.s.CreateUser(ctx, ada))
+	must(t, f.s.CreateUser(ctx, bob))
+	phone := &tidings.PushSubscription{AccountID: f.account.ID, UserID: ada.ID, Endpoint: "https://fcm.googleapis.com/fcm/send/a",
+		P256dh: "key1", Auth: "auth1", Name: "Pixel", Browser: "Chrome"}
+	created, err := f.s.SavePushSubscription(ctx, phone)
+	must(t, err)
+	if !created || phone.ID == "" {
+		t.Fatalf("created=%v id=%q", created, phone.ID)
+	}
+	// The same endpoint again updates it (new keys), keeping its ID.
+	again := &tidings.PushSubscription{AccountID: f.account.ID, UserID: ada.ID, Endpoint: phone.Endpoint, P256dh: "key2", Auth: "auth2"}
+	created, err = f.s.SavePushSubscription(ctx, again)
+	must(t, err)
+	got, err := f.s.FindPushSubscription(ctx, phone.ID)
+	must(t, err)
+	if created || again.ID != phone.ID || got.P256dh != "key2" || got.Name != "Pixel" || got.EndpointHost() != "fcm.googleapis.com" {
+		t.Fatalf("update: created=%v %+v", created, got)
+	}
+	laptop := &tidings.PushSubscription{AccountID: f.account.ID, UserID: bob.ID, Endpoint: "https://updates.push.services.mozilla.com/wpush/v2/b",
+		P256dh: "k", Auth: "a"}
+	_, err = f.s.SavePushSubscription(ctx, laptop)
+	must(t, err)
+	mine, err := f.s.ListPushSubscriptions(ctx, ada.ID)
+	must(t, err)
+	all, err := f.s.AccountPushSubscriptions(ctx, f.account.ID)
+	must(t, err)
+	if len(mine) != 1 || len(all) != 2 {
+		t.Fatalf("ada has %d, the account %d", len(mine), len(all))
+	}
+	wantCode(t, f.s.RenamePushSubscription(ctx, bob.ID, phone.ID, "mine now"), tidings.ENotFound)
+	must(t, f.s.RenamePushSubscription(ctx, ada.ID, phone.ID, "Work phone"))
+	wantCode(t, f.s.DeletePushSubscription(ctx, bob.ID, phone.ID), tidings.ENotFound)
+	at := epoch.Add(time.Minute)
+	must(t, f.s.PushDelivered(ctx, phone.ID, at))
+	got, _ = f.s.FindPushSubscription(ctx, phone.ID)
+	if got.Name != "Work phone" || !got.LastSuccessAt.Equal(at) {
+		t.Fatalf("after rename and delivery: %+v", got)
+	}
+	for i := 1; i < tidings.MaxDevicesPerUser; i++ {
+		_, err := f.s.SavePushSubscription(ctx, &tidings.PushSubscription{AccountID: f.account.ID, UserID: ada.ID,
+			Endpoint: fmt.Sprintf("https://fcm.googleapis.com/fcm/send/%d", i), P256dh: "k", Auth: "a"})
+		must(t, err)
+	}
+	_, err = f.s.SavePushSubscription(ctx, &tidings.PushSubscription{AccountID: f.account.ID, UserID: ada.ID,
+		Endpoint: "https://fcm.googleapis.com/fcm/send/one-too-many", P256dh: "k", Auth: "a"})
+	wantCode(t, err, tidings.EConflict)
+
+	// Preferences: defaults, then saved.
+	prefs, err := f.s.NotifyPrefs(ctx, ada.ID)
+	must(t, err)
+	if len(prefs.Muted) != 0 || prefs.QuietStart != prefs.QuietEnd {
+		t.Fatalf("default prefs %+v", prefs)
+	}
+	must(t, f.s.SetNotifyPrefs(ctx, ada.ID, &tidings.NotifyPrefs{Muted: []string{"my-saas/payments"}, QuietStart: 22 * 60, QuietEnd: 7 * 60, TimeZone: "Europe/Berlin"}))
+	prefs, _ = f.s.NotifyPrefs(ctx, ada.ID)
+	if !prefs.Mutes("my-saas", "payments") || prefs.Mutes("my-saas", "deploys") || prefs.TimeZone != "Europe/Berlin" || prefs.QuietStart != 1320 {
+		t.Fatalf("saved prefs %+v", prefs)
+	}
+
+	// Records: the latest status of an event for a device wins; counts by status.
+	must(t, f.s.RecordPushes(ctx, []*tidings.PushRecord{{EventID: "e1", SubscriptionID: phone.ID, Status: tidings.PushPending, At: epoch},
+		{EventID: "e1", SubscriptionID: laptop.ID, Status: tidings.PushMuted, At: epoch}}))
+	must(t, f.s.RecordPushes(ctx, []*tidings.PushRecord{{EventID: "e1", SubscriptionID: phone.ID, Status: tidings.PushSent, At: epoch.Add(time.Second)},
+		{EventID: "e2", SubscriptionID: phone.ID, Status: tidings.PushQuiet, At: epoch.Add(time.Second)}}))
+	records, err := f.s.EventPushes(ctx, f.account.ID, "e1")
+	must(t, err)
+	if len(records) != 2 || records[0].Status != tidings.PushMuted || records[1].Status != tidings.PushSent || records[1].UserID != ada.ID {
+		t.Fatalf("records %+v %+v", records[0], records[1])
+	}
+	other := newAccount(t, f.s, "globex")
+	if r, _ := f.s.EventPushes(ctx, other.ID, "e1"); len(r) != 0 {
+		t.Fatalf("another account reads %d records", len(r))
+	}
+	if n, _ := f.s.CountPushes(ctx, ada.ID, tidings.PushQuiet, epoch); n != 1 {
+		t.Fatalf("quiet count %d", n)
+	}
+	must(t, f.s.DeletePushSubscription(ctx, 0, laptop.ID))
+	_, err = f.s.FindPushSubscription(ctx, laptop.ID)
+	wantCode(t, err, tidings.ENotFound)
+
+	// Settings are set once: two servers starting together agree.
+	_, err = f.s.Setting(ctx, "vapid")
+	wantCode(t, err, tidings.ENotFound)
+	v1, err := f.s.SetSettingOnce(ctx, "vapid", "first")
+	must(t, err)
+	v2, err := f.s.SetSettingOnce(ctx, "vapid", "second")
+	must(t, err)
+	if v1 != "first" || v2 != "first" {
+		t.Fatalf("settings %q %q", v1, v2)
+	}
+}
