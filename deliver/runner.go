@@ -6,6 +6,7 @@ package deliver
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"math/rand/v2"
@@ -33,6 +34,7 @@ type Config struct {
 	Now       func() time.Time
 	Client    *http.Client // nil: NewClient(false)
 	PublicURL string       // links in messages point here ("" = no links)
+	VAPID     *VAPID       // the push key pair; nil: push notifications are not sent
 	Workers   int          // jobs sent at once (0: DefaultWorkers)
 	// Signal wakes the runner when jobs were added (the store's), besides its poll.
 	Signal <-chan struct{}
@@ -48,8 +50,9 @@ type Config struct {
 type Runner struct {
 	cfg  Config
 	log  *slog.Logger
-	busy atomic.Int64
-	done chan struct{} // a worker finished: there may be room for more
+	busy  atomic.Int64
+	done  chan struct{} // a worker finished: there may be room for more
+	flood flood
 }
 
 // New returns a Runner; Run starts it.
@@ -131,6 +134,10 @@ func (r *Runner) handle(ctx context.Context, j *tidings.Delivery) {
 		err = r.expand(ctx, j)
 	case tidings.DeliverWebhook, tidings.DeliverTest:
 		err = r.sendWebhook(ctx, j)
+	case tidings.DeliverPush, tidings.DeliverPushTest:
+		err = r.sendPush(ctx, j)
+	case tidings.DeliverQuietSummary:
+		err = r.summarise(ctx, j)
 	default:
 		r.log.Error("unknown delivery kind: dropped", "kind", j.Kind, "id", j.ID)
 		err = r.cfg.Store.FinishDelivery(ctx, j.ID)
@@ -141,7 +148,9 @@ func (r *Runner) handle(ctx context.Context, j *tidings.Delivery) {
 	}
 }
 
-// expand turns an event's job into one job per target, atomically.
+// expand turns an event's job into one job per target — each webhook that wants it,
+// and for a notify event each device of the account's members that did not mute it —
+// atomically, with a record of what becomes of it for each device.
 func (r *Runner) expand(ctx context.Context, j *tidings.Delivery) error {
 	ev, err := r.cfg.Store.FindEventByID(ctx, j.AccountID, j.EventID)
 	if tidings.ErrorCode(err) == tidings.ENotFound {
@@ -162,7 +171,53 @@ func (r *Runner) expand(ctx context.Context, j *tidings.Delivery) error {
 				Target: w.ID, MessageID: tidings.NewID("msg_"), NextAt: now, CreatedAt: j.CreatedAt})
 		}
 	}
-	return r.cfg.Store.ReplaceDelivery(ctx, j.ID, jobs, nil)
+	var records []*tidings.PushRecord
+	if ev.Notify && r.cfg.VAPID != nil {
+		pushJobs, recs, err := r.pushTargets(ctx, j, ev, now)
+		if err != nil {
+			return err
+		}
+		jobs, records = append(jobs, pushJobs...), recs
+	}
+	return r.cfg.Store.ReplaceDelivery(ctx, j.ID, jobs, records)
+}
+
+// pushTargets decides, device by device, what a notify event becomes: a push, nothing
+// (muted), or a line in the summary at the end of the user's quiet hours.
+func (r *Runner) pushTargets(ctx context.Context, j *tidings.Delivery, ev *tidings.Event, now time.Time) ([]*tidings.Delivery, []*tidings.PushRecord, error) {
+	subs, err := r.cfg.Store.AccountPushSubscriptions(ctx, j.AccountID)
+	if err != nil {
+		return nil, nil, err
+	}
+	prefs := map[int64]*tidings.NotifyPrefs{}
+	var jobs []*tidings.Delivery
+	var records []*tidings.PushRecord
+	for _, sub := range subs {
+		p, ok := prefs[sub.UserID]
+		if !ok {
+			if p, err = r.cfg.Store.NotifyPrefs(ctx, sub.UserID); err != nil {
+				return nil, nil, err
+			}
+			prefs[sub.UserID] = p
+		}
+		status := tidings.PushPending
+		if p.Mutes(ev.Project, ev.Channel) {
+			status = tidings.PushMuted
+		} else if until, quiet := p.QuietUntil(now); quiet {
+			status = tidings.PushQuiet
+			// One summary per user and quiet period: the message id makes it unique. It
+			// counts the user's quiet records since a day before the period's end: the
+			// previous period ended then.
+			jobs = append(jobs, &tidings.Delivery{Kind: tidings.DeliverQuietSummary, AccountID: j.AccountID,
+				Target: strconv.FormatInt(sub.UserID, 10), MessageID: fmt.Sprintf("quiet-%d-%d", sub.UserID, until.Unix()),
+				NextAt: until, CreatedAt: until.Add(-24 * time.Hour)})
+		} else {
+			jobs = append(jobs, &tidings.Delivery{Kind: tidings.DeliverPush, AccountID: j.AccountID, EventID: ev.ID,
+				Target: sub.ID, MessageID: tidings.NewID("push_"), NextAt: now, CreatedAt: j.CreatedAt})
+		}
+		records = append(records, &tidings.PushRecord{EventID: ev.ID, SubscriptionID: sub.ID, UserID: sub.UserID, Status: status, At: now})
+	}
+	return jobs, records, nil
 }
 
 // testEvent is what "send a test" delivers.

@@ -1,0 +1,322 @@
+package deliver
+
+import (
+	"context"
+	"crypto/ecdh"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	webpush "github.com/SherClockHolmes/webpush-go"
+
+	"github.com/tidings-dev/tidings"
+)
+
+// Web Push parameters (RFC 8030, 8291, 8292).
+const (
+	pushTTL = 86400 // seconds a push service keeps an undelivered message
+	// recordSize pads every message to this many bytes: the encrypted body stays under
+	// 3,000 bytes (Firefox on Android refuses 4,096) and hides the payload's length.
+	recordSize = 2900
+	maxBodyLen = 300 // characters of description in a notification
+	// collapseEvery is how often an over-limit device gets an updated collapsed notification.
+	collapseEvery = 10 * time.Second
+	settingVAPID  = "vapid_private_key"
+)
+
+// VAPID is the server's application-server key pair (base64url, as browsers and
+// webpush-go take them) and the contact in its JWTs.
+type VAPID struct {
+	Public, Private string
+	Subject         string // mailto:… or https://…
+}
+
+// LoadVAPID reads the key pair from file when one is named, or from the store, making
+// one on the first start.
+func LoadVAPID(ctx context.Context, st tidings.Store, file, subject string) (*VAPID, error) {
+	var private string
+	if file != "" {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return nil, fmt.Errorf("VAPID key file: %w", err)
+		}
+		private = strings.TrimSpace(string(b))
+	} else {
+		made, _, err := webpush.GenerateVAPIDKeys()
+		if err != nil {
+			return nil, err
+		}
+		if private, err = st.SetSettingOnce(ctx, settingVAPID, made); err != nil {
+			return nil, err
+		}
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(private)
+	if err != nil {
+		return nil, fmt.Errorf("VAPID private key: not base64url: %w", err)
+	}
+	key, err := ecdh.P256().NewPrivateKey(raw)
+	if err != nil {
+		return nil, fmt.Errorf("VAPID private key: %w", err)
+	}
+	if subject == "" {
+		subject = "mailto:admin@localhost"
+	}
+	if !strings.HasPrefix(subject, "mailto:") && !strings.HasPrefix(subject, "https://") {
+		return nil, fmt.Errorf("the VAPID subject must start with mailto: or https:// (got %q)", subject)
+	}
+	return &VAPID{Public: base64.RawURLEncoding.EncodeToString(key.PublicKey().Bytes()), Private: private, Subject: subject}, nil
+}
+
+// pushHosts are the push services of Chrome/Android, Firefox, Safari/iOS and Edge.
+var pushHosts = []string{"fcm.googleapis.com", "android.googleapis.com", ".push.services.mozilla.com",
+	"web.push.apple.com", ".push.apple.com", ".notify.windows.com"}
+
+// CheckEndpoint refuses endpoints that are not https:// URLs of a known push service,
+// unless allowPrivate (tests, closed networks), which allows any http(s) URL.
+func CheckEndpoint(endpoint string, allowPrivate bool) error {
+	u, err := url.Parse(endpoint)
+	if err != nil || u.Host == "" || len(endpoint) > 2048 {
+		return errors.New("endpoint: not a URL")
+	}
+	if allowPrivate && (u.Scheme == "https" || u.Scheme == "http") {
+		return nil
+	}
+	if u.Scheme != "https" {
+		return errors.New("endpoint: must be an https:// URL of a push service")
+	}
+	host := strings.ToLower(u.Hostname())
+	for _, h := range pushHosts {
+		if host == h || strings.HasPrefix(h, ".") && strings.HasSuffix(host, h) {
+			return nil
+		}
+	}
+	return fmt.Errorf("endpoint: %s is not a known push service (Chrome, Firefox, Safari or Edge)", host)
+}
+
+// CheckKeys checks a subscription's keys: a P-256 public point and a 16-byte secret.
+func CheckKeys(p256dh, auth string) error {
+	pub, err1 := base64.RawURLEncoding.DecodeString(strings.TrimRight(p256dh, "="))
+	sec, err2 := base64.RawURLEncoding.DecodeString(strings.TrimRight(auth, "="))
+	if err1 != nil || err2 != nil || len(sec) != 16 {
+		return errors.New("keys: p256dh and auth must be the base64url keys of the subscription")
+	}
+	if _, err := ecdh.P256().NewPublicKey(pub); err != nil {
+		return errors.New("keys: p256dh is not a P-256 public key")
+	}
+	return nil
+}
+
+// Message is the JSON a notification carries to the service worker.
+type Message struct {
+	Title   string `json:"title"`
+	Body    string `json:"body"`
+	URL     string `json:"url"`
+	Project string `json:"project,omitempty"`
+	Channel string `json:"channel,omitempty"`
+	EventID string `json:"event_id,omitempty"`
+	Tag     string `json:"tag"` // a notification with the same tag replaces the shown one
+}
+
+func eventMessage(ev *tidings.Event) Message {
+	return Message{Title: title(ev), Body: PlainText(ev, maxBodyLen), URL: "/p/" + ev.Project + "/events/" + ev.ID,
+		Project: ev.Project, Channel: ev.Channel, EventID: ev.ID, Tag: ev.ID}
+}
+
+// topic names a collapsed notification: the push service replaces a pending message
+// with the same Topic (at most 32 URL-safe characters).
+func topic(project, channel string) string {
+	sum := sha256.Sum256([]byte(project + "/" + channel))
+	return "c" + hex.EncodeToString(sum[:12])
+}
+
+// flood limits one device to PushesPerMinute notifications a minute; past that it
+// gets a collapsed "N more events in #channel" at most every collapseEvery.
+type flood struct {
+	mu      sync.Mutex
+	windows map[string]*window
+	swept   time.Time
+}
+
+type window struct {
+	start        time.Time
+	sent         int
+	more         map[string]int // channel → events beyond the limit
+	lastCollapse time.Time
+}
+
+// admit decides for one event to one device: send it (normal), send a collapsed
+// notification counting n events of the channel, or neither (counted for the next one).
+func (f *flood) admit(device, channel string, now time.Time) (normal bool, n int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.windows == nil {
+		f.windows = map[string]*window{}
+	}
+	if now.Sub(f.swept) > time.Minute {
+		for k, w := range f.windows {
+			if now.Sub(w.start) > 2*time.Minute {
+				delete(f.windows, k)
+			}
+		}
+		f.swept = now
+	}
+	w := f.windows[device]
+	if w == nil || now.Sub(w.start) >= time.Minute {
+		w = &window{start: now, more: map[string]int{}}
+		f.windows[device] = w
+	}
+	if w.sent < tidings.PushesPerMinute {
+		w.sent++
+		return true, 0
+	}
+	w.more[channel]++
+	if now.Sub(w.lastCollapse) < collapseEvery {
+		return false, 0
+	}
+	w.lastCollapse = now
+	return false, w.more[channel]
+}
+
+// sendPush delivers one event (or test, or summary) to one device.
+func (r *Runner) sendPush(ctx context.Context, j *tidings.Delivery) error {
+	st := r.cfg.Store
+	sub, err := st.FindPushSubscription(ctx, j.Target)
+	if tidings.ErrorCode(err) == tidings.ENotFound {
+		return st.FinishDelivery(ctx, j.ID) // removed meanwhile
+	}
+	if err != nil {
+		return err
+	}
+	now := r.cfg.Now()
+	var msg Message
+	var opts webpush.Options
+	var ev *tidings.Event
+	switch j.Kind {
+	case tidings.DeliverPushTest:
+		msg = Message{Title: "🔔 Test notification", Body: "Notifications work on this device.", URL: "/settings/devices", Tag: "test"}
+	default:
+		if ev, err = st.FindEventByID(ctx, j.AccountID, j.EventID); tidings.ErrorCode(err) == tidings.ENotFound {
+			return st.FinishDelivery(ctx, j.ID)
+		} else if err != nil {
+			return err
+		}
+		normal, n := r.flood.admit(sub.ID, ev.Project+"/"+ev.Channel, now)
+		switch {
+		case normal:
+			msg = eventMessage(ev)
+		case n > 0:
+			msg = Message{Title: fmt.Sprintf("%d more events in #%s", n, ev.Channel), Body: "Open Tidings to see them all.",
+				URL: "/p/" + ev.Project + "/c/" + ev.Channel, Project: ev.Project, Channel: ev.Channel, Tag: "more-" + ev.Project + "-" + ev.Channel}
+			opts.Topic = topic(ev.Project, ev.Channel)
+		default:
+			r.record(ctx, ev.ID, sub.ID, tidings.PushCollapsed, now)
+			return st.FinishDelivery(ctx, j.ID)
+		}
+	}
+	out := r.push(ctx, sub, msg, opts)
+	if ev != nil {
+		switch {
+		case out.err == "":
+			r.record(ctx, ev.ID, sub.ID, tidings.PushSent, now)
+		case out.status == http.StatusNotFound || out.status == http.StatusGone:
+			r.record(ctx, ev.ID, sub.ID, tidings.PushGone, now)
+		case !out.retry:
+			r.record(ctx, ev.ID, sub.ID, tidings.PushFailed, now)
+		}
+	}
+	switch {
+	case out.err == "":
+		if err := st.PushDelivered(ctx, sub.ID, now); err != nil {
+			return err
+		}
+	case out.status == http.StatusNotFound || out.status == http.StatusGone:
+		// The subscription expired or was withdrawn: it will never work again.
+		r.cfg.Observe("push", "gone")
+		if err := st.DeletePushSubscription(ctx, 0, sub.ID); err != nil && tidings.ErrorCode(err) != tidings.ENotFound {
+			return err
+		}
+		return st.FinishDelivery(ctx, j.ID)
+	}
+	return r.settle(ctx, "push", j, out)
+}
+
+// record keeps what became of an event for a device; a failure to record is logged
+// only: the delivery itself is what matters.
+func (r *Runner) record(ctx context.Context, eventID, subID, status string, at time.Time) {
+	if err := r.cfg.Store.RecordPushes(ctx, []*tidings.PushRecord{{EventID: eventID, SubscriptionID: subID, Status: status, At: at}}); err != nil {
+		r.log.Warn("recording a push", "err", err)
+	}
+}
+
+// push encrypts and sends one message to one device.
+func (r *Runner) push(ctx context.Context, sub *tidings.PushSubscription, msg Message, opts webpush.Options) outcome {
+	if r.cfg.VAPID == nil {
+		return outcome{err: "push is not configured on this server"}
+	}
+	payload, _ := json.Marshal(msg)
+	opts.HTTPClient = r.cfg.Client
+	opts.RecordSize = recordSize
+	opts.TTL = pushTTL
+	opts.Urgency = webpush.UrgencyHigh
+	opts.VAPIDPublicKey, opts.VAPIDPrivateKey = r.cfg.VAPID.Public, r.cfg.VAPID.Private
+	// webpush-go prefixes "mailto:" to any subject that is not an https: URL.
+	opts.Subscriber = strings.TrimPrefix(r.cfg.VAPID.Subject, "mailto:")
+	start := time.Now()
+	// The library appends to the payload: give it no room to share.
+	res, err := webpush.SendNotificationWithContext(ctx, payload[:len(payload):len(payload)],
+		&webpush.Subscription{Endpoint: sub.Endpoint, Keys: webpush.Keys{P256dh: sub.P256dh, Auth: sub.Auth}}, &opts)
+	out := outcome{took: time.Since(start)}
+	if err != nil {
+		out.err, out.retry = err.Error(), !errors.Is(err, ErrPrivateTarget) && !errors.Is(err, webpush.ErrMaxPadExceeded)
+		return out
+	}
+	defer res.Body.Close()
+	out.status = res.StatusCode
+	switch {
+	case res.StatusCode >= 200 && res.StatusCode < 300:
+		return out
+	case res.StatusCode == http.StatusTooManyRequests || res.StatusCode == http.StatusServiceUnavailable:
+		out.retryAfter = parseRetryAfter(res.Header.Get("Retry-After"), time.Now())
+		out.retry = true
+	case res.StatusCode >= 500:
+		out.retry = true
+	}
+	out.err = res.Status
+	return out
+}
+
+// summarise sends the summary of a user's quiet hours to each of the user's devices.
+func (r *Runner) summarise(ctx context.Context, j *tidings.Delivery) error {
+	st := r.cfg.Store
+	userID, err := strconv.ParseInt(j.Target, 10, 64)
+	if err != nil {
+		return st.FinishDelivery(ctx, j.ID)
+	}
+	n, err := st.CountPushes(ctx, userID, tidings.PushQuiet, j.CreatedAt)
+	if err != nil {
+		return err
+	}
+	subs, err := st.ListPushSubscriptions(ctx, userID)
+	if err != nil {
+		return err
+	}
+	if n > 0 {
+		msg := Message{Title: fmt.Sprintf("%d events arrived during your quiet hours", n), Body: "Open Tidings to see them.",
+			URL: "/", Tag: "quiet-summary"}
+		for _, sub := range subs {
+			out := r.push(ctx, sub, msg, webpush.Options{})
+			r.cfg.Observe("push", map[bool]string{true: "ok", false: "failed"}[out.err == ""])
+		}
+	}
+	return st.FinishDelivery(ctx, j.ID)
+}
