@@ -89,7 +89,8 @@ func (s *Server) serviceWorker(w http.ResponseWriter, r *http.Request) error {
 	f := s.assets.raw["sw.js"]
 	w.Header().Set("Content-Type", "text/javascript; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-cache")
-	w.Write(f.body)
+	// Notifications show the app icon, whose URL carries its hash.
+	w.Write(bytes.ReplaceAll(f.body, []byte("/static/icon-192.png"), []byte(s.assets.url("icon-192.png"))))
 	return nil
 }
 

@@ -3,6 +3,7 @@ package web
 import (
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -149,6 +150,51 @@ func (s *Server) eventPage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	v := s.eventView(ev, feedURL(ev.Project, ""), url.Values{})
-	return s.render(w, r, "event", &view{Title: ev.Event, Project: ev.Project, Channel: ev.Channel, Section: "feed", Data: v})
+	d := eventPageData{eventView: s.eventView(ev, feedURL(ev.Project, ""), url.Values{})}
+	if ev.Notify {
+		if d.Pushed, err = s.pushSummary(r, ev); err != nil {
+			return err
+		}
+	}
+	return s.render(w, r, "event", &view{Title: ev.Event, Project: ev.Project, Channel: ev.Channel, Section: "feed", Data: d})
+}
+
+type eventPageData struct {
+	eventView
+	Pushed string // what became of its push notification, for people
+}
+
+// pushSummary says what became of a notify event's push notifications: "Pushed to 2
+// devices; 1 muted", or why none was sent.
+func (s *Server) pushSummary(r *http.Request, ev *tidings.Event) (string, error) {
+	if !ev.ShouldPush(ev.CreatedAt) {
+		return "Not pushed: the event happened more than an hour before it was sent (a backfill wakes nobody).", nil
+	}
+	records, err := s.store.EventPushes(r.Context(), sessionFrom(r).account.ID, ev.ID)
+	if err != nil {
+		return "", err
+	}
+	if len(records) == 0 {
+		return "Not pushed yet, or nobody in the team has enabled notifications (Settings → Devices).", nil
+	}
+	count := map[string]int{}
+	for _, rec := range records {
+		count[rec.Status]++
+	}
+	devices := func(n int) string {
+		if n == 1 {
+			return "1 device"
+		}
+		return strconv.Itoa(n) + " devices"
+	}
+	parts := []string{"Pushed to " + devices(count[tidings.PushSent])}
+	for _, st := range []struct{ status, words string }{
+		{tidings.PushPending, "being delivered"}, {tidings.PushMuted, "muted"}, {tidings.PushQuiet, "in quiet hours"},
+		{tidings.PushCollapsed, "collapsed into a summary (flood limit)"}, {tidings.PushFailed, "failed"}, {tidings.PushGone, "unsubscribed"},
+	} {
+		if n := count[st.status]; n > 0 {
+			parts = append(parts, strconv.Itoa(n)+" "+st.words)
+		}
+	}
+	return strings.Join(parts, "; ") + ".", nil
 }

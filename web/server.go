@@ -31,6 +31,8 @@ type Config struct {
 	TrustedProxies []netip.Prefix // whose X-Forwarded-Proto/-For to believe
 	// APIBase is how the curl examples name this server ("" = from the request).
 	APIBase string
+	// VAPIDPublicKey is the push key pair's public half ("" = push is off).
+	VAPIDPublicKey string
 	// AllowPrivateTargets lets webhooks name loopback and private addresses.
 	AllowPrivateTargets bool
 	// SignupsPerHour limits sign-ups per client address (0: DefaultSignupsPerHour).
@@ -62,8 +64,9 @@ type Server struct {
 	signups    *ratelimit.Keyed[netip.Prefix]
 	signupRate rate.Limit
 	passwords  *password.Gate
-	// allowPrivate lets webhooks name private addresses.
+	// allowPrivate lets webhooks and push endpoints name private addresses.
 	allowPrivate bool
+	vapidPublic  string
 	renders      *renderCache
 	hub          *hub
 	// cardRenders counts event cards rendered for streams: each event once per feed.
@@ -87,7 +90,7 @@ func New(cfg Config) (*Server, error) {
 		s.log = slog.Default()
 	}
 	s.hub = newHub(s, cfg.MaxStreamsPerSession, cfg.MaxStreamsPerAccount)
-	s.allowPrivate = cfg.AllowPrivateTargets
+	s.allowPrivate, s.vapidPublic = cfg.AllowPrivateTargets, cfg.VAPIDPublicKey
 	perHour := cfg.SignupsPerHour
 	if perHour <= 0 {
 		perHour = DefaultSignupsPerHour
@@ -155,6 +158,17 @@ func (s *Server) Register(mux *http.ServeMux) {
 		{"GET /settings/api", owner, s.tokensPage},
 		{"POST /settings/api", owner, s.createToken},
 		{"POST /settings/api/{id}/revoke", owner, s.revokeToken},
+		{"GET /push/vapid-key", public, s.vapidKey},
+		{"POST /push/subscriptions", user, s.subscribe},
+		{"GET /push/subscriptions", user, s.listSubscriptions},
+		{"DELETE /push/subscriptions/{id}", user, s.unsubscribe},
+		{"POST /push/subscriptions/{id}/test", user, s.testSubscription},
+		{"GET /settings/devices", user, s.devicesPage},
+		{"POST /settings/devices/{id}/rename", user, s.renameDevice},
+		{"POST /settings/devices/{id}/remove", user, s.removeDevice},
+		{"POST /settings/devices/{id}/test", user, s.testDevice},
+		{"GET /settings/notifications", user, s.notificationsPage},
+		{"POST /settings/notifications", user, s.saveNotifications},
 		{"GET /settings/webhooks", owner, s.webhooksPage},
 		{"POST /settings/webhooks", owner, s.createWebhook},
 		{"POST /settings/webhooks/{id}/delete", owner, s.deleteWebhook},

@@ -33,8 +33,12 @@ type Config struct {
 	SignupsPerHour       float64 // per client address
 	// PublicURL is where people reach the dashboard: links in webhook messages.
 	PublicURL string
-	// AllowPrivateTargets lets webhooks reach loopback and private addresses.
+	// AllowPrivateTargets lets webhooks and push endpoints be loopback and private addresses.
 	AllowPrivateTargets bool
+	// VAPIDKeyFile holds the push key pair's private key (base64url); "" keeps it in the store.
+	VAPIDKeyFile string
+	// VAPIDSubject is the contact in push requests: mailto:… or https://….
+	VAPIDSubject string
 	envErrs             []error // TIDINGS_* values that could not be read; serve refuses to start
 }
 
@@ -119,6 +123,10 @@ func serveFlags(fs *flag.FlagSet, c *Config) {
 	}
 	fs.BoolVar(&c.AllowPrivateTargets, "allow-private-targets", c.AllowPrivateTargets,
 		"let webhooks reach loopback and private addresses: for tests and closed networks only (TIDINGS_ALLOW_PRIVATE_TARGETS=1)")
+	fs.StringVar(&c.VAPIDKeyFile, "vapid-private-key-file", envString("VAPID_PRIVATE_KEY_FILE", ""),
+		"file with the Web Push (VAPID) private key, base64url; default: made on first start and kept in the store (TIDINGS_VAPID_PRIVATE_KEY_FILE)")
+	fs.StringVar(&c.VAPIDSubject, "vapid-subject", envString("VAPID_SUBJECT", "mailto:admin@localhost"),
+		"contact that push services see: mailto:you@example.com or https://… (TIDINGS_VAPID_SUBJECT)")
 	c.floatFlag(fs, &c.SignupsPerHour, "signups-per-hour", "SIGNUPS_PER_HOUR", "sign-up attempts per client address and hour (with --open-signup)")
 }
 

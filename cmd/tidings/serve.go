@@ -99,13 +99,18 @@ func (m *Main) Run(ctx context.Context) error {
 	if q, ok := store.(interface{ QueueLen() int }); ok {
 		met.WatchQueue(q.QueueLen)
 	}
+	vapid, err := deliver.LoadVAPID(ctx, store, m.Config.VAPIDKeyFile, m.Config.VAPIDSubject)
+	if err != nil {
+		m.Close()
+		return err
+	}
 	broker := inmem.NewBroker(0)
 	m.api = api.New(api.Config{Store: store, Broker: broker, Logger: m.Logger, Now: m.Now,
 		Limits: m.Config.Limits, TrustedProxies: m.Config.TrustedProxies})
 	dash, err := web.New(web.Config{Store: store, Broker: broker, Logger: m.Logger, Now: m.Now,
 		OpenSignup: m.Config.OpenSignup, TrustedProxies: m.Config.TrustedProxies,
 		MaxStreamsPerSession: m.Config.MaxStreamsPerSession, MaxStreamsPerAccount: m.Config.MaxStreamsPerAccount,
-		SignupsPerHour: m.Config.SignupsPerHour, AllowPrivateTargets: m.Config.AllowPrivateTargets})
+		SignupsPerHour: m.Config.SignupsPerHour, AllowPrivateTargets: m.Config.AllowPrivateTargets, VAPIDPublicKey: vapid.Public})
 	if err != nil {
 		m.Close()
 		return err
@@ -153,12 +158,12 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 	m.stopFlush, m.flushed = make(chan struct{}), make(chan struct{})
 	go m.flushUsage()
-	m.startDelivery(store, met)
+	m.startDelivery(store, met, vapid)
 	return nil
 }
 
 // startDelivery runs the outbox's sender beside the server, with its own context.
-func (m *Main) startDelivery(store tidings.Store, met *metrics.Metrics) {
+func (m *Main) startDelivery(store tidings.Store, met *metrics.Metrics, vapid *deliver.VAPID) {
 	ctx, cancel := context.WithCancel(context.Background())
 	m.stopSend, m.sent = cancel, make(chan struct{})
 	var signal <-chan struct{}
@@ -175,7 +180,7 @@ func (m *Main) startDelivery(store tidings.Store, met *metrics.Metrics) {
 		n, oldest, _ := store.PendingDeliveries(context.Background())
 		return n, oldest
 	})
-	r := deliver.New(deliver.Config{Store: store, Logger: m.Logger, Now: m.Now, PublicURL: m.Config.PublicURL,
+	r := deliver.New(deliver.Config{Store: store, Logger: m.Logger, Now: m.Now, PublicURL: m.Config.PublicURL, VAPID: vapid,
 		Client: deliver.NewClient(m.Config.AllowPrivateTargets), Signal: signal, Observe: met.ObserveDelivery})
 	go func() {
 		defer close(m.sent)

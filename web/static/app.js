@@ -135,4 +135,75 @@
   if ("serviceWorker" in navigator) {
     navigator.serviceWorker.register("/sw.js").catch(function () {});
   }
+
+  // Settings → Notifications: the time zone defaults to the browser's.
+  var zone = document.querySelector("[data-default-zone]");
+  if (zone && !zone.value && window.Intl) {
+    zone.value = Intl.DateTimeFormat().resolvedOptions().timeZone || "";
+  }
+
+  // Settings → Devices: subscribe this browser with the server's VAPID key.
+  var enable = document.getElementById("enable-button");
+  if (enable) {
+    var status = document.querySelector(".push-status");
+    var say = function (msg, bad) {
+      status.hidden = false;
+      status.textContent = msg;
+      status.classList.toggle("error-text", !!bad);
+    };
+    var keyBytes = function (b64) {
+      var s = (b64 + "===".slice((b64.length + 3) % 4)).replace(/-/g, "+").replace(/_/g, "/");
+      var raw = atob(s), out = new Uint8Array(raw.length);
+      for (var i = 0; i < raw.length; i++) out[i] = raw.charCodeAt(i);
+      return out;
+    };
+    var guess = function () {
+      var ua = navigator.userAgent;
+      if (/iPhone/.test(ua)) return "iPhone";
+      if (/iPad/.test(ua)) return "iPad";
+      if (/Android/.test(ua)) return "Android phone";
+      if (/Mac OS X/.test(ua)) return "Mac";
+      if (/Windows/.test(ua)) return "Windows PC";
+      return "This computer";
+    };
+    enable.addEventListener("click", function () {
+      if (!("serviceWorker" in navigator) || !("PushManager" in window) || !("Notification" in window)) {
+        say("This browser cannot receive push notifications here. On an iPhone, add Tidings to the home screen first (see below).", true);
+        document.getElementById("guide-iphone").open = true;
+        return;
+      }
+      enable.disabled = true;
+      say("Asking for permission…");
+      var reg;
+      navigator.serviceWorker.register("/sw.js").then(function () { return navigator.serviceWorker.ready; })
+        .then(function (r) { reg = r; return Notification.requestPermission(); })
+        .then(function (perm) {
+          if (perm !== "granted") throw { denied: true };
+          return fetch("/push/vapid-key").then(function (res) { return res.json(); });
+        })
+        .then(function (k) {
+          return reg.pushManager.subscribe({ userVisibleOnly: true, applicationServerKey: keyBytes(k.key) });
+        })
+        .then(function (sub) {
+          var body = sub.toJSON();
+          body.name = document.getElementById("device-name").value.trim() || guess();
+          return fetch("/push/subscriptions", { method: "POST", headers: { "Content-Type": "application/json" },
+            credentials: "same-origin", body: JSON.stringify(body) });
+        })
+        .then(function (res) {
+          if (!res.ok) return res.json().then(function (p) { throw { message: p.detail || res.statusText }; });
+          say("Notifications are on for this device.");
+          window.location.reload();
+        })
+        .catch(function (err) {
+          enable.disabled = false;
+          if (err && err.denied) {
+            say("Notifications are blocked for this site: allow them in the browser's settings, then try again.", true);
+            document.getElementById("guide-denied").open = true;
+            return;
+          }
+          say("Could not enable notifications: " + ((err && err.message) || err), true);
+        });
+    });
+  }
 })();

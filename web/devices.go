@@ -1,0 +1,164 @@
+package web
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/tidings-dev/tidings"
+)
+
+type devicesData struct {
+	Devices  []*tidings.PushSubscription
+	Enabled  bool // the server can push
+	Notice   string
+	MaxNames int
+}
+
+func (s *Server) devicesPage(w http.ResponseWriter, r *http.Request) error {
+	notice := ""
+	if r.URL.Query().Get("tested") != "" {
+		notice = "A test notification is on its way to that device."
+	}
+	return s.renderDevices(w, r, http.StatusOK, "", notice)
+}
+
+func (s *Server) renderDevices(w http.ResponseWriter, r *http.Request, status int, msg, notice string) error {
+	subs, err := s.store.ListPushSubscriptions(r.Context(), sessionFrom(r).user.ID)
+	if err != nil {
+		return err
+	}
+	return s.render(w, r, "devices", &view{Title: "Devices", Section: "settings", Status: status, Error: msg,
+		Data: devicesData{Devices: subs, Enabled: s.vapidPublic != "", Notice: notice, MaxNames: maxDeviceName}})
+}
+
+func (s *Server) renameDevice(w http.ResponseWriter, r *http.Request) error {
+	name := strings.TrimSpace(r.PostFormValue("name"))
+	if utf8.RuneCountInString(name) > maxDeviceName || strings.ContainsFunc(name, isControl) {
+		return s.renderDevices(w, r, http.StatusBadRequest, "A device name has at most 64 characters.", "")
+	}
+	if err := s.store.RenamePushSubscription(r.Context(), sessionFrom(r).user.ID, r.PathValue("id"), name); err != nil {
+		return err
+	}
+	return redirect(w, r, "/settings/devices")
+}
+
+func (s *Server) removeDevice(w http.ResponseWriter, r *http.Request) error {
+	if err := s.store.DeletePushSubscription(r.Context(), sessionFrom(r).user.ID, r.PathValue("id")); err != nil {
+		return err
+	}
+	return redirect(w, r, "/settings/devices")
+}
+
+func (s *Server) testDevice(w http.ResponseWriter, r *http.Request) error {
+	if err := s.queueTest(r); err != nil {
+		return err
+	}
+	return redirect(w, r, "/settings/devices?tested=1")
+}
+
+// Notifications: mutes and quiet hours, per user.
+
+type notificationsData struct {
+	Projects   []mutableProject
+	QuietOn    bool
+	QuietStart string // "22:00"
+	QuietEnd   string
+	TimeZone   string
+	Saved      bool
+}
+
+type mutableProject struct {
+	Name     string
+	Muted    bool
+	Channels []mutableChannel
+}
+
+type mutableChannel struct {
+	Name  string
+	Muted bool
+}
+
+func clock(minutes int) string {
+	return strconv.Itoa(minutes/60/10) + strconv.Itoa(minutes/60%10) + ":" + strconv.Itoa(minutes%60/10) + strconv.Itoa(minutes%10)
+}
+
+func parseClock(s string) (int, bool) {
+	t, err := time.Parse("15:04", s)
+	if err != nil {
+		return 0, false
+	}
+	return t.Hour()*60 + t.Minute(), true
+}
+
+func (s *Server) notificationsPage(w http.ResponseWriter, r *http.Request) error {
+	return s.renderNotifications(w, r, http.StatusOK, "", r.URL.Query().Get("saved") != "")
+}
+
+func (s *Server) renderNotifications(w http.ResponseWriter, r *http.Request, status int, msg string, saved bool) error {
+	sess := sessionFrom(r)
+	ctx := r.Context()
+	prefs, err := s.store.NotifyPrefs(ctx, sess.user.ID)
+	if err != nil {
+		return err
+	}
+	d := notificationsData{QuietOn: prefs.QuietStart != prefs.QuietEnd, QuietStart: clock(prefs.QuietStart),
+		QuietEnd: clock(prefs.QuietEnd), TimeZone: prefs.TimeZone, Saved: saved}
+	if !d.QuietOn {
+		d.QuietStart, d.QuietEnd = "22:00", "07:00"
+	}
+	ps, err := s.store.ListProjects(ctx, sess.account.ID)
+	if err != nil {
+		return err
+	}
+	for _, p := range ps {
+		mp := mutableProject{Name: p.Name, Muted: prefs.Mutes(p.Name, "")}
+		cs, err := s.store.ListChannels(ctx, sess.account.ID, p.Name)
+		if err != nil {
+			return err
+		}
+		for _, c := range cs {
+			mp.Channels = append(mp.Channels, mutableChannel{Name: c.Name, Muted: contains(prefs.Muted, p.Name+"/"+c.Name)})
+		}
+		d.Projects = append(d.Projects, mp)
+	}
+	return s.render(w, r, "notifications", &view{Title: "Notifications", Section: "settings", Status: status, Error: msg, Data: d})
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *Server) saveNotifications(w http.ResponseWriter, r *http.Request) error {
+	p := &tidings.NotifyPrefs{TimeZone: strings.TrimSpace(r.PostFormValue("time_zone")), Muted: r.PostForm["mute"]}
+	if r.PostFormValue("quiet") != "" {
+		start, ok1 := parseClock(r.PostFormValue("quiet_start"))
+		end, ok2 := parseClock(r.PostFormValue("quiet_end"))
+		if !ok1 || !ok2 {
+			return s.renderNotifications(w, r, http.StatusBadRequest, "Quiet hours need a start and an end time, like 22:00 and 07:00.", false)
+		}
+		p.QuietStart, p.QuietEnd = start, end
+	}
+	var pr tidings.Problems
+	p.Check(&pr)
+	if err := pr.Err(); err != nil {
+		return s.renderNotifications(w, r, http.StatusBadRequest, tidings.ErrorMessage(err), false)
+	}
+	for _, m := range p.Muted {
+		project, channel, _ := strings.Cut(m, "/")
+		if !tidings.ValidName(project) || channel != "" && !tidings.ValidName(channel) {
+			return s.renderNotifications(w, r, http.StatusBadRequest, "Unknown project or channel to mute.", false)
+		}
+	}
+	if err := s.store.SetNotifyPrefs(r.Context(), sessionFrom(r).user.ID, p); err != nil {
+		return err
+	}
+	return redirect(w, r, "/settings/notifications?saved=1")
+}
