@@ -39,7 +39,7 @@ type Config struct {
 	VAPIDKeyFile string
 	// VAPIDSubject is the contact in push requests: mailto:… or https://….
 	VAPIDSubject string
-	envErrs             []error // TIDINGS_* values that could not be read; serve refuses to start
+	envErrs      []error // TIDINGS_* values that could not be read; serve refuses to start
 }
 
 // DefaultConfig is the configuration of a fresh install.
