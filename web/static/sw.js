@@ -18,16 +18,17 @@ self.addEventListener("push", function (e) {
   }));
 });
 
-// A click opens the event's page: in a dashboard tab that is open already, or a new one.
+// A click opens the event's page: in a dashboard tab that is open already (brought to
+// the front when the system allows), or in a new one.
 self.addEventListener("notificationclick", function (e) {
   e.notification.close();
   var url = new URL((e.notification.data && e.notification.data.url) || "/", self.location.origin).href;
   e.waitUntil(self.clients.matchAll({ type: "window", includeUncontrolled: true }).then(function (tabs) {
-    for (var i = 0; i < tabs.length; i++) {
-      if (new URL(tabs[i].url).origin === self.location.origin && "focus" in tabs[i]) {
-        return tabs[i].focus().then(function (tab) { return tab.navigate ? tab.navigate(url) : tab; });
-      }
-    }
-    return self.clients.openWindow(url);
+    var tab = tabs.filter(function (t) { return new URL(t.url).origin === self.location.origin; })[0];
+    if (!tab) return self.clients.openWindow(url);
+    var go = tab.navigate ? tab.navigate(url) : Promise.resolve(tab);
+    return go.then(function (t) { return (t || tab).focus(); }).catch(function () {
+      return tab.navigate ? null : self.clients.openWindow(url);
+    });
   }));
 });

@@ -1,0 +1,152 @@
+package main
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	cdpbrowser "github.com/chromedp/cdproto/browser"
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/serviceworker"
+	"github.com/chromedp/cdproto/target"
+	"github.com/chromedp/chromedp"
+
+	"github.com/tidings-dev/tidings"
+	"github.com/tidings-dev/tidings/internal/pushtest"
+)
+
+// TestPushInChromium: Settings → Devices subscribes this browser with the server's VAPID
+// key and sends the subscription; the service worker shows a pushed message as a
+// notification, and a click on it opens the event's page.
+func TestPushInChromium(t *testing.T) {
+	m := startServer(t, t.TempDir(), nil)
+	b := newBrowser(t, m.URL())
+	b.do(chromedp.Navigate(m.URL() + "/"))
+	b.submit("#account", "acme", "#email", "ada@example.com", "#password", "correct horse", "#password2", "correct horse")
+	b.submit("#new-project", "my-saas")
+	b.submit("#ch-my-saas", "payments")
+	if _, err := chromedp.CallBrowser(b.ctx, cdpbrowser.SetPermission, cdpbrowser.SetPermissionParams{
+		Permission: &cdpbrowser.PermissionDescriptor{Name: "notifications"}, Setting: cdpbrowser.PermissionSettingGranted, Origin: m.URL()}); err != nil {
+		t.Fatal(err)
+	}
+	b.do(chromedp.Navigate(m.URL() + "/settings/devices"))
+	b.checkLabels("devices")
+
+	// No real push service is reachable here: the browser's subscribe() answers with a
+	// subscription the test made (the keys of a local device) and keeps the key the
+	// page asked it to subscribe with.
+	dev := pushtest.New(t).Device()
+	endpoint := "https://fcm.googleapis.com/fcm/send/chromium-test"
+	get(b, chromedp.Evaluate[bool](fmt.Sprintf(`PushManager.prototype.subscribe = function (opts) {
+		sessionStorage.setItem("askedKey", btoa(String.fromCharCode.apply(null, new Uint8Array(opts.applicationServerKey))));
+		return Promise.resolve({ toJSON: function () { return { endpoint: %q, expirationTime: null, keys: { p256dh: %q, auth: %q } }; } });
+	}; true`, endpoint, dev.P256dh, dev.Auth)))
+	b.do(chromedp.SetValue(chromedp.CSS("#device-name"), "Test phone"))
+	b.click(`document.getElementById("enable-button").click()`)
+	b.mustUntil(`document.querySelector(".devices") && document.querySelector(".devices").textContent.includes("Test phone")`)
+	asked := get(b, chromedp.Evaluate[string](`sessionStorage.getItem("askedKey")`))
+	r, err := http.Get(m.URL() + "/push/vapid-key")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var vk struct{ Key string }
+	json.NewDecoder(r.Body).Decode(&vk)
+	r.Body.Close()
+	raw, _ := base64.RawURLEncoding.DecodeString(vk.Key)
+	if len(raw) != 65 || asked != base64.StdEncoding.EncodeToString(raw) {
+		t.Fatalf("the page subscribed with key %q, the server's is %q", asked, vk.Key)
+	}
+	acme, _ := m.store.FindAccount(context.Background(), "acme")
+	subs, _ := m.store.AccountPushSubscriptions(context.Background(), acme.ID)
+	if len(subs) != 1 || subs[0].Endpoint != endpoint || subs[0].P256dh != dev.P256dh || subs[0].Name != "Test phone" {
+		t.Fatalf("stored subscriptions %+v", subs)
+	}
+	b.screenshot("settings-devices")
+
+	// A push message, delivered to the service worker as a push service would.
+	ev, err := m.store.PublishEvent(context.Background(), acme.ID, &tidings.NewEvent{Project: "my-saas", Channel: "payments",
+		Event: "New Subscription", Icon: "💰", Parser: "text"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	regs := make(chan serviceworker.RegistrationID, 10)
+	ctx, cancel := context.WithCancel(b.ctx)
+	defer cancel()
+	go func() {
+		for e, err := range chromedp.Events(ctx, serviceworker.WorkerRegistrationUpdated) {
+			if err != nil {
+				return
+			}
+			for _, r := range e.Registrations {
+				if strings.HasPrefix(r.ScopeURL, m.URL()) && !r.IsDeleted {
+					regs <- r.RegistrationID
+				}
+			}
+		}
+	}()
+	if _, err := chromedp.Call(b.ctx, serviceworker.Enable, cdp.Empty{}); err != nil {
+		t.Fatal(err)
+	}
+	var reg serviceworker.RegistrationID
+	select {
+	case reg = <-regs:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no service worker registration")
+	}
+	msg, _ := json.Marshal(map[string]string{"title": "💰 New Subscription", "body": "A premium plan", "url": "/p/my-saas/events/" + ev.ID,
+		"project": "my-saas", "channel": "payments", "event_id": ev.ID, "tag": ev.ID})
+	if _, err := chromedp.Call(b.ctx, serviceworker.DeliverPushMessage, serviceworker.DeliverPushMessageParams{
+		Origin: m.URL(), RegistrationID: reg, Data: string(msg)}); err != nil {
+		t.Fatal(err)
+	}
+	var shown []string
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline) && len(shown) == 0; time.Sleep(100 * time.Millisecond) {
+		shown = get(b, chromedp.Evaluate[[]string](`navigator.serviceWorker.ready.then(r => r.getNotifications())
+			.then(ns => ns.map(n => n.title + "|" + n.body + "|" + n.data.url))`, chromedp.EvalAwaitPromise))
+	}
+	want := "💰 New Subscription|A premium plan|/p/my-saas/events/" + ev.ID
+	if len(shown) != 1 || shown[0] != want {
+		t.Fatalf("notifications shown: %q, want %q", shown, want)
+	}
+
+	// A click on it (dispatched in the service worker, as the system would) opens the event.
+	targets, err := chromedp.Targets(b.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var worker target.ID
+	for _, ti := range targets {
+		if ti.Type == "service_worker" && strings.HasPrefix(ti.URL, m.URL()) {
+			worker = ti.TargetID
+		}
+	}
+	if worker == "" {
+		t.Fatal("no service worker target")
+	}
+	swCtx, swCancel := chromedp.NewContext(b.ctx, chromedp.WithTargetID(worker))
+	defer swCancel()
+	clickCtx, clickCancel := context.WithTimeout(swCtx, 15*time.Second)
+	defer clickCancel()
+	if _, err := chromedp.Run(clickCtx, chromedp.Evaluate[string](`self.registration.getNotifications().then(ns => {
+		self.dispatchEvent(new NotificationEvent("notificationclick", { notification: ns[0] }));
+		return ns[0].data.url; })`, chromedp.EvalAwaitPromise)); err != nil {
+		t.Fatalf("clicking the notification: %v", err)
+	}
+	// The page navigates: poll its address, not a script in a context that goes away.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		loc, err := chromedp.Run(b.ctx, chromedp.Location())
+		if err == nil && strings.HasSuffix(loc, "/p/my-saas/events/"+ev.ID) {
+			break
+		}
+		if time.Now().After(deadline) {
+			b.screenshot("failure")
+			t.Fatalf("the click did not open the event: at %q (%v)", loc, err)
+		}
+	}
+	b.mustUntil(`document.querySelector(".ev-name") && document.querySelector(".ev-name").textContent === "New Subscription"`)
+}
