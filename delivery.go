@@ -134,6 +134,7 @@ type Delivery struct {
 	Target    string // the webhook's ID
 	MessageID string // stable across retries (webhook-id)
 	Attempts  int
+	Count     int // a collapsed push: how many events of the channel it stands for
 	NextAt    time.Time
 	CreatedAt time.Time
 }

@@ -144,6 +144,8 @@ type PushStore interface {
 
 	// NotifyPrefs returns the user's preferences (defaults when none were saved).
 	NotifyPrefs(ctx context.Context, userID int64) (*NotifyPrefs, error)
+	// AccountNotifyPrefs returns the saved preferences of the account's users, by user.
+	AccountNotifyPrefs(ctx context.Context, accountID int64) (map[int64]*NotifyPrefs, error)
 	// SetNotifyPrefs saves them.
 	SetNotifyPrefs(ctx context.Context, userID int64, p *NotifyPrefs) error
 

@@ -210,21 +210,16 @@ func (r *Runner) sendPush(ctx context.Context, j *tidings.Delivery) error {
 		} else if err != nil {
 			return err
 		}
-		normal, n := r.flood.admit(sub.ID, ev.Project+"/"+ev.Channel, now)
-		switch {
-		case normal:
-			msg = eventMessage(ev)
-		case n > 0:
-			msg = Message{Title: fmt.Sprintf("%d more events in #%s", n, ev.Channel), Body: "Open Tidings to see them all.",
+		if j.Count > 0 {
+			msg = Message{Title: fmt.Sprintf("%d more events in #%s", j.Count, ev.Channel), Body: "Open Tidings to see them all.",
 				URL: "/p/" + ev.Project + "/c/" + ev.Channel, Project: ev.Project, Channel: ev.Channel, Tag: "more-" + ev.Project + "-" + ev.Channel}
 			opts.Topic = topic(ev.Project, ev.Channel)
-		default:
-			r.record(ctx, ev.ID, sub.ID, tidings.PushCollapsed, now)
-			return st.FinishDelivery(ctx, j.ID)
+		} else {
+			msg = eventMessage(ev)
 		}
 	}
 	out := r.push(ctx, sub, msg, opts)
-	if ev != nil {
+	if ev != nil && j.Count == 0 {
 		switch {
 		case out.err == "":
 			r.record(ctx, ev.ID, sub.ID, tidings.PushSent, now)

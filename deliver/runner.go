@@ -21,7 +21,7 @@ import (
 
 // Defaults of a Runner.
 const (
-	DefaultWorkers = 16
+	DefaultWorkers = 64 // outbound requests at once: waiting on the network costs little
 	// lease is how long a claimed job is ours; a runner that dies loses it after this.
 	lease     = 2 * time.Minute
 	pollEvery = time.Second
@@ -50,9 +50,56 @@ type Config struct {
 type Runner struct {
 	cfg   Config
 	log   *slog.Logger
-	busy  atomic.Int64
-	done  chan struct{} // a worker finished: there may be room for more
-	flood flood
+	busy    atomic.Int64
+	done    chan struct{} // a worker finished: there may be room for more
+	flood   flood
+	targets targetCache
+}
+
+// targetCache keeps each account's devices and preferences for a second: a burst of
+// notify events would otherwise read them once per event. A device removed or a mute
+// set counts from the next second on.
+type targetCache struct {
+	mu       sync.Mutex
+	accounts map[int64]*accountTargets
+}
+
+type accountTargets struct {
+	read  time.Time
+	subs  []*tidings.PushSubscription
+	prefs map[int64]*tidings.NotifyPrefs
+}
+
+const targetsFresh = time.Second
+
+func (c *targetCache) get(ctx context.Context, st tidings.Store, accountID int64, now time.Time) (*accountTargets, error) {
+	c.mu.Lock()
+	if c.accounts == nil {
+		c.accounts = map[int64]*accountTargets{}
+	}
+	t := c.accounts[accountID]
+	c.mu.Unlock()
+	if t != nil && now.Sub(t.read) < targetsFresh {
+		return t, nil
+	}
+	subs, err := st.AccountPushSubscriptions(ctx, accountID)
+	if err != nil {
+		return nil, err
+	}
+	prefs, err := st.AccountNotifyPrefs(ctx, accountID)
+	if err != nil {
+		return nil, err
+	}
+	t = &accountTargets{read: now, subs: subs, prefs: prefs}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for id, old := range c.accounts { // bounded: stale entries go
+		if now.Sub(old.read) > time.Minute {
+			delete(c.accounts, id)
+		}
+	}
+	c.accounts[accountID] = t
+	return t, nil
 }
 
 // New returns a Runner; Run starts it.
@@ -182,23 +229,22 @@ func (r *Runner) expand(ctx context.Context, j *tidings.Delivery) error {
 	return r.cfg.Store.ReplaceDelivery(ctx, j.ID, jobs, records)
 }
 
-// pushTargets decides, device by device, what a notify event becomes: a push, nothing
-// (muted), or a line in the summary at the end of the user's quiet hours.
+// pushTargets decides, device by device, what a notify event becomes: a push, a
+// collapsed push (the device had its PushesPerMinute), nothing (muted, or counted for
+// the next collapsed one), or a line in the summary at the end of the user's quiet
+// hours. Deciding here, not when sending, keeps a burst from becoming a job per event
+// and device.
 func (r *Runner) pushTargets(ctx context.Context, j *tidings.Delivery, ev *tidings.Event, now time.Time) ([]*tidings.Delivery, []*tidings.PushRecord, error) {
-	subs, err := r.cfg.Store.AccountPushSubscriptions(ctx, j.AccountID)
+	targets, err := r.targets.get(ctx, r.cfg.Store, j.AccountID, now)
 	if err != nil {
 		return nil, nil, err
 	}
-	prefs := map[int64]*tidings.NotifyPrefs{}
 	var jobs []*tidings.Delivery
 	var records []*tidings.PushRecord
-	for _, sub := range subs {
-		p, ok := prefs[sub.UserID]
-		if !ok {
-			if p, err = r.cfg.Store.NotifyPrefs(ctx, sub.UserID); err != nil {
-				return nil, nil, err
-			}
-			prefs[sub.UserID] = p
+	for _, sub := range targets.subs {
+		p := targets.prefs[sub.UserID]
+		if p == nil {
+			p = &tidings.NotifyPrefs{}
 		}
 		status := tidings.PushPending
 		if p.Mutes(ev.Project, ev.Channel) {
@@ -212,8 +258,18 @@ func (r *Runner) pushTargets(ctx context.Context, j *tidings.Delivery, ev *tidin
 				Target: strconv.FormatInt(sub.UserID, 10), MessageID: fmt.Sprintf("quiet-%d-%d", sub.UserID, until.Unix()),
 				NextAt: until, CreatedAt: until.Add(-24 * time.Hour)})
 		} else {
+			normal, n := r.flood.admit(sub.ID, ev.Project+"/"+ev.Channel, now)
+			switch {
+			case normal:
+			case n > 0:
+				status = tidings.PushCollapsed
+			default:
+				// Counted for the device's next collapsed notification. No record: a
+				// burst must not cost a write per event and device.
+				continue
+			}
 			jobs = append(jobs, &tidings.Delivery{Kind: tidings.DeliverPush, AccountID: j.AccountID, EventID: ev.ID,
-				Target: sub.ID, MessageID: tidings.NewID("push_"), NextAt: now, CreatedAt: j.CreatedAt})
+				Target: sub.ID, MessageID: tidings.NewID("push_"), Count: n, NextAt: now, CreatedAt: j.CreatedAt})
 		}
 		records = append(records, &tidings.PushRecord{EventID: ev.ID, SubscriptionID: sub.ID, UserID: sub.UserID, Status: status, At: now})
 	}

@@ -9,8 +9,8 @@ import (
 	"github.com/tidings-dev/tidings"
 )
 
-const sqlInsertDelivery = `INSERT OR IGNORE INTO deliveries (kind, account_id, event_id, target, message_id, attempts, next_at, created_at)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
+const sqlInsertDelivery = `INSERT OR IGNORE INTO deliveries (kind, account_id, event_id, target, message_id, attempts, count, next_at, created_at)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 // sqlProjectHasAllWebhook tells whether a project has a webhook that wants every event.
 const sqlProjectHasAllWebhook = `SELECT EXISTS (SELECT 1 FROM webhooks WHERE project_id = ? AND events = 'all')`
@@ -20,7 +20,7 @@ type execer interface {
 }
 
 func insertDelivery(ctx context.Context, x execer, d *tidings.Delivery) error {
-	_, err := x.ExecContext(ctx, sqlInsertDelivery, d.Kind, d.AccountID, d.EventID, d.Target, d.MessageID, d.Attempts,
+	_, err := x.ExecContext(ctx, sqlInsertDelivery, d.Kind, d.AccountID, d.EventID, d.Target, d.MessageID, d.Attempts, d.Count,
 		ms(d.NextAt), ms(d.CreatedAt))
 	return err
 }
@@ -45,7 +45,7 @@ func (b *batch) outboxFor(ctx context.Context, accountID int64, p *tidings.Proje
 		}
 	}
 	b.deliveries++
-	return b.exec(ctx, sqlInsertDelivery, tidings.DeliverEvent, accountID, ev.ID, "", "", 0, ms(b.now), ms(b.now))
+	return b.exec(ctx, sqlInsertDelivery, tidings.DeliverEvent, accountID, ev.ID, "", "", 0, 0, ms(b.now), ms(b.now))
 }
 
 // EnqueueDelivery adds a job to the outbox.
@@ -63,68 +63,91 @@ func (db *DB) EnqueueDelivery(ctx context.Context, d *tidings.Delivery) error {
 	return err
 }
 
-// ClaimDeliveries leases due jobs. The single writer connection serialises claims, so
-// no job is leased twice at once.
+// ClaimDeliveries leases due jobs. The single writer serialises claims, so no job is
+// leased twice at once. The outbox's writes go through the group committer: they
+// share its transactions and fsyncs with ingest instead of taking turns with it.
 func (db *DB) ClaimDeliveries(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]*tidings.Delivery, error) {
-	rows, err := db.write.QueryContext(ctx, `UPDATE deliveries SET leased_until = ?
-		WHERE id IN (SELECT id FROM deliveries WHERE next_at <= ? AND leased_until <= ? ORDER BY next_at, id LIMIT ?)
-		RETURNING id, kind, account_id, event_id, target, message_id, attempts, next_at, created_at`,
-		ms(now.Add(lease)), ms(now), ms(now), limit)
-	if err != nil {
+	// Nothing due (the common case) is a read, not a write.
+	var due bool
+	if err := db.read.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM deliveries WHERE next_at <= ? AND leased_until <= ?)`,
+		ms(now), ms(now)).Scan(&due); err != nil || !due {
 		return nil, err
 	}
-	defer rows.Close()
 	var out []*tidings.Delivery
-	for rows.Next() {
-		d := &tidings.Delivery{}
-		var next, created int64
-		if err := rows.Scan(&d.ID, &d.Kind, &d.AccountID, &d.EventID, &d.Target, &d.MessageID, &d.Attempts, &next, &created); err != nil {
-			return nil, err
+	err := db.inBatch(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		out = out[:0]
+		// Half the places for deliveries to their targets, half for events still to
+		// expand, each side taking what the other leaves: neither starves the other.
+		claim := func(kindIs string, n int) error {
+			if n <= 0 {
+				return nil
+			}
+			rows, err := tx.QueryContext(ctx, `UPDATE deliveries SET leased_until = ?
+				WHERE id IN (SELECT id FROM deliveries WHERE next_at <= ? AND leased_until <= ? AND `+kindIs+`
+				  ORDER BY next_at, id LIMIT ?)
+				RETURNING id, kind, account_id, event_id, target, message_id, attempts, count, next_at, created_at`,
+				ms(now.Add(lease)), ms(now), ms(now), n)
+			if err != nil {
+				return err
+			}
+			defer rows.Close()
+			for rows.Next() {
+				d := &tidings.Delivery{}
+				var next, created int64
+				if err := rows.Scan(&d.ID, &d.Kind, &d.AccountID, &d.EventID, &d.Target, &d.MessageID, &d.Attempts, &d.Count, &next, &created); err != nil {
+					return err
+				}
+				d.NextAt, d.CreatedAt = fromMS(next), fromMS(created)
+				out = append(out, d)
+			}
+			return rows.Err()
 		}
-		d.NextAt, d.CreatedAt = fromMS(next), fromMS(created)
-		out = append(out, d)
-	}
-	return out, rows.Err()
+		targets, events := `kind != 'event'`, `kind = 'event'`
+		if err := claim(targets, (limit+1)/2); err != nil {
+			return err
+		}
+		if err := claim(events, limit-len(out)); err != nil {
+			return err
+		}
+		return claim(targets, limit-len(out))
+	})
+	return out, err
 }
 
 // ReplaceDelivery deletes job id and adds jobs, in one transaction.
 func (db *DB) ReplaceDelivery(ctx context.Context, id int64, jobs []*tidings.Delivery, records []*tidings.PushRecord) error {
-	tx, err := db.write.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, `DELETE FROM deliveries WHERE id = ?`, id); err != nil {
-		return err
-	}
-	for _, d := range jobs {
-		if err := insertDelivery(ctx, tx, d); err != nil {
+	err := db.inBatch(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM deliveries WHERE id = ?`, id); err != nil {
 			return err
 		}
-	}
-	if err := recordPushes(ctx, tx, records); err != nil {
-		return err
-	}
-	if err := tx.Commit(); err != nil {
-		return err
-	}
-	if len(jobs) > 0 {
+		for _, d := range jobs {
+			if err := insertDelivery(ctx, tx, d); err != nil {
+				return err
+			}
+		}
+		return recordPushes(ctx, tx, records)
+	})
+	if err == nil && len(jobs) > 0 {
 		db.notifyOutbox()
 	}
-	return nil
+	return err
 }
 
 // FinishDelivery deletes a finished job.
 func (db *DB) FinishDelivery(ctx context.Context, id int64) error {
-	_, err := db.write.ExecContext(ctx, `DELETE FROM deliveries WHERE id = ?`, id)
-	return err
+	return db.inBatch(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `DELETE FROM deliveries WHERE id = ?`, id)
+		return err
+	})
 }
 
 // RetryDelivery schedules a job again and releases its lease.
 func (db *DB) RetryDelivery(ctx context.Context, id int64, attempts int, next time.Time) error {
-	_, err := db.write.ExecContext(ctx, `UPDATE deliveries SET attempts = ?, next_at = ?, leased_until = 0 WHERE id = ?`,
-		attempts, ms(next), id)
-	return err
+	return db.inBatch(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `UPDATE deliveries SET attempts = ?, next_at = ?, leased_until = 0 WHERE id = ?`,
+			attempts, ms(next), id)
+		return err
+	})
 }
 
 // PendingDeliveries counts the outbox.

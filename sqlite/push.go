@@ -123,8 +123,10 @@ func (db *DB) DeletePushSubscription(ctx context.Context, userID int64, id strin
 
 // PushDelivered records a delivery's success.
 func (db *DB) PushDelivered(ctx context.Context, id string, at time.Time) error {
-	_, err := db.write.ExecContext(ctx, `UPDATE push_subscriptions SET last_success_at = ? WHERE id = ?`, ms(at), id)
-	return err
+	return db.inBatch(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `UPDATE push_subscriptions SET last_success_at = ? WHERE id = ?`, ms(at), id)
+		return err
+	})
 }
 
 // NotifyPrefs returns the user's preferences.
@@ -140,6 +142,30 @@ func (db *DB) NotifyPrefs(ctx context.Context, userID int64) (*tidings.NotifyPre
 		return nil, err
 	}
 	return p, json.Unmarshal([]byte(muted), &p.Muted)
+}
+
+// AccountNotifyPrefs returns the saved preferences of the account's users.
+func (db *DB) AccountNotifyPrefs(ctx context.Context, accountID int64) (map[int64]*tidings.NotifyPrefs, error) {
+	rows, err := db.read.QueryContext(ctx, `SELECT n.user_id, n.muted, n.quiet_start, n.quiet_end, n.time_zone
+		FROM notify_prefs n JOIN users u ON u.id = n.user_id WHERE u.account_id = ?`, accountID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[int64]*tidings.NotifyPrefs{}
+	for rows.Next() {
+		p := &tidings.NotifyPrefs{}
+		var id int64
+		var muted string
+		if err := rows.Scan(&id, &muted, &p.QuietStart, &p.QuietEnd, &p.TimeZone); err != nil {
+			return nil, err
+		}
+		if err := json.Unmarshal([]byte(muted), &p.Muted); err != nil {
+			return nil, err
+		}
+		out[id] = p
+	}
+	return out, rows.Err()
 }
 
 // SetNotifyPrefs saves the user's preferences.
@@ -165,7 +191,7 @@ func recordPushes(ctx context.Context, x execer, records []*tidings.PushRecord) 
 
 // RecordPushes keeps what became of events for devices.
 func (db *DB) RecordPushes(ctx context.Context, records []*tidings.PushRecord) error {
-	return recordPushes(ctx, db.write, records)
+	return db.inBatch(ctx, func(ctx context.Context, tx *sql.Tx) error { return recordPushes(ctx, tx, records) })
 }
 
 // EventPushes returns what became of one event.

@@ -108,11 +108,10 @@ func (db *DB) WebhooksFor(ctx context.Context, accountID int64, project, channel
 
 // RecordWebhookAttempt keeps the attempt and drops those beyond the latest 20.
 func (db *DB) RecordWebhookAttempt(ctx context.Context, a *tidings.WebhookAttempt) error {
-	tx, err := db.write.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
+	return db.inBatch(ctx, func(ctx context.Context, tx *sql.Tx) error { return recordAttempt(ctx, tx, a) })
+}
+
+func recordAttempt(ctx context.Context, tx *sql.Tx, a *tidings.WebhookAttempt) error {
 	if _, err := tx.ExecContext(ctx, `INSERT INTO webhook_attempts (webhook_id, message_id, event_id, attempt, status, error, duration_us, at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, a.WebhookID, a.MessageID, a.EventID, a.Attempt, a.Status, a.Error,
 		a.Duration.Microseconds(), ms(a.At)); err != nil {
@@ -125,7 +124,7 @@ func (db *DB) RecordWebhookAttempt(ctx context.Context, a *tidings.WebhookAttemp
 		(SELECT id FROM webhook_attempts WHERE webhook_id = ? ORDER BY id DESC LIMIT ?)`, a.WebhookID, a.WebhookID, maxAttemptsKept); err != nil {
 		return err
 	}
-	return tx.Commit()
+	return nil
 }
 
 // ListWebhookAttempts returns the webhook's latest attempts, newest first.

@@ -17,6 +17,9 @@ type writeJob struct {
 	event     *tidings.NewEvent
 	insight   *tidings.InsightChange
 	probe     bool // a write that only checks the disk takes writes (readiness)
+	// fn is any other small write (the outbox's bookkeeping): it shares the batch's
+	// transaction and fsync instead of paying its own.
+	fn func(ctx context.Context, tx *sql.Tx) error
 }
 
 type writeResult struct {
@@ -164,6 +167,12 @@ func (b *batch) channel(ctx context.Context, p *tidings.Project, name string) (i
 	return id, nil
 }
 
+// inBatch runs fn in the next group-committed transaction and waits for its commit.
+func (db *DB) inBatch(ctx context.Context, fn func(ctx context.Context, tx *sql.Tx) error) error {
+	_, err := db.submit(ctx, &writeJob{fn: fn})
+	return err
+}
+
 // commitBatch applies every job in one transaction. Each job runs inside a savepoint,
 // so a job that fails (unknown project, non-numeric insight) leaves no trace and does
 // not fail its neighbours. The transaction commits once, with one fsync, for all.
@@ -188,6 +197,8 @@ func (db *DB) commitBatch(ctx context.Context, jobs []*job) error {
 			res.insight, jerr = b.applyInsight(ctx, j.In.accountID, j.In.insight)
 		case j.In.probe:
 			jerr = b.probe(ctx)
+		case j.In.fn != nil:
+			jerr = j.In.fn(ctx, b.tx)
 		}
 		if isStorageError(jerr) {
 			// The disk refuses: the whole batch would fail at commit too. Fail it

@@ -37,6 +37,8 @@ func main() {
 	duration := flag.Duration("duration", 5*time.Second, "length of each phase")
 	streams := flag.Int("streams", 0, "also compare 9 KB Markdown events with this many dashboard streams open against none")
 	users := flag.Int("users", 6, "dashboard users load-1@example.com… that the streams sign in as")
+	devices := flag.Int("devices", 0, "also compare notify events with this many push devices (on a slow local push service) against none")
+	pushDelay := flag.Duration("push-delay", 200*time.Millisecond, "how long the local push service takes to answer")
 	password := flag.String("password", "load password", "their password")
 	flag.Parse()
 	if *token == "" {
@@ -80,6 +82,24 @@ func main() {
 			v.opened.Load(), v.refused.Load(), v.events.Load(), float64(v.events.Load())/max(1, float64(busy.reqs)),
 			v.paused.Load(), v.reconnect.Load(), v.reloads.Load())
 		fmt.Printf("ratio with streams / without: %.2f\n", busy.rps/quiet.rps)
+		failed = failed || quiet.errors > 0 || busy.errors > 0
+	}
+	if *devices > 0 {
+		p := phase{"POST /v1/log notify", "POST", "/v1/log", `{"project":"load","channel":"events","event":"Deploy finished","icon":"🚀","notify":true}`}
+		quiet := run(client, *url, *token, p, *clients, *duration)
+		print(p.name+", no devices", quiet, base)
+		svc, err := startSlowPushService(*pushDelay)
+		if err == nil {
+			err = subscribeDevices(*url, *password, svc, *devices)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "load:", err)
+			os.Exit(1)
+		}
+		busy := run(client, *url, *token, p, *clients, *duration)
+		print(fmt.Sprintf("%s, %d devices (push %v)", p.name, *devices, *pushDelay), busy, base)
+		fmt.Printf("\npush service received %d messages during the phase\n", svc.received.Load())
+		fmt.Printf("ratio with devices / without: %.2f\n", busy.rps/quiet.rps)
 		failed = failed || quiet.errors > 0 || busy.errors > 0
 	}
 	if failed {

@@ -39,6 +39,9 @@ CREATE TABLE settings (
     value TEXT NOT NULL
 ) WITHOUT ROWID;
 
+-- How many events a collapsed notification stands for.
+ALTER TABLE deliveries ADD COLUMN count INTEGER NOT NULL DEFAULT 0;
+
 -- A job with a message id is added once (quiet-hours summaries are keyed by user and end).
 CREATE UNIQUE INDEX deliveries_message ON deliveries (message_id) WHERE message_id != '';
 
