@@ -48,8 +48,8 @@ type Config struct {
 
 // Runner sends the outbox's jobs.
 type Runner struct {
-	cfg   Config
-	log   *slog.Logger
+	cfg     Config
+	log     *slog.Logger
 	busy    atomic.Int64
 	done    chan struct{} // a worker finished: there may be room for more
 	flood   flood

@@ -316,6 +316,17 @@ func TestDashboardInChromium(t *testing.T) {
 		b.do(chromedp.Navigate(m.URL() + path))
 		b.checkLabels(path)
 	}
+	// A webhook, and the notification settings.
+	b.do(chromedp.Navigate(m.URL() + "/settings/webhooks"))
+	b.checkLabels("webhooks")
+	b.submit("#wh-name", "Deploys to Slack", "#wh-url", "https://hooks.slack.com/services/T0/B0/XYZ")
+	b.mustUntil(`document.querySelector(".webhook") && document.querySelector(".webhook").textContent.includes("Deploys to Slack")`)
+	b.screenshot("settings-webhooks")
+	b.do(chromedp.Navigate(m.URL() + "/settings/notifications"))
+	b.checkLabels("notifications")
+	b.mustUntil(`document.querySelector("#time-zone").value !== ""`) // the browser's own zone by default
+	b.screenshot("settings-notifications")
+
 	// An invitation link, listed as pending with a way to revoke it.
 	b.do(chromedp.Navigate(m.URL() + "/settings/members"))
 	b.click(`document.querySelector('form[action="/settings/members/invite"] button').click()`)
