@@ -190,14 +190,14 @@ func (f *flood) admit(device, channel string, now time.Time) (normal bool, n int
 // sendPush delivers one event (or test, or summary) to one device.
 func (r *Runner) sendPush(ctx context.Context, j *tidings.Delivery) error {
 	st := r.cfg.Store
-	sub, err := st.FindPushSubscription(ctx, j.Target)
+	now := r.cfg.Now()
+	sub, err := r.targets.sub(ctx, st, j.AccountID, j.Target, now)
 	if tidings.ErrorCode(err) == tidings.ENotFound {
 		return st.FinishDelivery(ctx, j.ID) // removed meanwhile
 	}
 	if err != nil {
 		return err
 	}
-	now := r.cfg.Now()
 	var msg Message
 	var opts webpush.Options
 	var ev *tidings.Event
@@ -205,7 +205,7 @@ func (r *Runner) sendPush(ctx context.Context, j *tidings.Delivery) error {
 	case tidings.DeliverPushTest:
 		msg = Message{Title: "🔔 Test notification", Body: "Notifications work on this device.", URL: "/settings/devices", Tag: "test"}
 	default:
-		if ev, err = st.FindEventByID(ctx, j.AccountID, j.EventID); tidings.ErrorCode(err) == tidings.ENotFound {
+		if ev, err = r.events.get(ctx, st, j.AccountID, j.EventID, now); tidings.ErrorCode(err) == tidings.ENotFound {
 			return st.FinishDelivery(ctx, j.ID)
 		} else if err != nil {
 			return err
