@@ -275,19 +275,7 @@ func (r *Runner) push(ctx context.Context, sub *tidings.PushSubscription, msg Me
 		out.err, out.retry = err.Error(), !errors.Is(err, ErrPrivateTarget) && !errors.Is(err, webpush.ErrMaxPadExceeded)
 		return out
 	}
-	defer res.Body.Close()
-	out.status = res.StatusCode
-	switch {
-	case res.StatusCode >= 200 && res.StatusCode < 300:
-		return out
-	case res.StatusCode == http.StatusTooManyRequests || res.StatusCode == http.StatusServiceUnavailable:
-		out.retryAfter = parseRetryAfter(res.Header.Get("Retry-After"), time.Now())
-		out.retry = true
-	case res.StatusCode >= 500:
-		out.retry = true
-	}
-	out.err = res.Status
-	return out
+	return classify(res, out)
 }
 
 // summarise sends the summary of a user's quiet hours to each of the user's devices.

@@ -388,6 +388,13 @@ func (r *Runner) send(ctx context.Context, req *http.Request) outcome {
 		}
 		return out
 	}
+	return classify(res, out)
+}
+
+// classify reads an answer into an outcome (and closes its body): 2xx done; 429 and
+// 503 retried after their Retry-After; 408, 425 and other 5xx retried; any other
+// status final.
+func classify(res *http.Response, out outcome) outcome {
 	io.Copy(io.Discard, io.LimitReader(res.Body, 64<<10))
 	res.Body.Close()
 	out.status = res.StatusCode

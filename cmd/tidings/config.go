@@ -86,16 +86,7 @@ func serveFlags(fs *flag.FlagSet, c *Config) {
 	fs.StringVar(&c.LogFormat, "log-format", envString("LOG_FORMAT", c.LogFormat), "text or json (TIDINGS_LOG_FORMAT)")
 	fs.StringVar(&c.MetricsAddr, "metrics-addr", envString("METRICS_ADDR", ""),
 		"address of the Prometheus /metrics listener; empty: off (TIDINGS_METRICS_ADDR)")
-	open, _ := env("OPEN_SIGNUP")
-	switch open {
-	case "", "false", "0":
-	case "true", "1":
-		c.OpenSignup = true
-	default:
-		c.envErrs = append(c.envErrs, fmt.Errorf("TIDINGS_OPEN_SIGNUP=%q: use true or false", open))
-	}
-	fs.BoolVar(&c.OpenSignup, "open-signup", c.OpenSignup,
-		"anyone may create an account, not only the first visitor (TIDINGS_OPEN_SIGNUP=true)")
+	c.boolFlag(fs, &c.OpenSignup, "open-signup", "OPEN_SIGNUP", "anyone may create an account, not only the first visitor")
 	fs.Func("trusted-proxies", "comma-separated addresses or CIDRs of proxies whose X-Forwarded-For is believed (TIDINGS_TRUSTED_PROXIES)",
 		func(s string) (err error) { c.TrustedProxies, err = parsePrefixes(s); return err })
 	if v, ok := env("TRUSTED_PROXIES"); ok {
@@ -114,20 +105,25 @@ func serveFlags(fs *flag.FlagSet, c *Config) {
 		"live dashboard views open at once per account; more are refused")
 	fs.StringVar(&c.PublicURL, "public-url", envString("PUBLIC_URL", ""),
 		"the dashboard's address as people reach it, e.g. https://tidings.example.com: links in webhook messages (TIDINGS_PUBLIC_URL)")
-	switch v, _ := env("ALLOW_PRIVATE_TARGETS"); v {
-	case "", "false", "0":
-	case "true", "1":
-		c.AllowPrivateTargets = true
-	default:
-		c.envErrs = append(c.envErrs, fmt.Errorf("TIDINGS_ALLOW_PRIVATE_TARGETS=%q: use true or false", v))
-	}
-	fs.BoolVar(&c.AllowPrivateTargets, "allow-private-targets", c.AllowPrivateTargets,
-		"let webhooks reach loopback and private addresses: for tests and closed networks only (TIDINGS_ALLOW_PRIVATE_TARGETS=1)")
+	c.boolFlag(fs, &c.AllowPrivateTargets, "allow-private-targets", "ALLOW_PRIVATE_TARGETS",
+		"let webhooks and push endpoints be loopback and private addresses: for tests and closed networks only")
 	fs.StringVar(&c.VAPIDKeyFile, "vapid-private-key-file", envString("VAPID_PRIVATE_KEY_FILE", ""),
 		"file with the Web Push (VAPID) private key, base64url; default: made on first start and kept in the store (TIDINGS_VAPID_PRIVATE_KEY_FILE)")
 	fs.StringVar(&c.VAPIDSubject, "vapid-subject", envString("VAPID_SUBJECT", "mailto:admin@localhost"),
 		"contact that push services see: mailto:you@example.com or https://… (TIDINGS_VAPID_SUBJECT)")
 	c.floatFlag(fs, &c.SignupsPerHour, "signups-per-hour", "SIGNUPS_PER_HOUR", "sign-up attempts per client address and hour (with --open-signup)")
+}
+
+// boolFlag is a switch that TIDINGS_<envName>=true (or 1) also turns on.
+func (c *Config) boolFlag(fs *flag.FlagSet, p *bool, name, envName, usage string) {
+	switch v, _ := env(envName); v {
+	case "", "false", "0":
+	case "true", "1":
+		*p = true
+	default:
+		c.envErrs = append(c.envErrs, fmt.Errorf("TIDINGS_%s=%q: use true or false", envName, v))
+	}
+	fs.BoolVar(p, name, *p, usage+" (TIDINGS_"+envName+"=true)")
 }
 
 func (c *Config) floatFlag(fs *flag.FlagSet, p *float64, name, envName, usage string) {
