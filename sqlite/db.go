@@ -187,3 +187,13 @@ func (db *DB) Pragmas(ctx context.Context) (journal string, synchronous, foreign
 // stamp is the current time at the precision stored (milliseconds), so that what a
 // write returns equals what a later read returns.
 func (db *DB) stamp() time.Time { return db.now().UTC().Truncate(time.Millisecond) }
+
+// Backup writes a consistent copy of the database to path (SQLite's VACUUM INTO), while
+// the store is in use: readers and the writer go on. path must not exist.
+func (db *DB) Backup(ctx context.Context, path string) error {
+	if _, err := os.Stat(path); err == nil {
+		return fmt.Errorf("%s exists already: choose a new file", path)
+	}
+	_, err := db.read.ExecContext(ctx, `VACUUM INTO ?`, path)
+	return err
+}

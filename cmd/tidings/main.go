@@ -38,7 +38,7 @@ type cli struct {
 	stderr io.Writer
 	// flags of management commands
 	account, role, access, project, channel, roles, name string
-	url, format, events                                  string
+	url, format, events, to                              string
 }
 
 var commands = []command{
@@ -57,6 +57,8 @@ var commands = []command{
 	{name: "token create", about: "create an API token and print it (it is shown only once)", flags: tokenFlags, run: tokenCreate},
 	{name: "token list", about: "list API tokens: id, name, access, limits, created, last used, revoked, roles", flags: accountFlag, run: tokenList},
 	{name: "token revoke", args: "TOKEN_ID", about: "revoke an API token at once", nargs: 1, flags: accountFlag, run: tokenRevoke},
+	{name: "backup", about: "copy the embedded store to a new file, consistent, while the server runs (PostgreSQL: use pg_dump)",
+		flags: func(fs *flag.FlagSet, c *cli) { fs.StringVar(&c.to, "to", "", "the new file (required)") }, run: backup},
 	{name: "webhook create", about: "send a project's events to a URL; prints its id, then (standard) its signing secret", flags: webhookFlags, run: webhookCreate},
 	{name: "webhook list", about: "list webhooks: id, name, project, channel, format, events, url", flags: accountFlag, run: webhookList},
 	{name: "webhook delete", args: "WEBHOOK_ID", about: "delete a webhook and its pending deliveries", nargs: 1, flags: accountFlag, run: webhookDelete},

@@ -301,6 +301,28 @@ func webhookDelete(ctx context.Context, c *cli, args []string) error {
 	})
 }
 
+func backup(ctx context.Context, c *cli, _ []string) error {
+	if c.to == "" {
+		return errors.New("--to FILE is required: where to write the copy")
+	}
+	if c.cfg.DatabaseURL != "" {
+		return errors.New("backup copies the embedded store; for PostgreSQL use pg_dump")
+	}
+	return withStore(ctx, c, func(s tidings.Store) error {
+		db, ok := s.(interface {
+			Backup(ctx context.Context, path string) error
+		})
+		if !ok {
+			return errors.New("this store cannot be backed up by tidings: use its own tools")
+		}
+		if err := db.Backup(ctx, c.to); err != nil {
+			return err
+		}
+		fmt.Fprintf(c.stdout, "backed up %s to %s\n", c.cfg.Data, c.to)
+		return nil
+	})
+}
+
 func runServe(ctx context.Context, c *cli, _ []string) error {
 	m := &Main{Config: c.cfg, Logger: newLogger(c.cfg.LogFormat)}
 	if err := m.Run(ctx); err != nil {

@@ -11,9 +11,12 @@ import (
 	"net/http/cookiejar"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tidings-dev/tidings/sqlite"
 )
 
 // startServer runs a server on port 0 over data, with the contract's default limits.
@@ -215,4 +218,59 @@ func TestOneServerPerDataFolder(t *testing.T) {
 	first.Close()
 	third := startServer(t, data, nil)
 	third.Close()
+}
+
+// TestBackupWhileServing: `tidings backup --to FILE` copies the embedded store while a
+// server writes to it; the copy opens as a store with everything acknowledged before.
+func TestBackupWhileServing(t *testing.T) {
+	data := t.TempDir()
+	token := setupAccount(t, data)
+	m := startServer(t, data, nil)
+	for i := 0; i < 20; i++ {
+		if status, _ := post(t, m.URL()+"/v1/log", token, `{"project":"my-saas","channel":"payments","event":"before"}`); status != 200 {
+			t.Fatal(status)
+		}
+	}
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() { // publishing goes on during the backup
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			default: // not post(): t.Fatal belongs to the test's goroutine
+				req, _ := http.NewRequest("POST", m.URL()+"/v1/log", strings.NewReader(`{"project":"my-saas","channel":"payments","event":"during"}`))
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("Authorization", "Bearer "+token)
+				if res, err := http.DefaultClient.Do(req); err == nil {
+					res.Body.Close()
+				}
+			}
+		}
+	}()
+	copyDir := t.TempDir()
+	file := filepath.Join(copyDir, sqlite.FileName)
+	code, out, errs := runCLI(t, data, "", "backup", "--to", file)
+	close(stop)
+	<-done
+	if code != 0 || !strings.Contains(out, "backed up") {
+		t.Fatalf("backup: %d %s %s", code, out, errs)
+	}
+	if code, _, errs := runCLI(t, data, "", "backup", "--to", file); code == 0 || !strings.Contains(errs, "exists") {
+		t.Fatalf("backup over an existing file: %d %s", code, errs)
+	}
+	copied, err := sqlite.Open(context.Background(), copyDir, sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer copied.Close()
+	acme, err := copied.FindAccount(context.Background(), "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := copied.CountEvents(context.Background(), acme.ID, "my-saas", "")
+	if err != nil || n < 20 {
+		t.Fatalf("the copy holds %d events (%v), want at least the 20 acknowledged before", n, err)
+	}
 }
