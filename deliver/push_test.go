@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -267,5 +268,33 @@ func TestPushEndpointRules(t *testing.T) {
 	}
 	if deliver.CheckKeys("AAAA", d.Auth) == nil || deliver.CheckKeys(d.P256dh, "AAAA") == nil {
 		t.Fatal("bad keys accepted")
+	}
+}
+
+// TestLoadVAPID: the key pair is made once and kept (two starts agree), or read from a
+// file; a subject must be a mailto: or https: contact.
+func TestLoadVAPID(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	first, err := deliver.LoadVAPID(ctx, e.store, "", "")
+	e.must(err)
+	second, err := deliver.LoadVAPID(ctx, e.store, "", "mailto:ops@example.com")
+	e.must(err)
+	if first.Public != second.Public || first.Subject != "mailto:admin@localhost" || len(first.Public) != 87 {
+		t.Fatalf("keys %q %q, subject %q", first.Public, second.Public, first.Subject)
+	}
+	file := t.TempDir() + "/vapid.key"
+	e.must(os.WriteFile(file, []byte(first.Private+"\n"), 0o600))
+	fromFile, err := deliver.LoadVAPID(ctx, e.store, file, "https://tidings.example.com")
+	e.must(err)
+	if fromFile.Public != first.Public {
+		t.Fatal("the key file gives another public key")
+	}
+	if _, err := deliver.LoadVAPID(ctx, e.store, "", "admin@example.com"); err == nil {
+		t.Fatal("a subject without mailto: accepted")
+	}
+	e.must(os.WriteFile(file, []byte("not a key"), 0o600))
+	if _, err := deliver.LoadVAPID(ctx, e.store, file, ""); err == nil {
+		t.Fatal("a broken key file accepted")
 	}
 }
