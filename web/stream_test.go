@@ -278,7 +278,7 @@ func TestSlowStreamDropped(t *testing.T) {
 		}
 		t0 := time.Now()
 		e.broker.Publish(tidings.Notice{AccountID: acme.ID, Event: ev})
-		if d := time.Since(t0); d > 100*time.Millisecond {
+		if d := time.Since(t0); d > 500*time.Millisecond { // generous: a GC pause under -race is not a wait
 			t.Fatalf("publishing waited %v for a stream that does not read", d)
 		}
 	}
