@@ -77,13 +77,18 @@ type page struct {
 
 func (c *client) do(method, path string, form url.Values, header ...string) *page {
 	c.e.t.Helper()
-	var body io.Reader
-	if form != nil {
-		body = strings.NewReader(form.Encode())
+	if form == nil {
+		return c.request(method, path, "", nil, header...)
 	}
+	return c.request(method, path, "application/x-www-form-urlencoded", strings.NewReader(form.Encode()), header...)
+}
+
+// request sends a body of a content type, with extra headers (name, value, …).
+func (c *client) request(method, path, contentType string, body io.Reader, header ...string) *page {
+	c.e.t.Helper()
 	req, _ := http.NewRequest(method, c.e.srv.URL+path, body)
-	if form != nil {
-		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
 	}
 	for i := 0; i+1 < len(header); i += 2 {
 		req.Header.Set(header[i], header[i+1])

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -18,19 +17,8 @@ import (
 // sendJSON makes a request with a JSON body as the dashboard's script does.
 func (c *client) sendJSON(method, path, body string, header ...string) (int, string) {
 	c.e.t.Helper()
-	req, _ := http.NewRequest(method, c.e.srv.URL+path, strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Sec-Fetch-Site", "same-origin")
-	for i := 0; i+1 < len(header); i += 2 {
-		req.Header.Set(header[i], header[i+1])
-	}
-	res, err := c.c.Do(req)
-	if err != nil {
-		c.e.t.Fatal(err)
-	}
-	defer res.Body.Close()
-	b, _ := io.ReadAll(res.Body)
-	return res.StatusCode, string(b)
+	p := c.request(method, path, "application/json", strings.NewReader(body), append([]string{"Sec-Fetch-Site", "same-origin"}, header...)...)
+	return p.status, p.body
 }
 
 // TestPushSubscriptions: the contract's /push endpoints — the VAPID key for anyone; a
