@@ -66,8 +66,10 @@ func Open(ctx context.Context, dir string, opts Options) (*DB, error) {
 	}
 	q.Set("_txlock", "immediate")
 	dsn := "file:" + filepath.ToSlash(filepath.Join(dir, FileName)) + "?" + q.Encode()
-
-	write, err := sql.Open("sqlite", dsn)
+	// The writer keeps its temporary data in memory: each job's savepoint journal
+	// spilled to a temp file and cost a fifth of the CPU of a publish (+19% /v1/log,
+	// docs/performance.md). Readers keep the default, so a large sort cannot grow memory.
+	write, err := sql.Open("sqlite", dsn+"&_pragma=temp_store(MEMORY)")
 	if err != nil {
 		return nil, err
 	}
