@@ -116,6 +116,21 @@ func (b *browser) until(js string, timeout time.Duration) error {
 	return chromedp.Do(ctx, chromedp.Poll[chromedp.Void](js, chromedp.WithPollingTimeout(timeout)))
 }
 
+// settle waits for a condition on a page that may still be navigating: a check that
+// meets a page being replaced is tried again.
+func (b *browser) settle(js string) {
+	b.t.Helper()
+	var err error
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		var ok bool
+		if ok, err = chromedp.Run(b.ctx, chromedp.Evaluate[bool](js)); err == nil && ok {
+			return
+		}
+	}
+	b.screenshot("failure")
+	b.t.Fatalf("waiting for %s: %v", js, err)
+}
+
 func (b *browser) mustUntil(js string) {
 	b.t.Helper()
 	if err := b.until(js, 10*time.Second); err != nil {
@@ -330,8 +345,7 @@ func TestDashboardInChromium(t *testing.T) {
 	// An invitation link, listed as pending with a way to revoke it.
 	b.do(chromedp.Navigate(m.URL() + "/settings/members"))
 	b.click(`document.querySelector('form[action="/settings/members/invite"] button').click()`)
-	b.do(chromedp.Navigate(m.URL() + "/settings/members"))
-	b.mustUntil(`document.querySelector('form[action^="/settings/members/invites/"]')`)
+	b.settle(`document.querySelector('form[action^="/settings/members/invites/"]') !== null`)
 	b.screenshot("settings-members")
 
 	// Revoke in the UI: the API refuses the token at once.
