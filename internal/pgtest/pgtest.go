@@ -1,0 +1,73 @@
+// Package pgtest gives tests a fresh, empty PostgreSQL database of their own: a new
+// schema in the database named by TIDINGS_TEST_DATABASE_URL, dropped at the end.
+package pgtest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"net/url"
+	"os"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// EnvURL names the variable that points the tests at a PostgreSQL database.
+const EnvURL = "TIDINGS_TEST_DATABASE_URL"
+
+// BaseURL returns the test database's URL, or skips the test when there is none (and
+// fails it where TIDINGS_REQUIRE_SERVICES=1, as in CI).
+func BaseURL(t testing.TB) string {
+	t.Helper()
+	u := os.Getenv(EnvURL)
+	if u != "" {
+		return u
+	}
+	if os.Getenv("TIDINGS_REQUIRE_SERVICES") == "1" {
+		t.Fatal("PostgreSQL is required (TIDINGS_REQUIRE_SERVICES=1) but " + EnvURL + " is not set")
+	}
+	t.Skip("skipped: no PostgreSQL; set " + EnvURL + "=postgres://user@host:5432/db?sslmode=disable to run the PostgreSQL backend's tests")
+	return ""
+}
+
+// URL makes a new schema and returns a URL whose connections use it: an empty store
+// for one test, removed when the test ends.
+func URL(t testing.TB) string {
+	t.Helper()
+	base := BaseURL(t)
+	b := make([]byte, 6)
+	rand.Read(b)
+	schema := "t_" + hex.EncodeToString(b)
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, base)
+	if err != nil {
+		t.Fatalf("connect to %s: %v", EnvURL, err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, `CREATE SCHEMA `+schema); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		c, err := pgx.Connect(ctx, base)
+		if err != nil {
+			return
+		}
+		defer c.Close(ctx)
+		c.Exec(ctx, `DROP SCHEMA `+schema+` CASCADE`)
+	})
+	return WithSchema(t, base, schema)
+}
+
+// WithSchema returns base with its connections' search_path set to schema.
+func WithSchema(t testing.TB, base, schema string) string {
+	t.Helper()
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	return u.String()
+}

@@ -1,0 +1,242 @@
+package postgres
+
+import (
+	"context"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/tidings-dev/tidings"
+)
+
+// CreateAccount creates an account.
+func (db *DB) CreateAccount(ctx context.Context, name string) (*tidings.Account, error) {
+	if err := tidings.ValidateName("account", name); err != nil {
+		return nil, err
+	}
+	a := &tidings.Account{Name: name, CreatedAt: db.stamp()}
+	err := db.row(ctx, `INSERT INTO accounts (name, created_at) VALUES ($1, $2) RETURNING id`, name, ms(a.CreatedAt)).Scan(&a.ID)
+	if isUnique(err) {
+		return nil, tidings.Errorf(tidings.EConflict, "an account named %q already exists", name)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+func scanAccount(r pgx.Row) (*tidings.Account, error) {
+	a := &tidings.Account{}
+	var created int64
+	err := r.Scan(&a.ID, &a.Name, &created)
+	a.CreatedAt = fromMS(created)
+	return a, err
+}
+
+// FindAccount returns the account with the given name.
+func (db *DB) FindAccount(ctx context.Context, name string) (*tidings.Account, error) {
+	a, err := scanAccount(db.row(ctx, `SELECT id, name, created_at FROM accounts WHERE name = $1`, name))
+	if err != nil {
+		return nil, notFound(err, "no account named %q", name)
+	}
+	return a, nil
+}
+
+// ListAccounts returns every account, oldest first.
+func (db *DB) ListAccounts(ctx context.Context) ([]*tidings.Account, error) {
+	return orNil(query(ctx, db.pool, scanAccount, `SELECT id, name, created_at FROM accounts ORDER BY id`))
+}
+
+// CreateUser stores u.
+func (db *DB) CreateUser(ctx context.Context, u *tidings.User) error {
+	if u.CreatedAt.IsZero() {
+		u.CreatedAt = db.now().UTC()
+	}
+	err := db.row(ctx,
+		`INSERT INTO users (account_id, email, password_hash, role, created_at) VALUES ($1, $2, $3, $4, $5) RETURNING id`,
+		u.AccountID, u.Email, u.PasswordHash, u.Role, ms(u.CreatedAt)).Scan(&u.ID)
+	if isUnique(err) {
+		return tidings.Errorf(tidings.EConflict, "a user with email %q already exists", u.Email)
+	}
+	return err
+}
+
+// FindUserByEmail returns the user with that email (compared without case).
+func (db *DB) FindUserByEmail(ctx context.Context, email string) (*tidings.User, error) {
+	u, err := scanUser(db.row(ctx, `SELECT `+userColumns+` FROM users u WHERE lower(u.email) = lower($1)`, email))
+	if err != nil {
+		return nil, notFound(err, "no user with email %q", email)
+	}
+	return u, nil
+}
+
+const sqlFindProject = `SELECT id, name, auto_create_channels, created_at FROM projects WHERE account_id = $1 AND name = $2`
+
+const sqlFindChannel = `SELECT id FROM channels WHERE project_id = $1 AND name = $2`
+
+// sqlProjectHasAllWebhook tells whether a project has a webhook that wants every event.
+const sqlProjectHasAllWebhook = `SELECT EXISTS (SELECT 1 FROM webhooks WHERE project_id = $1 AND events = 'all')`
+
+func scanProject(accountID int64) func(pgx.Row) (*tidings.Project, error) {
+	return func(r pgx.Row) (*tidings.Project, error) {
+		p := &tidings.Project{AccountID: accountID}
+		var created int64
+		err := r.Scan(&p.ID, &p.Name, &p.AutoCreateChannels, &created)
+		p.CreatedAt = fromMS(created)
+		return p, err
+	}
+}
+
+func findProject(ctx context.Context, q querier, accountID int64, name string) (*tidings.Project, error) {
+	p, err := scanProject(accountID)(q.QueryRow(ctx, sqlFindProject, accountID, name))
+	if noRows(err) {
+		return nil, projectNotFound(name)
+	}
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	return p, nil
+}
+
+func projectNotFound(name string) error {
+	return tidings.Errorf(tidings.EProjectNotFound,
+		"project %q does not exist in this account: create it in Settings → Projects or with `tidings project create %s`", name, name)
+}
+
+func channelNotFound(project, name string) error {
+	return tidings.Errorf(tidings.EChannelNotFound,
+		"channel %q does not exist in project %q: create it in Settings → Projects, with `tidings channel create %s %s`, or turn on \"create channels on first event\" for the project",
+		name, project, project, name)
+}
+
+// CreateProject creates a project in the account.
+func (db *DB) CreateProject(ctx context.Context, accountID int64, name string) (*tidings.Project, error) {
+	if err := tidings.ValidateName("project", name); err != nil {
+		return nil, err
+	}
+	p := &tidings.Project{AccountID: accountID, Name: name, CreatedAt: db.stamp()}
+	err := db.row(ctx, `INSERT INTO projects (account_id, name, created_at) VALUES ($1, $2, $3) RETURNING id`,
+		accountID, name, ms(p.CreatedAt)).Scan(&p.ID)
+	if isUnique(err) {
+		return nil, tidings.Errorf(tidings.EConflict, "a project named %q already exists in this account", name)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// FindProject returns the account's project by name.
+func (db *DB) FindProject(ctx context.Context, accountID int64, name string) (*tidings.Project, error) {
+	return findProject(ctx, db.pool, accountID, name)
+}
+
+// ListProjects returns the account's projects by name.
+func (db *DB) ListProjects(ctx context.Context, accountID int64) ([]*tidings.Project, error) {
+	return orNil(query(ctx, db.pool, scanProject(accountID),
+		`SELECT id, name, auto_create_channels, created_at FROM projects WHERE account_id = $1 ORDER BY name COLLATE "C"`, accountID))
+}
+
+// SetAutoCreateChannels switches "create channels on first event".
+func (db *DB) SetAutoCreateChannels(ctx context.Context, accountID int64, project string, on bool) error {
+	tag, err := db.exec(ctx, `UPDATE projects SET auto_create_channels = $1 WHERE account_id = $2 AND name = $3`, on, accountID, project)
+	if err != nil {
+		return err
+	}
+	if tag.RowsAffected() == 0 {
+		return projectNotFound(project)
+	}
+	return nil
+}
+
+// CreateChannel creates a channel in the account's project.
+func (db *DB) CreateChannel(ctx context.Context, accountID int64, project, name string) (*tidings.Channel, error) {
+	if err := tidings.ValidateName("channel", name); err != nil {
+		return nil, err
+	}
+	p, err := findProject(ctx, db.pool, accountID, project)
+	if err != nil {
+		return nil, err
+	}
+	c := &tidings.Channel{ProjectID: p.ID, Project: p.Name, Name: name, CreatedAt: db.stamp()}
+	err = db.row(ctx, `INSERT INTO channels (project_id, name, created_at) VALUES ($1, $2, $3) RETURNING id`,
+		p.ID, name, ms(c.CreatedAt)).Scan(&c.ID)
+	if isUnique(err) {
+		return nil, tidings.Errorf(tidings.EConflict, "a channel named %q already exists in project %q", name, project)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// ListChannels returns the project's channels by name.
+func (db *DB) ListChannels(ctx context.Context, accountID int64, project string) ([]*tidings.Channel, error) {
+	p, err := findProject(ctx, db.pool, accountID, project)
+	if err != nil {
+		return nil, err
+	}
+	return orNil(query(ctx, db.pool, func(r pgx.Row) (*tidings.Channel, error) {
+		c := &tidings.Channel{ProjectID: p.ID, Project: p.Name}
+		var created int64
+		err := r.Scan(&c.ID, &c.Name, &created)
+		c.CreatedAt = fromMS(created)
+		return c, err
+	}, `SELECT id, name, created_at FROM channels WHERE project_id = $1 ORDER BY name COLLATE "C"`, p.ID))
+}
+
+// channelID resolves a channel of a project.
+func (db *DB) channelID(ctx context.Context, p *tidings.Project, name string) (int64, error) {
+	var id int64
+	err := db.row(ctx, sqlFindChannel, p.ID, name).Scan(&id)
+	if noRows(err) {
+		return 0, channelNotFound(p.Name, name)
+	}
+	return id, err
+}
+
+// CountEvents returns how many events the project or channel holds.
+func (db *DB) CountEvents(ctx context.Context, accountID int64, project, channel string) (int, error) {
+	p, err := findProject(ctx, db.pool, accountID, project)
+	if err != nil {
+		return 0, err
+	}
+	var n int
+	if channel == "" {
+		err = db.row(ctx, `SELECT count(*) FROM events WHERE project_id = $1`, p.ID).Scan(&n)
+		return n, err
+	}
+	cid, err := db.channelID(ctx, p, channel)
+	if err != nil {
+		return 0, err
+	}
+	err = db.row(ctx, `SELECT count(*) FROM events WHERE channel_id = $1`, cid).Scan(&n)
+	return n, err
+}
+
+// DeleteProject deletes the project; foreign keys take everything in it along.
+func (db *DB) DeleteProject(ctx context.Context, accountID int64, project string) error {
+	tag, err := db.exec(ctx, `DELETE FROM projects WHERE account_id = $1 AND name = $2`, accountID, project)
+	if err != nil {
+		return err
+	}
+	if tag.RowsAffected() == 0 {
+		return projectNotFound(project)
+	}
+	return nil
+}
+
+// DeleteChannel deletes the channel with its events and the tokens limited to it.
+func (db *DB) DeleteChannel(ctx context.Context, accountID int64, project, channel string) error {
+	p, err := findProject(ctx, db.pool, accountID, project)
+	if err != nil {
+		return err
+	}
+	tag, err := db.exec(ctx, `DELETE FROM channels WHERE project_id = $1 AND name = $2`, p.ID, channel)
+	if err != nil {
+		return err
+	}
+	if tag.RowsAffected() == 0 {
+		return channelNotFound(project, channel)
+	}
+	return nil
+}

@@ -1,0 +1,216 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/tidings-dev/tidings"
+)
+
+// channelName is the NOTIFY channel the instances of one database share.
+const channelName = "tidings"
+
+// maxPayload keeps a notification under PostgreSQL's 8,000-byte limit.
+const maxPayload = 7000
+
+// notice names a committed change: an event by ID, or an insight by project and
+// title. Notifications carry names, never contents: the receiver reads the rows, so
+// nothing of an account passes through the notification channel.
+type notice struct {
+	Account int64  `json:"a"`
+	Event   string `json:"e,omitempty"`
+	Project string `json:"p,omitempty"`
+	Title   string `json:"t,omitempty"`
+}
+
+type message struct {
+	From    string   `json:"f"`
+	Notices []notice `json:"n"`
+}
+
+// announce sends the batch's notices with its commit (a NOTIFY in a transaction is
+// delivered when, and only if, it commits), in messages under the size limit.
+func (b *batch) announce(ctx context.Context) error {
+	if len(b.notices) == 0 {
+		return nil
+	}
+	for _, n := range b.notices {
+		if n.Event != "" {
+			b.db.seen.add(n.Event)
+		}
+	}
+	msg := message{From: b.db.instance}
+	size := 0
+	send := func() error {
+		if len(msg.Notices) == 0 {
+			return nil
+		}
+		payload, _ := json.Marshal(msg)
+		msg.Notices, size = msg.Notices[:0], 0
+		_, err := b.tx.Exec(ctx, `SELECT pg_notify($1, $2)`, channelName, string(payload))
+		return err
+	}
+	for _, n := range b.notices {
+		one, _ := json.Marshal(n)
+		if size+len(one)+64 > maxPayload {
+			if err := send(); err != nil {
+				return err
+			}
+		}
+		msg.Notices = append(msg.Notices, n)
+		size += len(one) + 1
+	}
+	return send()
+}
+
+// seenSet remembers the latest event IDs published on this instance, so that the
+// catch-up after a lost listener connection publishes nothing twice. Bounded: the
+// oldest are forgotten first.
+type seenSet struct {
+	mu    sync.Mutex
+	ids   map[string]struct{}
+	order []string
+	next  int
+}
+
+const seenCap = 16384
+
+func (s *seenSet) add(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ids == nil {
+		s.ids, s.order = make(map[string]struct{}, seenCap), make([]string, seenCap)
+	}
+	if _, ok := s.ids[id]; ok {
+		return false
+	}
+	if old := s.order[s.next]; old != "" {
+		delete(s.ids, old)
+	}
+	s.order[s.next] = id
+	s.next = (s.next + 1) % seenCap
+	s.ids[id] = struct{}{}
+	return true
+}
+
+// catchUpMargin is how far before a lost connection the catch-up reads: commits
+// stamped a little earlier than they landed, and clocks of instances that differ a little.
+const catchUpMargin = 5 * time.Second
+
+// catchUpLimit bounds the catch-up read; dashboards that missed more reload on their own.
+const catchUpLimit = 5000
+
+// Relay publishes to local what other instances commit, until ctx ends. It LISTENs on
+// a connection of its own; when that connection is lost it reconnects and reads what
+// was committed meanwhile, so that no event is missed.
+func (db *DB) Relay(ctx context.Context, local tidings.Broker, log *slog.Logger) {
+	var lost time.Time
+	backoff := 100 * time.Millisecond
+	for ctx.Err() == nil {
+		err := db.listen(ctx, local, &lost)
+		if ctx.Err() != nil {
+			return
+		}
+		log.Warn("live updates from other instances interrupted; reconnecting", "err", err)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, 2*time.Second)
+	}
+}
+
+func (db *DB) listen(ctx context.Context, local tidings.Broker, lost *time.Time) error {
+	conn, err := pgx.ConnectConfig(ctx, db.pool.Config().ConnConfig)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(ctx, `LISTEN `+channelName); err != nil {
+		return err
+	}
+	if !lost.IsZero() {
+		if err := db.catchUp(ctx, local, *lost); err != nil {
+			return err
+		}
+	}
+	for {
+		n, err := conn.WaitForNotification(ctx)
+		if err != nil {
+			*lost = db.now()
+			return err
+		}
+		var m message
+		if json.Unmarshal([]byte(n.Payload), &m) != nil || m.From == db.instance {
+			continue
+		}
+		db.deliverNotices(ctx, local, m.Notices)
+	}
+}
+
+// deliverNotices reads what the notices name and publishes it locally.
+func (db *DB) deliverNotices(ctx context.Context, local tidings.Broker, ns []notice) {
+	var ids []string
+	for _, n := range ns {
+		if n.Event != "" {
+			ids = append(ids, n.Event)
+			continue
+		}
+		if in, err := db.findInsight(ctx, n.Account, n.Project, n.Title); err == nil {
+			local.Publish(tidings.Notice{AccountID: n.Account, Insight: in})
+		}
+	}
+	if len(ids) == 0 {
+		return
+	}
+	evs, err := db.eventsByID(ctx, `e.id = ANY($1) ORDER BY e.id`, ids)
+	if err != nil {
+		return
+	}
+	for _, ae := range evs {
+		if db.seen.add(ae.ev.ID) {
+			local.Publish(tidings.Notice{AccountID: ae.account, Event: ae.ev})
+		}
+	}
+	db.notifyOutbox()
+}
+
+// catchUp publishes the events and insights committed since shortly before since.
+func (db *DB) catchUp(ctx context.Context, local tidings.Broker, since time.Time) error {
+	from := ms(since.Add(-catchUpMargin))
+	evs, err := db.eventsByID(ctx, `e.created_at >= $1 ORDER BY e.created_at, e.id LIMIT `+itoa(catchUpLimit), from)
+	if err != nil {
+		return err
+	}
+	for _, ae := range evs {
+		if db.seen.add(ae.ev.ID) {
+			local.Publish(tidings.Notice{AccountID: ae.account, Event: ae.ev})
+		}
+	}
+	ins, err := query(ctx, db.pool, func(r pgx.Row) (accountInsight, error) {
+		var ai accountInsight
+		in, err := scanInsight(r, &ai.account)
+		ai.in = in
+		return ai, err
+	}, `SELECT p.name, `+insightColumns+`, p.account_id FROM insights i JOIN projects p ON p.id = i.project_id
+		WHERE i.updated_at >= $1 ORDER BY i.updated_at LIMIT `+itoa(catchUpLimit), from)
+	if err != nil {
+		return err
+	}
+	for _, ai := range ins {
+		local.Publish(tidings.Notice{AccountID: ai.account, Insight: ai.in})
+	}
+	db.notifyOutbox()
+	return nil
+}
+
+type accountInsight struct {
+	account int64
+	in      *tidings.Insight
+}

@@ -1,0 +1,183 @@
+package postgres
+
+import (
+	"context"
+	"encoding/hex"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/tidings-dev/tidings"
+)
+
+const userColumns = `u.id, u.account_id, u.email, u.password_hash, u.role, u.created_at`
+
+func scanUser(r pgx.Row, extra ...any) (*tidings.User, error) {
+	u := &tidings.User{}
+	var created int64
+	if err := r.Scan(append([]any{&u.ID, &u.AccountID, &u.Email, &u.PasswordHash, &u.Role, &created}, extra...)...); err != nil {
+		return nil, err
+	}
+	u.CreatedAt = fromMS(created)
+	return u, nil
+}
+
+// CreateSession stores s, and drops sessions that have expired meanwhile.
+func (db *DB) CreateSession(ctx context.Context, s *tidings.Session) error {
+	if _, err := db.exec(ctx, `DELETE FROM sessions WHERE expires_at <= $1`, ms(s.CreatedAt)); err != nil {
+		return err
+	}
+	_, err := db.exec(ctx, `INSERT INTO sessions (hash, user_id, created_at, expires_at) VALUES ($1, $2, $3, $4)`,
+		s.Hash, s.UserID, ms(s.CreatedAt), ms(s.ExpiresAt))
+	return err
+}
+
+// FindSession returns the unexpired session with that hash, its user and account. It
+// reads the row every time: a sign-out on any instance counts at once on all.
+func (db *DB) FindSession(ctx context.Context, hash []byte, now time.Time) (*tidings.Session, *tidings.User, *tidings.Account, error) {
+	s := &tidings.Session{Hash: hash}
+	a := &tidings.Account{}
+	var created, expires, accountCreated int64
+	u, err := scanUser(db.row(ctx,
+		`SELECT `+userColumns+`, s.user_id, s.created_at, s.expires_at, a.id, a.name, a.created_at
+		 FROM sessions s JOIN users u ON u.id = s.user_id JOIN accounts a ON a.id = u.account_id
+		 WHERE s.hash = $1 AND s.expires_at > $2`, hash, ms(now)), &s.UserID, &created, &expires, &a.ID, &a.Name, &accountCreated)
+	if err != nil {
+		return nil, nil, nil, notFound(err, "no such session")
+	}
+	s.CreatedAt, s.ExpiresAt, a.CreatedAt = fromMS(created), fromMS(expires), fromMS(accountCreated)
+	return s, u, a, nil
+}
+
+// DeleteSession signs one session out.
+func (db *DB) DeleteSession(ctx context.Context, hash []byte) error {
+	_, err := db.exec(ctx, `DELETE FROM sessions WHERE hash = $1`, hash)
+	return err
+}
+
+// CreateInvite stores inv.
+func (db *DB) CreateInvite(ctx context.Context, inv *tidings.Invite) error {
+	_, err := db.exec(ctx,
+		`INSERT INTO invites (hash, account_id, created_by, created_at, expires_at) VALUES ($1, $2, $3, $4, $5)`,
+		inv.Hash, inv.AccountID, inv.CreatedBy, ms(inv.CreatedAt), ms(inv.ExpiresAt))
+	return err
+}
+
+func findInvite(ctx context.Context, q querier, hash []byte, now time.Time, lock string) (*tidings.Invite, error) {
+	inv := &tidings.Invite{Hash: hash}
+	var created, expires int64
+	err := q.QueryRow(ctx,
+		`SELECT i.account_id, a.name, i.created_by, i.created_at, i.expires_at FROM invites i JOIN accounts a ON a.id = i.account_id
+		 WHERE i.hash = $1 AND i.used_at IS NULL AND i.expires_at > $2`+lock,
+		hash, ms(now)).Scan(&inv.AccountID, &inv.AccountName, &inv.CreatedBy, &created, &expires)
+	if err != nil {
+		return nil, notFound(mapErr(err), "this invitation link is unknown, used or expired: ask for a new one")
+	}
+	inv.CreatedAt, inv.ExpiresAt = fromMS(created), fromMS(expires)
+	return inv, nil
+}
+
+// ListInvites returns the account's pending invites, newest first.
+func (db *DB) ListInvites(ctx context.Context, accountID int64, now time.Time) ([]*tidings.Invite, error) {
+	return orNil(query(ctx, db.pool, func(r pgx.Row) (*tidings.Invite, error) {
+		inv := &tidings.Invite{AccountID: accountID}
+		var created, expires int64
+		err := r.Scan(&inv.Hash, &inv.CreatedBy, &created, &expires)
+		inv.ID, inv.CreatedAt, inv.ExpiresAt = tidings.InviteID(inv.Hash), fromMS(created), fromMS(expires)
+		return inv, err
+	}, `SELECT hash, created_by, created_at, expires_at FROM invites
+		WHERE account_id = $1 AND used_at IS NULL AND expires_at > $2 ORDER BY created_at DESC`, accountID, ms(now)))
+}
+
+// RevokeInvite deletes a pending invite of the account.
+func (db *DB) RevokeInvite(ctx context.Context, accountID int64, id string) error {
+	prefix, err := hex.DecodeString(id)
+	if err != nil || len(prefix) != 8 {
+		return tidings.Errorf(tidings.ENotFound, "no such invitation")
+	}
+	tag, err := db.exec(ctx, `DELETE FROM invites WHERE account_id = $1 AND used_at IS NULL AND substring(hash FROM 1 FOR 8) = $2`,
+		accountID, prefix)
+	if err != nil {
+		return err
+	}
+	if tag.RowsAffected() == 0 {
+		return tidings.Errorf(tidings.ENotFound, "no such invitation")
+	}
+	return nil
+}
+
+// FindInvite returns the unused, unexpired invite with that hash.
+func (db *DB) FindInvite(ctx context.Context, hash []byte, now time.Time) (*tidings.Invite, error) {
+	return findInvite(ctx, db.pool, hash, now, "")
+}
+
+// AcceptInvite uses the invite and creates u as a member, in one transaction. The
+// invite's row is locked first: of two instances accepting it at once, one wins.
+func (db *DB) AcceptInvite(ctx context.Context, hash []byte, u *tidings.User, now time.Time) error {
+	return db.inTx(ctx, func(tx pgx.Tx) error {
+		inv, err := findInvite(ctx, tx, hash, now, " FOR UPDATE OF i")
+		if err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `UPDATE invites SET used_at = $1 WHERE hash = $2`, ms(now), hash); err != nil {
+			return err
+		}
+		u.AccountID, u.Role, u.CreatedAt = inv.AccountID, tidings.UserMember, now.UTC().Truncate(time.Millisecond)
+		err = tx.QueryRow(ctx,
+			`INSERT INTO users (account_id, email, password_hash, role, created_at) VALUES ($1, $2, $3, $4, $5) RETURNING id`,
+			u.AccountID, u.Email, u.PasswordHash, u.Role, ms(u.CreatedAt)).Scan(&u.ID)
+		if isUnique(err) {
+			return tidings.Errorf(tidings.EConflict, "a user with email %q already exists", u.Email)
+		}
+		return err
+	})
+}
+
+// FindUser returns the account's user.
+func (db *DB) FindUser(ctx context.Context, accountID, userID int64) (*tidings.User, error) {
+	u, err := scanUser(db.row(ctx, `SELECT `+userColumns+` FROM users u WHERE u.id = $1 AND u.account_id = $2`, userID, accountID))
+	if err != nil {
+		return nil, notFound(err, "no such member")
+	}
+	return u, nil
+}
+
+// ListUsers returns the account's users, oldest first.
+func (db *DB) ListUsers(ctx context.Context, accountID int64) ([]*tidings.User, error) {
+	return orNil(query(ctx, db.pool, func(r pgx.Row) (*tidings.User, error) { return scanUser(r) },
+		`SELECT `+userColumns+` FROM users u WHERE u.account_id = $1 ORDER BY u.id`, accountID))
+}
+
+// DeleteUser removes the account's user; their sessions go with them.
+func (db *DB) DeleteUser(ctx context.Context, accountID, userID int64) error {
+	tag, err := db.exec(ctx, `DELETE FROM users WHERE id = $1 AND account_id = $2`, userID, accountID)
+	if err != nil {
+		return err
+	}
+	if tag.RowsAffected() == 0 {
+		return tidings.Errorf(tidings.ENotFound, "no such member")
+	}
+	return nil
+}
+
+// SetPassword replaces the password hash and ends the user's other sessions.
+func (db *DB) SetPassword(ctx context.Context, userID int64, hash string, keep []byte) error {
+	return db.inTx(ctx, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `UPDATE users SET password_hash = $1 WHERE id = $2`, hash, userID)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return tidings.Errorf(tidings.ENotFound, "no such user")
+		}
+		_, err = tx.Exec(ctx, `DELETE FROM sessions WHERE user_id = $1 AND hash IS DISTINCT FROM $2`, userID, keep)
+		return err
+	})
+}
+
+// CountUsers returns how many users exist.
+func (db *DB) CountUsers(ctx context.Context) (int, error) {
+	var n int
+	err := db.row(ctx, `SELECT count(*) FROM users`).Scan(&n)
+	return n, err
+}

@@ -1,0 +1,348 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/tidings-dev/tidings"
+	"github.com/tidings-dev/tidings/internal/groupcommit"
+)
+
+// writeJob is one event or insight change waiting for the group committer.
+type writeJob struct {
+	accountID int64
+	event     *tidings.NewEvent
+	insight   *tidings.InsightChange
+	// fn is any other small write (the outbox's bookkeeping): it shares the batch's
+	// transaction and commit instead of paying its own.
+	fn func(ctx context.Context, tx pgx.Tx) error
+}
+
+type writeResult struct {
+	event   *tidings.Event
+	insight *tidings.Insight
+}
+
+type job = groupcommit.Job[*writeJob, *writeResult]
+
+var errClosing = tidings.Errorf(tidings.EUnavailable, "the service is shutting down; retry in a moment")
+
+func (db *DB) submit(ctx context.Context, w *writeJob) (*writeResult, error) {
+	res, err := db.writer.Submit(ctx, w)
+	if errors.Is(err, groupcommit.ErrClosed) {
+		return nil, errClosing
+	}
+	return res, mapErr(err)
+}
+
+// inBatch runs fn in the next group-committed transaction and waits for its commit.
+func (db *DB) inBatch(ctx context.Context, fn func(ctx context.Context, tx pgx.Tx) error) error {
+	_, err := db.submit(ctx, &writeJob{fn: fn})
+	return err
+}
+
+// batch is one group-committed transaction and what it has looked up.
+type batch struct {
+	db       *DB
+	tx       pgx.Tx
+	now      int64 // milliseconds
+	careful  bool  // each job in a savepoint of its own, its rows written at once
+	projects map[projectKey]*tidings.Project
+	channels map[channelKey]int64
+	// allWebhooks caches whether a project has a webhook for every event.
+	allWebhooks map[int64]bool
+	rows        eventRows
+	jobsOut     int // outbox jobs of events
+	notices     []notice
+}
+
+type projectKey struct {
+	account int64
+	name    string
+}
+
+type channelKey struct {
+	project int64
+	name    string
+}
+
+// eventRows are the batch's events, tags and outbox jobs as columns: each goes into
+// its table in one statement (INSERT … SELECT FROM unnest), whatever the batch's size.
+type eventRows struct {
+	id, event, description, icon, tags, parser, userID []string
+	project, channel, ts                               []int64
+	notify                                             []bool
+	tagEvent, tagKey, tagValue                         []string
+	outAccount                                         []int64
+	outEvent                                           []string
+}
+
+func (r *eventRows) reset() { *r = eventRows{} }
+
+const sqlInsertEvents = `INSERT INTO events (id, project_id, channel_id, event, description, icon, notify, tags, parser, user_id, ts, created_at)
+	SELECT e.*, $12::bigint FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::text[], $5::text[], $6::text[], $7::bool[],
+	  $8::text[], $9::text[], $10::text[], $11::bigint[]) AS e`
+
+const sqlInsertTags = `INSERT INTO event_tags (event_id, key, value) SELECT * FROM unnest($1::text[], $2::text[], $3::text[])`
+
+const sqlInsertEventJobs = `INSERT INTO deliveries (kind, account_id, event_id, next_at, created_at)
+	SELECT 'event', a, e, $3, $3 FROM unnest($1::bigint[], $2::text[]) AS j(a, e)`
+
+// flush writes the events gathered so far.
+func (b *batch) flush(ctx context.Context) error {
+	r := &b.rows
+	if len(r.id) == 0 {
+		return nil
+	}
+	defer r.reset()
+	if _, err := b.tx.Exec(ctx, sqlInsertEvents, r.id, r.project, r.channel, r.event, r.description, r.icon, r.notify,
+		r.tags, r.parser, r.userID, r.ts, b.now); err != nil {
+		return err
+	}
+	if len(r.tagEvent) > 0 {
+		if _, err := b.tx.Exec(ctx, sqlInsertTags, r.tagEvent, r.tagKey, r.tagValue); err != nil {
+			return err
+		}
+	}
+	if len(r.outEvent) > 0 {
+		if _, err := b.tx.Exec(ctx, sqlInsertEventJobs, r.outAccount, r.outEvent, b.now); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// commitBatch commits every job in one transaction. It first tries the fast way: the
+// events of the batch in three statements, no savepoints. If a statement fails (a
+// project deleted meanwhile), it tries again carefully, one savepoint per job, so that
+// only the job at fault fails. A deadlock with another instance's batch is retried.
+func (db *DB) commitBatch(ctx context.Context, jobs []*job) error {
+	careful := false
+	var err error
+	for attempt := 0; attempt < 5; attempt++ {
+		for _, j := range jobs {
+			j.Out, j.Err = nil, nil
+		}
+		err = db.tryBatch(ctx, jobs, careful)
+		switch {
+		case err == nil:
+			return nil
+		case isConnError(err):
+			return mapErr(err)
+		case pgCode(err) == "40P01" || pgCode(err) == "40001": // deadlock, serialization
+			continue
+		case !careful:
+			careful = true
+			continue
+		}
+		return err
+	}
+	return err
+}
+
+func (db *DB) tryBatch(ctx context.Context, jobs []*job, careful bool) error {
+	tx, err := db.pool.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("begin batch: %w", err)
+	}
+	defer tx.Rollback(context.Background())
+	b := &batch{db: db, tx: tx, now: ms(db.stamp()), careful: careful,
+		projects: map[projectKey]*tidings.Project{}, channels: map[channelKey]int64{}, allWebhooks: map[int64]bool{}}
+	deliveries := false
+	for _, j := range jobs {
+		if careful {
+			if _, err := tx.Exec(ctx, `SAVEPOINT job`); err != nil {
+				return err
+			}
+		}
+		res := &writeResult{}
+		var jerr error
+		switch {
+		case j.In.event != nil:
+			res.event, jerr = b.insertEvent(ctx, j.In.accountID, j.In.event)
+			if res.event != nil && careful {
+				jerr = b.flush(ctx)
+			}
+		case j.In.insight != nil:
+			res.insight, jerr = b.applyInsight(ctx, j.In.accountID, j.In.insight)
+		case j.In.fn != nil:
+			jerr = j.In.fn(ctx, tx)
+			deliveries = true
+		}
+		if jerr != nil && !careful {
+			if isDomainError(jerr) {
+				j.Err = jerr // nothing was written for it
+				continue
+			}
+			return jerr
+		}
+		if careful {
+			if jerr != nil {
+				if isConnError(jerr) || pgCode(jerr) == "40P01" {
+					return jerr
+				}
+				if _, err := tx.Exec(ctx, `ROLLBACK TO SAVEPOINT job`); err != nil {
+					return err
+				}
+				clear(b.projects)
+				clear(b.channels)
+				b.rows.reset()
+				j.Err = jerr
+				continue
+			}
+			if _, err := tx.Exec(ctx, `RELEASE SAVEPOINT job`); err != nil {
+				return err
+			}
+		}
+		j.Out = res
+	}
+	for _, j := range jobs {
+		if j.Out != nil && j.Out.event != nil {
+			b.notices = append(b.notices, notice{Account: j.In.accountID, Event: j.Out.event.ID})
+		}
+		if j.Out != nil && j.Out.insight != nil {
+			b.notices = append(b.notices, notice{Account: j.In.accountID, Project: j.Out.insight.Project, Title: j.Out.insight.Title})
+		}
+	}
+	if b.jobsOut > 0 {
+		deliveries = true
+	}
+	if err := b.flush(ctx); err != nil {
+		return err
+	}
+	if err := b.announce(ctx); err != nil {
+		return err
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return fmt.Errorf("commit batch: %w", err)
+	}
+	if deliveries {
+		db.notifyOutbox()
+	}
+	return nil
+}
+
+// isDomainError is an error found before anything was written: the job fails alone.
+func isDomainError(err error) bool {
+	var e *tidings.Error
+	return errors.As(err, &e)
+}
+
+// project resolves an account's project once per batch.
+func (b *batch) project(ctx context.Context, accountID int64, name string) (*tidings.Project, error) {
+	k := projectKey{accountID, name}
+	if p, ok := b.projects[k]; ok {
+		return p, nil
+	}
+	p, err := findProject(ctx, b.tx, accountID, name)
+	if err != nil {
+		return nil, err
+	}
+	b.projects[k] = p
+	return p, nil
+}
+
+// channel resolves a project's channel once per batch, creating it when allowed. Two
+// instances creating one channel at once agree: the second insert waits for the first
+// and then finds its row.
+func (b *batch) channel(ctx context.Context, p *tidings.Project, name string) (int64, error) {
+	k := channelKey{p.ID, name}
+	if id, ok := b.channels[k]; ok {
+		return id, nil
+	}
+	var id int64
+	err := b.tx.QueryRow(ctx, sqlFindChannel, p.ID, name).Scan(&id)
+	if noRows(err) {
+		if !p.AutoCreateChannels {
+			return 0, channelNotFound(p.Name, name)
+		}
+		err = b.tx.QueryRow(ctx, `INSERT INTO channels (project_id, name, created_at) VALUES ($1, $2, $3)
+			ON CONFLICT (project_id, name) DO NOTHING RETURNING id`, p.ID, name, b.now).Scan(&id)
+		if noRows(err) {
+			err = b.tx.QueryRow(ctx, sqlFindChannel, p.ID, name).Scan(&id)
+		}
+	}
+	if err != nil {
+		return 0, err
+	}
+	b.channels[k] = id
+	return id, nil
+}
+
+func (b *batch) insertEvent(ctx context.Context, accountID int64, e *tidings.NewEvent) (*tidings.Event, error) {
+	p, err := b.project(ctx, accountID, e.Project)
+	if err != nil {
+		return nil, err
+	}
+	channelID, err := b.channel(ctx, p, e.Channel)
+	if err != nil {
+		return nil, err
+	}
+	id, err := tidings.NewEventID()
+	if err != nil {
+		return nil, err
+	}
+	now := fromMS(b.now)
+	ev := &tidings.Event{
+		ID: id, Project: e.Project, Channel: e.Channel, Event: e.Event, Description: e.Description,
+		Icon: e.Icon, Notify: e.Notify, Tags: e.Tags, Parser: e.Parser, UserID: e.UserID,
+		Timestamp: e.Timestamp.UTC(), CreatedAt: now,
+	}
+	if ev.Timestamp.IsZero() {
+		ev.Timestamp = now
+	}
+	if ev.Tags == nil {
+		ev.Tags = tidings.Tags{}
+	}
+	tags, _ := json.Marshal(ev.Tags)
+	r := &b.rows
+	r.id = append(r.id, ev.ID)
+	r.project = append(r.project, p.ID)
+	r.channel = append(r.channel, channelID)
+	r.event = append(r.event, ev.Event)
+	r.description = append(r.description, ev.Description)
+	r.icon = append(r.icon, ev.Icon)
+	r.notify = append(r.notify, ev.Notify)
+	r.tags = append(r.tags, string(tags))
+	r.parser = append(r.parser, ev.Parser)
+	r.userID = append(r.userID, ev.UserID)
+	r.ts = append(r.ts, ms(ev.Timestamp))
+	for _, t := range ev.Tags {
+		r.tagEvent = append(r.tagEvent, ev.ID)
+		r.tagKey = append(r.tagKey, t.Key)
+		r.tagValue = append(r.tagValue, t.Value)
+	}
+	goes, err := b.goesOut(ctx, p, ev)
+	if err != nil {
+		return nil, err
+	}
+	if goes {
+		b.jobsOut++
+		r.outAccount = append(r.outAccount, accountID)
+		r.outEvent = append(r.outEvent, ev.ID)
+	}
+	return ev, nil
+}
+
+// goesOut tells whether the event gets an outbox job: recent (a backfill never
+// notifies) and either sent with notify or in a project with a webhook for every event.
+func (b *batch) goesOut(ctx context.Context, p *tidings.Project, ev *tidings.Event) (bool, error) {
+	if b.now-ms(ev.Timestamp) > tidings.BackfillAge.Milliseconds() {
+		return false, nil
+	}
+	if ev.Notify {
+		return true, nil
+	}
+	all, ok := b.allWebhooks[p.ID]
+	if !ok {
+		if err := b.tx.QueryRow(ctx, sqlProjectHasAllWebhook, p.ID).Scan(&all); err != nil {
+			return false, err
+		}
+		b.allWebhooks[p.ID] = all
+	}
+	return all, nil
+}
