@@ -14,14 +14,14 @@ import (
 	"github.com/tidings-dev/tidings"
 	"github.com/tidings-dev/tidings/api"
 	"github.com/tidings-dev/tidings/inmem"
-	"github.com/tidings-dev/tidings/sqlite"
+	"github.com/tidings-dev/tidings/internal/testbackend"
 )
 
-// env is a running API on a real SQLite store with account "acme" (project my-saas,
+// env is a running API on a real store (SQLite, then PostgreSQL: testbackend) with account "acme" (project my-saas,
 // channel payments) and a full-access token.
 type env struct {
 	t      testing.TB
-	store  *sqlite.DB
+	store  tidings.Store
 	broker *inmem.Broker
 	api    *api.Server
 	srv    *httptest.Server
@@ -37,11 +37,7 @@ func newEnv(t testing.TB, limits api.Limits) *env {
 // newEnvClock runs the API with its own clock (nil: the real one).
 func newEnvClock(t testing.TB, limits api.Limits, now func() time.Time) *env {
 	t.Helper()
-	store, err := sqlite.Open(context.Background(), t.TempDir(), sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
+	store := testbackend.New(t)
 	e := &env{t: t, store: store, broker: inmem.NewBroker(0)}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	e.api = api.New(api.Config{Store: store, Broker: e.broker, Logger: log, Limits: limits, Now: now})
@@ -54,6 +50,8 @@ func newEnvClock(t testing.TB, limits api.Limits, now func() time.Time) *env {
 	e.full = e.token(e.acme, tidings.AccessFull, "", "")
 	return e
 }
+
+func TestMain(m *testing.M) { testbackend.Main(m) }
 
 // noLimits turns rate limiting off for tests that are not about it.
 var noLimits = api.Limits{}

@@ -7,6 +7,8 @@ import (
 
 	"github.com/tidings-dev/tidings/api"
 	"github.com/tidings-dev/tidings/internal/attack"
+	"github.com/tidings-dev/tidings/internal/testbackend"
+	"github.com/tidings-dev/tidings/sqlite"
 )
 
 // TestHostileText: the contract's "Hostile input" text rules, each with the input that
@@ -129,14 +131,16 @@ func TestOversizedBodyAnsweredAtOnce(t *testing.T) {
 // writes get 503 unavailable with Retry-After (the audit saw "ready" and 500s); when
 // room is back, both recover by themselves, and nothing half-written was kept.
 func TestFullDiskIsUnavailable(t *testing.T) {
+	testbackend.SQLiteOnly(t) // the PostgreSQL outage test is in package postgres
 	e := newEnv(t, noLimits)
 	ctx := t.Context()
 	e.want(e.do("GET", "/readyz", "", ""), 200, "")
-	pages, err := e.store.PageCount(ctx)
+	disk := e.store.(*sqlite.DB)
+	pages, err := disk.PageCount(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.store.SetMaxPageCount(ctx, pages) // the disk is full
+	disk.SetMaxPageCount(ctx, pages) // the disk is full
 	desc := strings.Repeat("fills pages ", 800)
 	var refused int
 	for i := 0; i < 20; i++ {
@@ -162,7 +166,7 @@ func TestFullDiskIsUnavailable(t *testing.T) {
 	}
 	before := countEvents(t, e)
 
-	e.store.SetMaxPageCount(ctx, 1<<30) // room again
+	disk.SetMaxPageCount(ctx, 1<<30)    // room again
 	time.Sleep(1100 * time.Millisecond) // readiness probes at most once a second
 	e.want(e.do("GET", "/readyz", "", ""), 200, "")
 	e.want(e.do("POST", "/v1/log", e.full, merge(goodLog, map[string]any{"description": desc})), 200, "")

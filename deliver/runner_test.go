@@ -18,20 +18,29 @@ import (
 
 	"github.com/tidings-dev/tidings"
 	"github.com/tidings-dev/tidings/deliver"
-	"github.com/tidings-dev/tidings/sqlite"
+	"github.com/tidings-dev/tidings/internal/testbackend"
 )
 
 // env is a store with account acme (project my-saas, channel payments) and a receiver.
 type env struct {
 	t       *testing.T
 	dir     string
-	store   *sqlite.DB
+	store   outboxStore
 	account *tidings.Account
 }
 
+// outboxStore is a store that signals new outbox jobs: both backends are.
+type outboxStore interface {
+	tidings.Store
+	OutboxSignal() <-chan struct{}
+}
+
+// TestMain runs the delivery tests on SQLite, then on PostgreSQL.
+func TestMain(m *testing.M) { testbackend.Main(m) }
+
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	e := &env{t: t, dir: t.TempDir()}
+	e := &env{t: t, dir: testbackend.Location(t)}
 	e.open()
 	ctx := context.Background()
 	a, err := e.store.CreateAccount(ctx, "acme")
@@ -45,10 +54,7 @@ func newEnv(t *testing.T) *env {
 }
 
 func (e *env) open() {
-	s, err := sqlite.Open(context.Background(), e.dir, sqlite.Options{})
-	e.must(err)
-	e.store = s
-	e.t.Cleanup(func() { s.Close() })
+	e.store = testbackend.Open(e.t, e.dir).(outboxStore)
 }
 
 func (e *env) must(err error) {

@@ -14,17 +14,20 @@ import (
 
 	"github.com/tidings-dev/tidings"
 	"github.com/tidings-dev/tidings/inmem"
-	"github.com/tidings-dev/tidings/sqlite"
+	"github.com/tidings-dev/tidings/internal/testbackend"
 	"github.com/tidings-dev/tidings/web"
 )
 
 type env struct {
 	t      *testing.T
-	store  *sqlite.DB
+	store  tidings.Store
 	broker *inmem.Broker
 	srv    *httptest.Server
 	dash   *web.Server
 }
+
+// TestMain runs the dashboard's tests on SQLite, then on PostgreSQL.
+func TestMain(m *testing.M) { testbackend.Main(m) }
 
 func newEnv(t *testing.T, openSignup bool) *env {
 	t.Helper()
@@ -34,11 +37,7 @@ func newEnv(t *testing.T, openSignup bool) *env {
 // newEnvWith runs the dashboard with cfg on a fresh store (Store, Broker and Logger are filled in).
 func newEnvWith(t *testing.T, cfg web.Config) *env {
 	t.Helper()
-	store, err := sqlite.Open(context.Background(), t.TempDir(), sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
+	store := testbackend.New(t)
 	e := &env{t: t, store: store, broker: inmem.NewBroker(0)}
 	cfg.Store, cfg.Broker, cfg.Logger = store, e.broker, slog.New(slog.NewTextHandler(io.Discard, nil))
 	s, err := web.New(cfg)

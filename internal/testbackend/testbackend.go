@@ -1,0 +1,111 @@
+// Package testbackend runs a package's tests on every store backend: on the embedded
+// SQLite store in the test process, then on PostgreSQL in a second run of the same
+// test binary. Tests ask it for a fresh store, or where one lives; they are written
+// once and run on both.
+package testbackend
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/tidings-dev/tidings"
+	"github.com/tidings-dev/tidings/internal/pgtest"
+	"github.com/tidings-dev/tidings/postgres"
+	"github.com/tidings-dev/tidings/sqlite"
+)
+
+// EnvBackend names the backend of a test run: "sqlite" (the default) or "postgres".
+const EnvBackend = "TIDINGS_TEST_BACKEND"
+
+// Backends are the store backends, in the order their runs go.
+var Backends = []string{"sqlite", "postgres"}
+
+// Name is the backend this test run uses.
+func Name() string {
+	if b := os.Getenv(EnvBackend); b != "" {
+		return b
+	}
+	return "sqlite"
+}
+
+// Postgres reports whether this run is on PostgreSQL.
+func Postgres() bool { return Name() == "postgres" }
+
+// Main runs the tests on SQLite, then runs this test binary again, with the same
+// flags, on PostgreSQL. Without TIDINGS_TEST_DATABASE_URL the second run is skipped
+// with a message, or fails where TIDINGS_REQUIRE_SERVICES=1 (CI).
+func Main(m *testing.M) {
+	code := m.Run()
+	if os.Getenv(EnvBackend) != "" || code != 0 {
+		os.Exit(code)
+	}
+	if os.Getenv(pgtest.EnvURL) == "" {
+		if os.Getenv("TIDINGS_REQUIRE_SERVICES") == "1" {
+			fmt.Fprintln(os.Stderr, "FAIL: PostgreSQL is required (TIDINGS_REQUIRE_SERVICES=1) but "+pgtest.EnvURL+" is not set")
+			os.Exit(1)
+		}
+		fmt.Fprintln(os.Stderr, "testbackend: the PostgreSQL run is skipped: set "+pgtest.EnvURL+
+			"=postgres://user@host:5432/db?sslmode=disable to run these tests on PostgreSQL too")
+		os.Exit(0)
+	}
+	cmd := exec.Command(os.Args[0], os.Args[1:]...)
+	cmd.Env = append(os.Environ(), EnvBackend+"=postgres")
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	fmt.Fprintln(os.Stderr, "testbackend: running the tests again on PostgreSQL")
+	if err := cmd.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "FAIL: on PostgreSQL:", err)
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
+
+// Location returns where a fresh, empty store of this run's backend lives: a data
+// folder, or a postgres:// URL of a schema of its own. Both are removed after the test.
+func Location(t testing.TB) string {
+	t.Helper()
+	if Postgres() {
+		return pgtest.URL(t)
+	}
+	return t.TempDir()
+}
+
+// IsURL reports whether a location is a database URL rather than a data folder.
+func IsURL(loc string) bool {
+	return strings.HasPrefix(loc, "postgres://") || strings.HasPrefix(loc, "postgresql://")
+}
+
+// Open opens the store at a location.
+func Open(t testing.TB, loc string) tidings.Store {
+	t.Helper()
+	var s tidings.Store
+	var err error
+	if IsURL(loc) {
+		s, err = postgres.Open(context.Background(), loc, postgres.Options{})
+	} else {
+		s, err = sqlite.Open(context.Background(), loc, sqlite.Options{})
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// New opens a fresh, empty store of this run's backend.
+func New(t testing.TB) tidings.Store {
+	t.Helper()
+	return Open(t, Location(t))
+}
+
+// SQLiteOnly skips a test about the embedded store itself (its data folder, its file)
+// in the PostgreSQL run.
+func SQLiteOnly(t testing.TB) {
+	t.Helper()
+	if Postgres() {
+		t.Skip("about the embedded SQLite store")
+	}
+}
