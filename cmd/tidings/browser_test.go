@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/tidings-dev/tidings/internal/testbackend"
+
 	"context"
 	"encoding/json"
 	"fmt"
@@ -180,7 +182,7 @@ func (b *browser) click(js string) {
 // channel and token in the UI, publish with that token over the API, and watch the
 // feed and insights move without a reload; then revoke the token in the UI.
 func TestDashboardInChromium(t *testing.T) {
-	m := startServer(t, t.TempDir(), nil)
+	m := startServer(t, testbackend.Location(t), nil)
 	// Registered before the browser's cleanups, so it runs after them: the server
 	// waits for open event streams, which the browser closes.
 	b := newBrowser(t, m.URL())

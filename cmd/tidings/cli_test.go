@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/tidings-dev/tidings/internal/testbackend"
+
 	"bytes"
 	"context"
 	"strings"
@@ -12,12 +14,23 @@ import (
 func runCLI(t *testing.T, data, stdin string, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	code := run(context.Background(), append(args, "--data", data), strings.NewReader(stdin), &out, &errb)
+	code := run(context.Background(), append(args, storeArgs(data)...), strings.NewReader(stdin), &out, &errb)
 	return code, out.String(), errb.String()
 }
 
+// storeArgs are the flags that point a command at a store's location.
+func storeArgs(loc string) []string {
+	if testbackend.IsURL(loc) {
+		return []string{"--database", loc}
+	}
+	return []string{"--data", loc}
+}
+
+// TestMain runs the server's and the CLI's tests on SQLite, then on PostgreSQL.
+func TestMain(m *testing.M) { testbackend.Main(m) }
+
 func TestCLI(t *testing.T) {
-	data := t.TempDir()
+	data := testbackend.Location(t)
 	ok := func(stdin string, args ...string) string {
 		t.Helper()
 		code, out, errs := runCLI(t, data, stdin, args...)

@@ -20,6 +20,7 @@ type Config struct {
 	Addr           string
 	Data           string
 	DatabaseURL    string
+	DatabaseConns  int // PostgreSQL connections of a server (pool size)
 	TLSCert        string
 	TLSKey         string
 	LogFormat      string
@@ -44,7 +45,7 @@ type Config struct {
 
 // DefaultConfig is the configuration of a fresh install.
 func DefaultConfig() Config {
-	return Config{Addr: "127.0.0.1:8080", Data: "./tidings-data", LogFormat: "text", Limits: api.DefaultLimits,
+	return Config{Addr: "127.0.0.1:8080", Data: "./tidings-data", LogFormat: "text", Limits: api.DefaultLimits, DatabaseConns: 16,
 		MaxStreamsPerSession: web.DefaultMaxStreamsPerSession, MaxStreamsPerAccount: web.DefaultMaxStreamsPerAccount,
 		SignupsPerHour: web.DefaultSignupsPerHour}
 }
@@ -80,6 +81,8 @@ func storeFlags(fs *flag.FlagSet, c *Config) {
 // serveFlags are the flags of `tidings serve`.
 func serveFlags(fs *flag.FlagSet, c *Config) {
 	storeFlags(fs, c)
+	c.intFlag(fs, &c.DatabaseConns, "database-conns", "DATABASE_CONNS",
+		"PostgreSQL connections of this server: one writes, the rest read (with --database)")
 	fs.StringVar(&c.Addr, "addr", envString("ADDR", c.Addr), "address to listen on (TIDINGS_ADDR)")
 	fs.StringVar(&c.TLSCert, "tls-cert", envString("TLS_CERT", ""), "certificate file: serve HTTPS (TIDINGS_TLS_CERT)")
 	fs.StringVar(&c.TLSKey, "tls-key", envString("TLS_KEY", ""), "key file of --tls-cert (TIDINGS_TLS_KEY)")
@@ -182,6 +185,9 @@ func (c Config) validate() error {
 		if u, err := url.Parse(c.PublicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return fmt.Errorf("--public-url must be an http:// or https:// address, like https://tidings.example.com")
 		}
+	}
+	if c.DatabaseConns < 2 {
+		return fmt.Errorf("--database-conns must be at least 2")
 	}
 	if c.SignupsPerHour <= 0 {
 		return fmt.Errorf("--signups-per-hour must be above 0")

@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/tidings-dev/tidings"
-	"github.com/tidings-dev/tidings/sqlite"
+	"github.com/tidings-dev/tidings/internal/testbackend"
 )
 
 var (
@@ -55,7 +55,7 @@ func serveProcess(t *testing.T, data string, flags ...string) (*exec.Cmd, string
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	cmd := exec.Command(binary(t), append([]string{"serve", "--addr", addr, "--data", data, "--token-rate", "0", "--public-ip-rate", "0"}, flags...)...)
+	cmd := exec.Command(binary(t), append([]string{"serve", "--addr", addr, "--token-rate", "0", "--public-ip-rate", "0"}, append(storeArgs(data), flags...)...)...)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -127,11 +127,7 @@ func publishUntil(url, token string, stop <-chan struct{}) []string {
 // storedIDs opens the data folder as a fresh process would and lists every event.
 func storedIDs(t *testing.T, data string) map[string]bool {
 	t.Helper()
-	db, err := sqlite.Open(context.Background(), data, sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := testbackend.Open(t, data)
 	a, err := db.FindAccount(context.Background(), "acme")
 	if err != nil {
 		t.Fatal(err)
@@ -159,7 +155,7 @@ func TestKilledServerLosesNoAcknowledgedEvent(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and kills the real binary")
 	}
-	data := t.TempDir()
+	data := testbackend.Location(t)
 	token := setupAccount(t, data)
 	cmd, url := serveProcess(t, data)
 	stop := make(chan struct{})
@@ -188,7 +184,7 @@ func TestSIGTERMDrainsAndExits(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the real binary")
 	}
-	data := t.TempDir()
+	data := testbackend.Location(t)
 	token := setupAccount(t, data)
 	cmd, url := serveProcess(t, data)
 	stop := make(chan struct{})

@@ -23,10 +23,11 @@ func errMessage(err error) string {
 	return err.Error()
 }
 
-// withStore opens the store for one management command. It works beside a running
-// server: SQLite serialises the writers, each waits for the other's lock.
+// withStore opens the store for one management command. It works beside running
+// servers: SQLite serialises the writers, each waits for the other's lock; PostgreSQL
+// takes them all (a command uses two connections).
 func withStore(ctx context.Context, c *cli, fn func(s tidings.Store) error) error {
-	s, err := openStore(ctx, c.cfg, nil)
+	s, err := openStore(ctx, c.cfg, nil, 2)
 	if err != nil {
 		return err
 	}

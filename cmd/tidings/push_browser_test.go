@@ -18,13 +18,14 @@ import (
 
 	"github.com/tidings-dev/tidings"
 	"github.com/tidings-dev/tidings/internal/pushtest"
+	"github.com/tidings-dev/tidings/internal/testbackend"
 )
 
 // TestPushInChromium: Settings → Devices subscribes this browser with the server's VAPID
 // key and sends the subscription; the service worker shows a pushed message as a
 // notification, and a click on it opens the event's page.
 func TestPushInChromium(t *testing.T) {
-	m := startServer(t, t.TempDir(), nil)
+	m := startServer(t, testbackend.Location(t), nil)
 	b := newBrowser(t, m.URL())
 	b.do(chromedp.Navigate(m.URL() + "/"))
 	b.submit("#account", "acme", "#email", "ada@example.com", "#password", "correct horse", "#password2", "correct horse")

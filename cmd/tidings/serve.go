@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/tidings-dev/tidings/inmem"
 	"github.com/tidings-dev/tidings/internal/dirlock"
 	"github.com/tidings-dev/tidings/internal/metrics"
+	"github.com/tidings-dev/tidings/postgres"
 	"github.com/tidings-dev/tidings/sqlite"
 	"github.com/tidings-dev/tidings/web"
 )
@@ -49,6 +51,7 @@ type Main struct {
 	ln         net.Listener
 	metricsLn  net.Listener
 	served     chan error
+	stopRelay  context.CancelFunc // stops the relay from other instances
 	stopSend   context.CancelFunc // stops the delivery runner
 	sent       chan struct{}      // closed when it has stopped
 	stopFlush  chan struct{}
@@ -57,10 +60,15 @@ type Main struct {
 	closeErr   error
 }
 
-// openStore picks the store backend from the configuration.
-func openStore(ctx context.Context, c Config, onCommit func(int, time.Duration, error)) (tidings.Store, error) {
+// openStore picks the store backend from the configuration: PostgreSQL with
+// --database, else the embedded store in the data folder. conns sizes a PostgreSQL
+// pool (0: the default, for a server).
+func openStore(ctx context.Context, c Config, onCommit func(int, time.Duration, error), conns int32) (tidings.Store, error) {
 	if c.DatabaseURL != "" {
-		return nil, errors.New("the PostgreSQL backend is not part of this version yet: leave out --database to use the embedded store")
+		if !strings.HasPrefix(c.DatabaseURL, "postgres://") && !strings.HasPrefix(c.DatabaseURL, "postgresql://") {
+			return nil, errors.New("--database must be a postgres://user:password@host:5432/dbname URL")
+		}
+		return postgres.Open(ctx, c.DatabaseURL, postgres.Options{OnCommit: onCommit, MaxConns: conns})
 	}
 	return sqlite.Open(ctx, c.Data, sqlite.Options{OnCommit: onCommit})
 }
@@ -90,7 +98,7 @@ func (m *Main) Run(ctx context.Context) error {
 		}
 		m.lock = lock
 	}
-	store, err := openStore(ctx, m.Config, met.ObserveBatch)
+	store, err := openStore(ctx, m.Config, met.ObserveBatch, int32(m.Config.DatabaseConns))
 	if err != nil {
 		m.lock.Release()
 		return err
@@ -105,6 +113,12 @@ func (m *Main) Run(ctx context.Context) error {
 		return err
 	}
 	broker := inmem.NewBroker(0)
+	relayCtx, stopRelay := context.WithCancel(context.Background())
+	m.stopRelay = stopRelay
+	if db, ok := store.(*postgres.DB); ok {
+		// Other instances' events and insights reach this one's dashboards and runner.
+		go db.Relay(relayCtx, broker, m.Logger)
+	}
 	m.api = api.New(api.Config{Store: store, Broker: broker, Logger: m.Logger, Now: m.Now,
 		Limits: m.Config.Limits, TrustedProxies: m.Config.TrustedProxies})
 	dash, err := web.New(web.Config{Store: store, Broker: broker, Logger: m.Logger, Now: m.Now,
@@ -172,6 +186,7 @@ func (m *Main) startDelivery(store tidings.Store, met *metrics.Metrics, vapid *d
 	}
 	if s, ok := store.(interface{ ReleaseLeases(context.Context) error }); ok {
 		// The embedded store has one server (the folder lock): leases are a dead one's.
+		// (PostgreSQL's instances share the outbox: there a lease simply runs out.)
 		if err := s.ReleaseLeases(ctx); err != nil {
 			m.Logger.Warn("releasing delivery leases", "err", err)
 		}
@@ -231,6 +246,9 @@ func (m *Main) close() error {
 	}
 	if m.metricsSrv != nil {
 		errs = append(errs, m.metricsSrv.Shutdown(ctx))
+	}
+	if m.stopRelay != nil {
+		m.stopRelay()
 	}
 	if m.stopSend != nil {
 		m.stopSend() // what is being sent is cut short; its lease makes it due again

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tidings-dev/tidings/internal/testbackend"
 	"github.com/tidings-dev/tidings/sqlite"
 )
 
@@ -23,7 +24,12 @@ import (
 func startServer(t *testing.T, data string, mod func(*Config)) *Main {
 	t.Helper()
 	cfg := DefaultConfig()
-	cfg.Addr, cfg.Data, cfg.MetricsAddr = "127.0.0.1:0", data, ""
+	cfg.Addr, cfg.MetricsAddr = "127.0.0.1:0", ""
+	if testbackend.IsURL(data) {
+		cfg.DatabaseURL = data
+	} else {
+		cfg.Data = data
+	}
 	if mod != nil {
 		mod(&cfg)
 	}
@@ -53,7 +59,7 @@ func post(t *testing.T, url, token, body string) (int, string) {
 // an account beside it on the same data, the API accepts the token, and a revocation
 // from the CLI takes effect on the running server at once.
 func TestServeWithCLI(t *testing.T) {
-	data := t.TempDir()
+	data := testbackend.Location(t)
 	m := startServer(t, data, nil)
 	for _, args := range [][]string{
 		{"account", "create", "acme"},
@@ -95,7 +101,7 @@ func TestServeWithCLI(t *testing.T) {
 }
 
 func TestMetricsListener(t *testing.T) {
-	m := startServer(t, t.TempDir(), func(c *Config) { c.MetricsAddr = "127.0.0.1:0" })
+	m := startServer(t, testbackend.Location(t), func(c *Config) { c.MetricsAddr = "127.0.0.1:0" })
 	post(t, m.URL()+"/v1/log", "", "{}") // one request to count
 	res, err := http.Get("http://" + m.metricsLn.Addr().String() + "/metrics")
 	if err != nil {
@@ -121,7 +127,7 @@ func TestMetricsListener(t *testing.T) {
 }
 
 func TestShutdownRefusesNothingAcknowledged(t *testing.T) {
-	m := startServer(t, t.TempDir(), nil)
+	m := startServer(t, testbackend.Location(t), nil)
 	done := make(chan error, 1)
 	go func() { done <- m.Close() }()
 	select {
@@ -137,7 +143,7 @@ func TestShutdownRefusesNothingAcknowledged(t *testing.T) {
 // TestShutdownEndsOpenStreams: a dashboard tab left open does not hold a graceful
 // shutdown up; the stream ends and Close returns at once without error.
 func TestShutdownEndsOpenStreams(t *testing.T) {
-	data := t.TempDir()
+	data := testbackend.Location(t)
 	m := startServer(t, data, nil)
 	jar, _ := cookiejar.New(nil)
 	c := &http.Client{Jar: jar}
@@ -199,6 +205,7 @@ func TestSlowClientsAreCutOff(t *testing.T) {
 // and says which process holds it; management commands still work; once the first
 // stops, a new one starts.
 func TestOneServerPerDataFolder(t *testing.T) {
+	testbackend.SQLiteOnly(t)
 	data := t.TempDir()
 	first := startServer(t, data, nil)
 	cfg := DefaultConfig()
@@ -223,6 +230,7 @@ func TestOneServerPerDataFolder(t *testing.T) {
 // TestBackupWhileServing: `tidings backup --to FILE` copies the embedded store while a
 // server writes to it; the copy opens as a store with everything acknowledged before.
 func TestBackupWhileServing(t *testing.T) {
+	testbackend.SQLiteOnly(t)
 	data := t.TempDir()
 	token := setupAccount(t, data)
 	m := startServer(t, data, nil)

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/tidings-dev/tidings/internal/testbackend"
+
 	"bytes"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -65,11 +67,16 @@ func TestServesHTTPSWithHSTS(t *testing.T) {
 // TestAccessLogNeverShowsTheToken: one line per request with route, status, request id
 // and account, and never the secret.
 func TestAccessLogNeverShowsTheToken(t *testing.T) {
-	data := t.TempDir()
+	data := testbackend.Location(t)
 	token := setupAccount(t, data)
 	var buf bytes.Buffer
 	cfg := DefaultConfig()
-	cfg.Addr, cfg.Data = "127.0.0.1:0", data
+	cfg.Addr = "127.0.0.1:0"
+	if testbackend.IsURL(data) {
+		cfg.DatabaseURL = data
+	} else {
+		cfg.Data = data
+	}
 	m := &Main{Config: cfg, Logger: slog.New(slog.NewJSONHandler(&syncWriter{w: &buf}, nil))}
 	if err := m.Run(t.Context()); err != nil {
 		t.Fatal(err)

@@ -13,13 +13,14 @@ import (
 	"time"
 
 	"github.com/tidings-dev/tidings/deliver"
+	"github.com/tidings-dev/tidings/internal/testbackend"
 )
 
 // TestWebhookDeliveredAfterKill: an event answered 200 reaches its webhook even when the
 // process is killed (SIGKILL) before it could deliver; the message is signed with the
 // secret `webhook create` printed.
 func TestWebhookDeliveredAfterKill(t *testing.T) {
-	data := t.TempDir()
+	data := testbackend.Location(t)
 	token := setupAccount(t, data)
 	var up atomic.Bool
 	got := make(chan *http.Request, 10)
