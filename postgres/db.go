@@ -71,7 +71,9 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 	// A statement never waits longer than this for the database: during an outage a
 	// request gets 503 in bounded time, never a hang.
 	cfg.ConnConfig.ConnectTimeout = 5 * time.Second
-	cfg.ConnConfig.RuntimeParams["application_name"] = "tidings"
+	if cfg.ConnConfig.RuntimeParams["application_name"] == "" {
+		cfg.ConnConfig.RuntimeParams["application_name"] = "tidings"
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("connect to PostgreSQL: %w", err)

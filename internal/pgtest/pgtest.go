@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"net/url"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -59,6 +60,35 @@ func URL(t testing.TB) string {
 	return WithSchema(t, base, schema)
 }
 
+// AppName is the application_name of the connections made with a URL from URL: a
+// test may end its own connections (pg_terminate_backend) and nobody else's.
+func AppName(url string) string {
+	i := strings.Index(url, "search_path=")
+	if i < 0 {
+		return "tidings"
+	}
+	return "tidings_" + strings.SplitN(url[i+len("search_path="):], "&", 2)[0]
+}
+
+// Terminate ends the connections of the store at url (those whose query matches
+// like, e.g. "%" for all, "LISTEN%" for a relay's), as a database restart would, and
+// returns how many it ended.
+func Terminate(t testing.TB, url, like string) int {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, os.Getenv(EnvURL))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var n int
+	if err := conn.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+		WHERE application_name = $1 AND query LIKE $2`, AppName(url), like).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
 // WithSchema returns base with its connections' search_path set to schema.
 func WithSchema(t testing.TB, base, schema string) string {
 	t.Helper()
@@ -68,6 +98,7 @@ func WithSchema(t testing.TB, base, schema string) string {
 	}
 	q := u.Query()
 	q.Set("search_path", schema)
+	q.Set("application_name", "tidings_"+schema)
 	u.RawQuery = q.Encode()
 	return u.String()
 }

@@ -1,0 +1,246 @@
+package postgres_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tidings-dev/tidings"
+	"github.com/tidings-dev/tidings/inmem"
+	"github.com/tidings-dev/tidings/internal/pgtest"
+	"github.com/tidings-dev/tidings/postgres"
+)
+
+// pair is two instances on one database, each with its own broker fed by its relay.
+type pair struct {
+	a, b             *postgres.DB
+	brokerA, brokerB *inmem.Broker
+	account          *tidings.Account
+	url              string
+}
+
+func newPair(t *testing.T) *pair {
+	t.Helper()
+	url := pgtest.URL(t)
+	p := &pair{url: url, brokerA: inmem.NewBroker(0), brokerB: inmem.NewBroker(0)}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	for _, side := range []struct {
+		db     **postgres.DB
+		broker *inmem.Broker
+	}{{&p.a, p.brokerA}, {&p.b, p.brokerB}} {
+		db, err := postgres.Open(ctx, url, postgres.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		*side.db = db
+		go db.Relay(ctx, side.broker, log)
+	}
+	var err error
+	if p.account, err = p.a.CreateAccount(ctx, "acme"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.a.CreateProject(ctx, p.account.ID, "my-saas"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.b.CreateChannel(ctx, p.account.ID, "my-saas", "payments"); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond) // both relays listen
+	return p
+}
+
+// TestLiveAcrossInstances: an event committed on A reaches B's subscribers, read from
+// the database by ID, within 100 ms; an insight too.
+func TestLiveAcrossInstances(t *testing.T) {
+	p := newPair(t)
+	ctx := t.Context()
+	sub := p.brokerB.Subscribe(p.account.ID)
+	defer sub.Close()
+	var lat []time.Duration
+	for i := 0; i < 50; i++ {
+		start := time.Now()
+		ev, err := p.a.PublishEvent(ctx, p.account.ID, &tidings.NewEvent{Project: "my-saas", Channel: "payments",
+			Event: "paid", Parser: "text", Tags: tidings.Tags{{Key: "plan", Value: "pro"}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case n := <-sub.C():
+			if n.Event == nil || n.Event.ID != ev.ID || n.Event.Project != "my-saas" || n.Event.Channel != "payments" ||
+				len(n.Event.Tags) != 1 {
+				t.Fatalf("B got %+v, want event %s", n, ev.ID)
+			}
+			lat = append(lat, time.Since(start))
+		case <-time.After(2 * time.Second):
+			t.Fatalf("event %d never reached B", i)
+		}
+	}
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	t.Logf("A publish → B subscriber: median %v, max %v", lat[len(lat)/2], lat[len(lat)-1])
+	if lat[len(lat)/2] > 100*time.Millisecond {
+		t.Fatalf("median %v, want within 100 ms", lat[len(lat)/2])
+	}
+	if _, err := p.a.ApplyInsight(ctx, p.account.ID, &tidings.InsightChange{Project: "my-saas", Title: "Signups",
+		Value: "3", ValueKind: tidings.KindNumber, Change: tidings.ChangeIncrement}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case n := <-sub.C():
+		if n.Insight == nil || n.Insight.Value != "3" {
+			t.Fatalf("B got %+v", n)
+		}
+	case <-time.After(2 * time.Second):
+		t.Fatal("insight never reached B")
+	}
+}
+
+// TestIncrementsAcrossInstances: 1,000 increments, half through each instance and
+// concurrently, add up to exactly 1,000; fractions stay exact.
+func TestIncrementsAcrossInstances(t *testing.T) {
+	p := newPair(t)
+	var wg sync.WaitGroup
+	errs := make(chan error, 1000)
+	for w := 0; w < 20; w++ {
+		db := p.a
+		if w%2 == 1 {
+			db = p.b
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 50; i++ {
+				_, err := db.ApplyInsight(context.Background(), p.account.ID, &tidings.InsightChange{Project: "my-saas",
+					Title: "Revenue", Value: "0.01", ValueKind: tidings.KindNumber, Change: tidings.ChangeIncrement})
+				if err != nil {
+					errs <- err
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	ins, err := p.b.ListInsights(t.Context(), p.account.ID, "my-saas")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ins) != 1 || ins[0].Value != "10.00" {
+		t.Fatalf("insights %+v, want Revenue = 10.00", ins[0])
+	}
+}
+
+// TestClaimsAcrossInstances: two instances claiming at once never get the same job,
+// and a job whose claimer died (its lease ran out) is taken over.
+func TestClaimsAcrossInstances(t *testing.T) {
+	p := newPair(t)
+	ctx := t.Context()
+	for i := 0; i < 200; i++ {
+		if err := p.a.EnqueueDelivery(ctx, &tidings.Delivery{Kind: tidings.DeliverTest, AccountID: p.account.ID,
+			Target: "wh", MessageID: fmt.Sprintf("msg_%d", i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	now := time.Now().Add(time.Second)
+	got := map[int64]string{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for _, db := range []*postgres.DB{p.a, p.b, p.a, p.b} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				ds, err := db.ClaimDeliveries(context.Background(), now, time.Minute, 7)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if len(ds) == 0 {
+					return
+				}
+				mu.Lock()
+				for _, d := range ds {
+					if prev, dup := got[d.ID]; dup {
+						t.Errorf("job %d claimed twice (%s)", d.ID, prev)
+					}
+					got[d.ID] = db.Instance()
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if len(got) != 200 {
+		t.Fatalf("%d jobs claimed, want 200", len(got))
+	}
+	// A claims with a short lease and dies; B takes the job over once the lease ends.
+	if err := p.a.EnqueueDelivery(ctx, &tidings.Delivery{Kind: tidings.DeliverTest, AccountID: p.account.ID, Target: "wh2"}); err != nil {
+		t.Fatal(err)
+	}
+	claimed, err := p.a.ClaimDeliveries(ctx, now, time.Second, 10)
+	if err != nil || len(claimed) != 1 {
+		t.Fatalf("A claimed %d: %v", len(claimed), err)
+	}
+	if again, _ := p.b.ClaimDeliveries(ctx, now, time.Second, 10); len(again) != 0 {
+		t.Fatal("B took a job while A's lease ran")
+	}
+	taken, err := p.b.ClaimDeliveries(ctx, now.Add(2*time.Second), time.Minute, 10)
+	if err != nil || len(taken) != 1 || taken[0].ID != claimed[0].ID {
+		t.Fatalf("B took over %v: %v", taken, err)
+	}
+}
+
+// TestRelayCatchesUp: when an instance's listening connection is cut (a database
+// restart, a proxy), it reconnects and reads what it missed: every event reaches its
+// subscribers, none twice.
+func TestRelayCatchesUp(t *testing.T) {
+	p := newPair(t)
+	ctx := t.Context()
+	sub := p.brokerB.Subscribe(p.account.ID)
+	defer sub.Close()
+	want := map[string]bool{}
+	for i := 0; i < 40; i++ {
+		if i == 10 {
+			if n := pgtest.Terminate(t, p.url, "LISTEN%"); n != 2 {
+				t.Fatalf("ended %d listening connections, want 2", n)
+			}
+		}
+		ev, err := p.a.PublishEvent(ctx, p.account.ID, &tidings.NewEvent{Project: "my-saas", Channel: "payments", Event: "paid", Parser: "text"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[ev.ID] = true
+	}
+	got := map[string]int{}
+	deadline := time.After(10 * time.Second)
+	for len(got) < len(want) {
+		select {
+		case n := <-sub.C():
+			if n.Event != nil {
+				got[n.Event.ID]++
+			}
+		case <-deadline:
+			t.Fatalf("B got %d of %d events after its listener was cut", len(got), len(want))
+		}
+	}
+	time.Sleep(300 * time.Millisecond)
+	for len(sub.C()) > 0 {
+		if n := <-sub.C(); n.Event != nil {
+			got[n.Event.ID]++
+		}
+	}
+	for id, n := range got {
+		if !want[id] || n != 1 {
+			t.Fatalf("event %s published %d times on B", id, n)
+		}
+	}
+}
