@@ -1,0 +1,218 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tidings-dev/tidings"
+	"github.com/tidings-dev/tidings/internal/pgtest"
+	"github.com/tidings-dev/tidings/internal/testbackend"
+)
+
+func clusterOnly(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds the real binary")
+	}
+	if !testbackend.Postgres() {
+		t.Skip("a cluster shares a PostgreSQL database: runs in the PostgreSQL run")
+	}
+}
+
+func send(t *testing.T, method, url, token, body string) (int, http.Header, string) {
+	t.Helper()
+	req, _ := http.NewRequest(method, url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+token)
+	res, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
+	if err != nil {
+		t.Error(err)
+		return 0, nil, ""
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res.StatusCode, res.Header, string(b)
+}
+
+// TestTwoInstances runs two `tidings serve` processes on one database, as behind a
+// load balancer: increments split between them add up exactly, each webhook message
+// is sent once although both run a delivery runner, and a revocation made with the
+// CLI holds on both at once.
+func TestTwoInstances(t *testing.T) {
+	clusterOnly(t)
+	loc := testbackend.Location(t)
+	token := setupAccount(t, loc)
+	var mu sync.Mutex
+	seen := map[string]int{}
+	rx := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen[r.Header.Get("webhook-id")]++
+		mu.Unlock()
+	}))
+	defer rx.Close()
+	if code, _, errs := runCLI(t, loc, "", "webhook", "create", "--project", "my-saas", "--url", rx.URL, "--events", "all"); code != 0 {
+		t.Fatal(errs)
+	}
+	_, a := serveProcess(t, loc, "--allow-private-targets")
+	_, b := serveProcess(t, loc, "--allow-private-targets")
+
+	var wg sync.WaitGroup
+	for w := 0; w < 10; w++ {
+		url := []string{a, b}[w%2]
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 100; i++ {
+				if status, _, body := send(t, "PATCH", url+"/v1/insight", token,
+					`{"project":"my-saas","title":"Signups","value":{"$inc":1}}`); status != 200 {
+					t.Errorf("increment: %d %s", status, body)
+					return
+				}
+				if i%10 == 0 {
+					if status, _, body := send(t, "POST", url+"/v1/log", token,
+						fmt.Sprintf(`{"project":"my-saas","channel":"payments","event":"e-%d-%d"}`, w, i)); status != 200 {
+						t.Errorf("publish: %d %s", status, body)
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for _, url := range []string{a, b} {
+		if _, _, body := send(t, "GET", url+"/v1/insights?project=my-saas", token, ""); !strings.Contains(body, `"value":"1000"`) {
+			t.Fatalf("after 1,000 increments through two instances: %s", body)
+		}
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		mu.Lock()
+		n := len(seen)
+		mu.Unlock()
+		if n == 100 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	time.Sleep(1500 * time.Millisecond) // a second send would come now
+	mu.Lock()
+	for id, n := range seen {
+		if n != 1 {
+			t.Errorf("webhook message %s sent %d times", id, n)
+		}
+	}
+	if len(seen) != 100 {
+		t.Errorf("%d webhook messages for 100 events", len(seen))
+	}
+	mu.Unlock()
+
+	code, out, errs := runCLI(t, loc, "", "token", "create", "--access", "full")
+	if code != 0 {
+		t.Fatal(errs)
+	}
+	second := strings.TrimSpace(out)
+	id, _, _ := tidings.ParseTokenSecret(second)
+	for _, url := range []string{a, b} {
+		if status, _, _ := send(t, "GET", url+"/v1/insights?project=my-saas", second, ""); status != 200 {
+			t.Fatalf("new token: %d", status)
+		}
+	}
+	if code, _, errs := runCLI(t, loc, "", "token", "revoke", id); code != 0 {
+		t.Fatal(errs)
+	}
+	for _, url := range []string{a, b} {
+		if status, _, _ := send(t, "GET", url+"/v1/insights?project=my-saas", second, ""); status != 401 {
+			t.Fatalf("revoked token on %s: %d, want 401 at once", url, status)
+		}
+	}
+}
+
+// TestDatabaseOutage ends every connection of the server to PostgreSQL, three times,
+// under load (as a database restart or a failover does): requests meanwhile get 200 or
+// 503 with Retry-After (never a 500, never a hang), every event answered 200 is
+// stored, and the service recovers by itself.
+func TestDatabaseOutage(t *testing.T) {
+	clusterOnly(t)
+	loc := testbackend.Location(t)
+	token := setupAccount(t, loc)
+	_, url := serveProcess(t, loc)
+
+	stop := make(chan struct{})
+	var mu sync.Mutex
+	var acked []string
+	statuses := map[int]int{}
+	var wg sync.WaitGroup
+	client := &http.Client{Timeout: 10 * time.Second}
+	for w := 0; w < 8; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				req, _ := http.NewRequest("POST", url+"/v1/log", strings.NewReader(
+					fmt.Sprintf(`{"project":"my-saas","channel":"payments","event":"e-%d-%d"}`, w, i)))
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("Authorization", "Bearer "+token)
+				res, err := client.Do(req)
+				if err != nil {
+					t.Errorf("request failed (a hang or a dropped connection): %v", err)
+					return
+				}
+				b, _ := io.ReadAll(res.Body)
+				res.Body.Close()
+				mu.Lock()
+				statuses[res.StatusCode]++
+				switch res.StatusCode {
+				case 200:
+					acked = append(acked, strings.Split(strings.Split(string(b), `"id":"`)[1], `"`)[0])
+				case 503:
+					if res.Header.Get("Retry-After") == "" || !strings.Contains(string(b), "unavailable") {
+						t.Errorf("503 without Retry-After or code: %s", b)
+					}
+				default:
+					t.Errorf("status %d during the outage: %s", res.StatusCode, b)
+				}
+				mu.Unlock()
+				if res.StatusCode == 503 {
+					time.Sleep(50 * time.Millisecond)
+				}
+			}
+		}()
+	}
+	ended := 0
+	for i := 0; i < 3; i++ {
+		time.Sleep(300 * time.Millisecond)
+		ended += pgtest.Terminate(t, loc, "%")
+	}
+	time.Sleep(500 * time.Millisecond)
+	close(stop)
+	wg.Wait()
+	t.Logf("ended %d connections; answers: %v", ended, statuses)
+	if ended == 0 {
+		t.Fatal("no connection was ended: the test did not test anything")
+	}
+	status, _, body := send(t, "POST", url+"/v1/log", token, `{"project":"my-saas","channel":"payments","event":"after"}`)
+	if status != 200 {
+		t.Fatalf("after the outage: %d %s", status, body)
+	}
+	if res, err := http.Get(url + "/readyz"); err != nil || res.StatusCode != 200 {
+		t.Fatalf("readyz after the outage: %v %v", res, err)
+	}
+	stored := storedIDs(t, loc)
+	for _, id := range acked {
+		if !stored[id] {
+			t.Fatalf("event %s was answered 200 but is not stored", id)
+		}
+	}
+	t.Logf("%d acknowledged events, all stored", len(acked))
+}
