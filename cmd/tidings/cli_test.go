@@ -20,6 +20,9 @@ func runCLI(t *testing.T, data, stdin string, args ...string) (int, string, stri
 
 // storeArgs are the flags that point a command at a store's location.
 func storeArgs(loc string) []string {
+	if loc == "" {
+		return nil
+	}
 	if testbackend.IsURL(loc) {
 		return []string{"--database", loc}
 	}

@@ -38,7 +38,7 @@ type cli struct {
 	stderr io.Writer
 	// flags of management commands
 	account, role, access, project, channel, roles, name string
-	url, format, events, to                              string
+	url, format, events, to, from                        string
 }
 
 var commands = []command{
@@ -59,6 +59,11 @@ var commands = []command{
 	{name: "token revoke", args: "TOKEN_ID", about: "revoke an API token at once", nargs: 1, flags: accountFlag, run: tokenRevoke},
 	{name: "backup", about: "copy the embedded store to a new file, consistent, while the server runs (PostgreSQL: use pg_dump)",
 		flags: func(fs *flag.FlagSet, c *cli) { fs.StringVar(&c.to, "to", "", "the new file (required)") }, run: backup},
+	{name: "migrate-store", about: "copy an embedded store (a data folder) into an empty PostgreSQL database and verify the copy",
+		flags: func(fs *flag.FlagSet, c *cli) {
+			fs.StringVar(&c.from, "from", "", "the data folder to copy (required)")
+			fs.StringVar(&c.to, "to", "", "postgres://… URL of the empty target database (required)")
+		}, run: migrateStore},
 	{name: "webhook create", about: "send a project's events to a URL; prints its id, then (standard) its signing secret", flags: webhookFlags, run: webhookCreate},
 	{name: "webhook list", about: "list webhooks: id, name, project, channel, format, events, url", flags: accountFlag, run: webhookList},
 	{name: "webhook delete", args: "WEBHOOK_ID", about: "delete a webhook and its pending deliveries", nargs: 1, flags: accountFlag, run: webhookDelete},
@@ -125,7 +130,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			strings.ToUpper(cmd.about[:1]), cmd.about[1:])
 		fs.PrintDefaults()
 	}
-	if cmd.name != "serve" {
+	if cmd.name != "serve" && cmd.name != "migrate-store" {
 		storeFlags(fs, &c.cfg)
 	}
 	if cmd.flags != nil {
