@@ -245,3 +245,45 @@ func TestLastUsedRecorded(t *testing.T) {
 		t.Fatalf("last used = %v", tok.LastUsedAt)
 	}
 }
+
+// TestLimitsShared: in a cluster of two each instance allows half of every burst and
+// rate, so the cluster as a whole allows the configured limit.
+func TestLimitsShared(t *testing.T) {
+	now := time.Date(2026, 11, 22, 5, 0, 0, 0, time.UTC)
+	e := newEnvClock(t, api.Limits{TokenRate: 1, TokenBurst: 6, PublicIPRate: 1, PublicIPBurst: 4}, func() time.Time { return now })
+	body := merge(goodLog, nil)
+	e.do("POST", "/v1/log", e.full, body) // a bucket that exists before the cluster grows
+	e.api.ShareLimits(2)
+	ok := 0
+	for i := 0; i < 10; i++ {
+		if r := e.do("POST", "/v1/log", e.full, body); r.status == 200 {
+			ok++
+		} else if r.header.Get("RateLimit-Limit") != "3" {
+			t.Fatalf("RateLimit-Limit %q, want this instance's half, 3", r.header.Get("RateLimit-Limit"))
+		}
+	}
+	if ok != 3 { // the bucket is cut to the new burst
+		t.Fatalf("%d requests allowed, want 3", ok)
+	}
+	pub := e.token(e.acme, tidings.AccessPublic, "", "")
+	ok = 0
+	for i := 0; i < 10; i++ {
+		if r := e.do("POST", "/v1/log", pub, body); r.status == 200 {
+			ok++
+		}
+	}
+	if ok != 2 {
+		t.Fatalf("public token: %d allowed, want 2 (half of 4)", ok)
+	}
+	e.api.ShareLimits(1)
+	now = now.Add(10 * time.Second)
+	ok = 0
+	for i := 0; i < 10; i++ {
+		if r := e.do("POST", "/v1/log", pub, body); r.status == 200 {
+			ok++
+		}
+	}
+	if ok != 4 {
+		t.Fatalf("alone again: %d allowed, want 4", ok)
+	}
+}

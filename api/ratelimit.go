@@ -29,16 +29,45 @@ type bucketKey struct {
 	ip    netip.Addr // zero for the per-token bucket
 }
 
-// limiter holds one token bucket per key; idle full buckets are swept away.
+// limiter holds one token bucket per key; idle full buckets are swept away. In a
+// cluster of n instances each keeps 1/n of every rate and burst: the load balancer
+// spreads a client's requests, so the cluster as a whole allows the configured limit.
 type limiter struct {
 	cfg       Limits
+	shares    int // instances sharing the limits (1 alone)
 	mu        sync.Mutex
 	buckets   map[bucketKey]*rate.Limiter
 	lastSweep time.Time
 }
 
 func newLimiter(cfg Limits) *limiter {
-	return &limiter{cfg: cfg, buckets: map[bucketKey]*rate.Limiter{}}
+	return &limiter{cfg: cfg, shares: 1, buckets: map[bucketKey]*rate.Limiter{}}
+}
+
+// share is this instance's part of a rate and burst.
+func (l *limiter) share(r float64, burst int) (float64, int) {
+	return r / float64(l.shares), max(1, int(math.Ceil(float64(burst)/float64(l.shares))))
+}
+
+// setShares divides the limits between n instances from now on, buckets that exist
+// included.
+func (l *limiter) setShares(n int, now time.Time) {
+	n = max(n, 1)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if n == l.shares {
+		return
+	}
+	l.shares = n
+	for k, b := range l.buckets {
+		r, burst := l.cfg.TokenRate, l.cfg.TokenBurst
+		if k.ip.IsValid() {
+			r, burst = l.cfg.PublicIPRate, l.cfg.PublicIPBurst
+		}
+		r, burst = l.share(r, burst)
+		b.SetLimitAt(now, rate.Limit(r))
+		b.SetBurstAt(now, burst)
+	}
 }
 
 type verdict struct {
@@ -48,6 +77,7 @@ type verdict struct {
 }
 
 func (l *limiter) take(key bucketKey, r float64, burst int, now time.Time) verdict {
+	r, burst = l.share(r, burst)
 	b := l.buckets[key]
 	if b == nil {
 		b = rate.NewLimiter(rate.Limit(r), burst)
@@ -110,3 +140,8 @@ func (l *limiter) sweepLocked(now time.Time) {
 		}
 	}
 }
+
+// ShareLimits tells the server that n instances (itself included) serve the same
+// database: each then allows 1/n of every rate limit and burst, so that the cluster's
+// total stays within the configured limits.
+func (s *Server) ShareLimits(n int) { s.limits.setShares(n, s.now()) }

@@ -244,3 +244,20 @@ func TestRelayCatchesUp(t *testing.T) {
 		}
 	}
 }
+
+// TestHeartbeat: instances count each other (to share rate limits), and one that
+// closes stops counting at once.
+func TestHeartbeat(t *testing.T) {
+	p := newPair(t)
+	ctx := t.Context()
+	if n, err := p.a.Heartbeat(ctx); err != nil || n != 1 {
+		t.Fatalf("alone: %d %v", n, err)
+	}
+	if n, err := p.b.Heartbeat(ctx); err != nil || n != 2 {
+		t.Fatalf("two: %d %v", n, err)
+	}
+	p.a.Close()
+	if n, err := p.b.Heartbeat(ctx); err != nil || n != 1 {
+		t.Fatalf("after A closed: %d %v", n, err)
+	}
+}

@@ -141,6 +141,7 @@ func (db *DB) Close() error {
 		return nil
 	}
 	db.writer.Close()
+	db.leave()
 	db.pool.Close()
 	return nil
 }

@@ -214,3 +214,29 @@ type accountInsight struct {
 	account int64
 	in      *tidings.Insight
 }
+
+// Instances that have not been seen for this long no longer count (nor share limits).
+const instanceTimeout = 15 * time.Second
+
+// Heartbeat records that this instance is alive and returns how many instances are
+// (itself included): they share the cluster's rate limits.
+func (db *DB) Heartbeat(ctx context.Context) (int, error) {
+	now := db.now()
+	if _, err := db.exec(ctx, `INSERT INTO instances (id, seen_at) VALUES ($1, $2)
+		ON CONFLICT (id) DO UPDATE SET seen_at = excluded.seen_at`, db.instance, ms(now)); err != nil {
+		return 0, err
+	}
+	if _, err := db.exec(ctx, `DELETE FROM instances WHERE seen_at < $1`, ms(now.Add(-4*instanceTimeout))); err != nil {
+		return 0, err
+	}
+	var n int
+	err := db.row(ctx, `SELECT count(*) FROM instances WHERE seen_at >= $1`, ms(now.Add(-instanceTimeout))).Scan(&n)
+	return max(n, 1), err
+}
+
+// leave removes this instance from the count at once when it stops.
+func (db *DB) leave() {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	db.pool.Exec(ctx, `DELETE FROM instances WHERE id = $1`, db.instance)
+}

@@ -121,6 +121,9 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 	m.api = api.New(api.Config{Store: store, Broker: broker, Logger: m.Logger, Now: m.Now,
 		Limits: m.Config.Limits, TrustedProxies: m.Config.TrustedProxies})
+	if db, ok := store.(*postgres.DB); ok {
+		go m.shareLimits(relayCtx, db)
+	}
 	dash, err := web.New(web.Config{Store: store, Broker: broker, Logger: m.Logger, Now: m.Now,
 		OpenSignup: m.Config.OpenSignup, TrustedProxies: m.Config.TrustedProxies,
 		MaxStreamsPerSession: m.Config.MaxStreamsPerSession, MaxStreamsPerAccount: m.Config.MaxStreamsPerAccount,
@@ -201,6 +204,22 @@ func (m *Main) startDelivery(store tidings.Store, met *metrics.Metrics, vapid *d
 		defer close(m.sent)
 		r.Run(ctx)
 	}()
+}
+
+// shareLimits keeps the API's rate limits divided by the number of live instances.
+func (m *Main) shareLimits(ctx context.Context, db *postgres.DB) {
+	t := time.NewTicker(5 * time.Second)
+	defer t.Stop()
+	for {
+		if n, err := db.Heartbeat(ctx); err == nil {
+			m.api.ShareLimits(n)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }
 
 // flushUsage writes tokens' last-used times every few seconds.
