@@ -4,30 +4,51 @@
 # DURATION (default 5s). Usage: bench/load.sh [-clients 64] [-duration 5s] [-streams 300]
 # [-devices 1000] (then USERS=50: each user may have 20 devices).
 # The server runs pinned to the cores in SERVER_CPUS (e.g. SERVER_CPUS=1 for one core) and
-# the load in LOAD_CPUS, when given.
+# the load in LOAD_CPUS, when given. DATABASE_URL=postgres://… runs on PostgreSQL (in a new
+# schema, dropped after; needs psql), and INSTANCES=2 then starts two servers on it that
+# share the clients.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 work=$(mktemp -d)
-trap 'kill $server 2>/dev/null || true; wait $server 2>/dev/null || true; rm -rf "$work"' EXIT
+servers=()
+schema=
+cleanup() {
+  for s in "${servers[@]}"; do kill "$s" 2>/dev/null || true; wait "$s" 2>/dev/null || true; done
+  [ -n "$schema" ] && psql -q "$DATABASE_URL" -c "DROP SCHEMA $schema CASCADE" >/dev/null 2>&1
+  rm -rf "$work"
+}
+trap cleanup EXIT
 go build -o "$work/tidings" ./cmd/tidings
 go build -o "$work/load" ./bench/load
 port=$(( 20000 + RANDOM % 20000 ))
 t="$work/tidings"
-$t account create load --data "$work/data" >/dev/null
-$t project create load --data "$work/data" >/dev/null
-$t channel create load events --data "$work/data" >/dev/null
-token=$($t token create --access full --data "$work/data")
+store=(--data "$work/data")
+if [ -n "${DATABASE_URL:-}" ]; then
+  schema="load_$$_$RANDOM"
+  psql -q "$DATABASE_URL" -c "CREATE SCHEMA $schema" >/dev/null
+  sep='?'; case "$DATABASE_URL" in *\?*) sep='&';; esac
+  store=(--database "${DATABASE_URL}${sep}search_path=$schema")
+fi
+$t account create load "${store[@]}" >/dev/null
+$t project create load "${store[@]}" >/dev/null
+$t channel create load events "${store[@]}" >/dev/null
+token=$($t token create --access full "${store[@]}")
 # Dashboard users for -streams: each signs in a few sessions, each from its own
 # forwarded address (the server believes 127.0.0.1 as a proxy), under the sign-in limits.
 users=$(( ${USERS:-6} ))
 for i in $(seq 1 "$users"); do
-  echo 'load password' | $t user create "load-$i@example.com" --account load --data "$work/data" >/dev/null
+  echo 'load password' | $t user create "load-$i@example.com" --account load "${store[@]}" >/dev/null
 done
 server_pin=() load_pin=()
 [ -n "${SERVER_CPUS:-}" ] && server_pin=(taskset -c "$SERVER_CPUS")
 [ -n "${LOAD_CPUS:-}" ] && load_pin=(taskset -c "$LOAD_CPUS")
-"${server_pin[@]}" "$t" serve --addr "127.0.0.1:$port" --data "$work/data" --token-rate 0 --public-ip-rate 0 \
-  --trusted-proxies 127.0.0.1 --allow-private-targets ${SERVE_FLAGS:-} >"$work/serve.log" 2>&1 &
-server=$!
-for _ in $(seq 1 50); do curl -sf "http://127.0.0.1:$port/readyz" >/dev/null && break; sleep 0.1; done
-"${load_pin[@]}" "$work/load" -url "http://127.0.0.1:$port" -token "$token" "$@"
+urls=
+for i in $(seq 1 "${INSTANCES:-1}"); do
+  p=$(( port + i - 1 ))
+  "${server_pin[@]}" "$t" serve --addr "127.0.0.1:$p" "${store[@]}" --token-rate 0 --public-ip-rate 0 \
+    --trusted-proxies 127.0.0.1 --allow-private-targets ${SERVE_FLAGS:-} >"$work/serve-$i.log" 2>&1 &
+  servers+=($!)
+  for _ in $(seq 1 50); do curl -sf "http://127.0.0.1:$p/readyz" >/dev/null && break; sleep 0.1; done
+  urls="${urls:+$urls,}http://127.0.0.1:$p"
+done
+"${load_pin[@]}" "$work/load" -url "$urls" -token "$token" "$@"

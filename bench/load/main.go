@@ -31,7 +31,7 @@ type result struct {
 }
 
 func main() {
-	url := flag.String("url", "http://127.0.0.1:8080", "server address")
+	url := flag.String("url", "http://127.0.0.1:8080", "server address; several, comma-separated, share the clients (a cluster)")
 	token := flag.String("token", os.Getenv("TIDINGS_TOKEN"), "a full-access API token")
 	clients := flag.Int("clients", 64, "concurrent clients")
 	duration := flag.Duration("duration", 5*time.Second, "length of each phase")
@@ -137,12 +137,13 @@ func run(client *http.Client, url, token string, p phase, clients int, d time.Du
 	lat := make([][]time.Duration, clients)
 	deadline := time.Now().Add(d)
 	start := time.Now()
+	urls := strings.Split(url, ",")
 	for c := 0; c < clients; c++ {
 		wg.Add(1)
 		go func(c int) {
 			defer wg.Done()
 			for time.Now().Before(deadline) {
-				req, _ := http.NewRequest(p.method, url+p.path, bytes.NewBufferString(p.body))
+				req, _ := http.NewRequest(p.method, urls[c%len(urls)]+p.path, bytes.NewBufferString(p.body))
 				if p.body != "" {
 					req.Header.Set("Content-Type", "application/json")
 				}
