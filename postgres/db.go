@@ -104,12 +104,22 @@ func newInstanceName() string {
 // instances starting together take turns and the later ones find nothing to do.
 func (db *DB) migrate(ctx context.Context) error {
 	sub, _ := fs.Sub(migrations, "migrations")
-	locker, err := lock.NewPostgresSessionLocker()
+	sqlDB := stdlib.OpenDBFromPool(db.pool)
+	defer sqlDB.Close()
+	// Up to date (every start but the first after an upgrade): no lock to wait for.
+	check, err := goose.NewProvider(goose.DialectPostgres, sqlDB, sub, goose.WithDisableGlobalRegistry(true))
+	if err != nil {
+		return fmt.Errorf("migrations: %w", err)
+	}
+	if pending, err := check.HasPending(ctx); err != nil {
+		return fmt.Errorf("migrations: %w", mapErr(err))
+	} else if !pending {
+		return nil
+	}
+	locker, err := lock.NewPostgresSessionLocker(lock.WithLockTimeout(1, 600)) // try every second, up to 10 min
 	if err != nil {
 		return err
 	}
-	sqlDB := stdlib.OpenDBFromPool(db.pool)
-	defer sqlDB.Close()
 	p, err := goose.NewProvider(goose.DialectPostgres, sqlDB, sub,
 		goose.WithDisableGlobalRegistry(true), goose.WithSessionLocker(locker))
 	if err != nil {
