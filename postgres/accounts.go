@@ -89,23 +89,12 @@ func scanProject(accountID int64) func(pgx.Row) (*tidings.Project, error) {
 func findProject(ctx context.Context, q querier, accountID int64, name string) (*tidings.Project, error) {
 	p, err := scanProject(accountID)(q.QueryRow(ctx, sqlFindProject, accountID, name))
 	if noRows(err) {
-		return nil, projectNotFound(name)
+		return nil, tidings.ProjectNotFound(name)
 	}
 	if err != nil {
 		return nil, mapErr(err)
 	}
 	return p, nil
-}
-
-func projectNotFound(name string) error {
-	return tidings.Errorf(tidings.EProjectNotFound,
-		"project %q does not exist in this account: create it in Settings → Projects or with `tidings project create %s`", name, name)
-}
-
-func channelNotFound(project, name string) error {
-	return tidings.Errorf(tidings.EChannelNotFound,
-		"channel %q does not exist in project %q: create it in Settings → Projects, with `tidings channel create %s %s`, or turn on \"create channels on first event\" for the project",
-		name, project, project, name)
 }
 
 // CreateProject creates a project in the account.
@@ -143,7 +132,7 @@ func (db *DB) SetAutoCreateChannels(ctx context.Context, accountID int64, projec
 		return err
 	}
 	if tag.RowsAffected() == 0 {
-		return projectNotFound(project)
+		return tidings.ProjectNotFound(project)
 	}
 	return nil
 }
@@ -189,7 +178,7 @@ func (db *DB) channelID(ctx context.Context, p *tidings.Project, name string) (i
 	var id int64
 	err := db.row(ctx, sqlFindChannel, p.ID, name).Scan(&id)
 	if noRows(err) {
-		return 0, channelNotFound(p.Name, name)
+		return 0, tidings.ChannelNotFound(p.Name, name)
 	}
 	return id, err
 }
@@ -220,7 +209,7 @@ func (db *DB) DeleteProject(ctx context.Context, accountID int64, project string
 		return err
 	}
 	if tag.RowsAffected() == 0 {
-		return projectNotFound(project)
+		return tidings.ProjectNotFound(project)
 	}
 	return nil
 }
@@ -236,7 +225,7 @@ func (db *DB) DeleteChannel(ctx context.Context, accountID int64, project, chann
 		return err
 	}
 	if tag.RowsAffected() == 0 {
-		return channelNotFound(project, channel)
+		return tidings.ChannelNotFound(project, channel)
 	}
 	return nil
 }

@@ -258,7 +258,7 @@ func (b *batch) channel(ctx context.Context, p *tidings.Project, name string) (i
 	err := b.tx.QueryRow(ctx, sqlFindChannel, p.ID, name).Scan(&id)
 	if noRows(err) {
 		if !p.AutoCreateChannels {
-			return 0, channelNotFound(p.Name, name)
+			return 0, tidings.ChannelNotFound(p.Name, name)
 		}
 		err = b.tx.QueryRow(ctx, `INSERT INTO channels (project_id, name, created_at) VALUES ($1, $2, $3)
 			ON CONFLICT (project_id, name) DO NOTHING RETURNING id`, p.ID, name, b.now).Scan(&id)

@@ -18,24 +18,13 @@ func findProject(ctx context.Context, q querier, accountID int64, name string) (
 	var created int64
 	err := q.QueryRowContext(ctx, sqlFindProject, accountID, name).Scan(&p.ID, &p.Name, &p.AutoCreateChannels, &created)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, projectNotFound(name)
+		return nil, tidings.ProjectNotFound(name)
 	}
 	if err != nil {
 		return nil, err
 	}
 	p.CreatedAt = fromMS(created)
 	return p, nil
-}
-
-func projectNotFound(name string) error {
-	return tidings.Errorf(tidings.EProjectNotFound,
-		"project %q does not exist in this account: create it in Settings → Projects or with `tidings project create %s`", name, name)
-}
-
-func channelNotFound(project, name string) error {
-	return tidings.Errorf(tidings.EChannelNotFound,
-		"channel %q does not exist in project %q: create it in Settings → Projects, with `tidings channel create %s %s`, or turn on \"create channels on first event\" for the project",
-		name, project, project, name)
 }
 
 // CreateProject creates a project in the account.
@@ -148,7 +137,7 @@ func (db *DB) channelID(ctx context.Context, p *tidings.Project, name string) (i
 	var id int64
 	err := db.read.QueryRowContext(ctx, sqlFindChannel, p.ID, name).Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {
-		return 0, channelNotFound(p.Name, name)
+		return 0, tidings.ChannelNotFound(p.Name, name)
 	}
 	return id, err
 }
@@ -179,7 +168,7 @@ func (db *DB) DeleteProject(ctx context.Context, accountID int64, project string
 		return err
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
-		return projectNotFound(project)
+		return tidings.ProjectNotFound(project)
 	}
 	return nil
 }
@@ -195,7 +184,7 @@ func (db *DB) DeleteChannel(ctx context.Context, accountID int64, project, chann
 		return err
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
-		return channelNotFound(project, channel)
+		return tidings.ChannelNotFound(project, channel)
 	}
 	return nil
 }

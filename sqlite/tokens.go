@@ -26,7 +26,7 @@ func (db *DB) CreateToken(ctx context.Context, t *tidings.Token) error {
 			err := db.read.QueryRowContext(ctx, `SELECT id FROM channels WHERE project_id = ? AND name = ?`,
 				p.ID, t.Channel).Scan(&channelID)
 			if errors.Is(err, sql.ErrNoRows) {
-				return channelNotFound(t.Project, t.Channel)
+				return tidings.ChannelNotFound(t.Project, t.Channel)
 			}
 			if err != nil {
 				return err

@@ -156,7 +156,7 @@ func (b *batch) channel(ctx context.Context, p *tidings.Project, name string) (i
 	err := b.queryRow(ctx, sqlFindChannel, p.ID, name).Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {
 		if !p.AutoCreateChannels {
-			return 0, channelNotFound(p.Name, name)
+			return 0, tidings.ChannelNotFound(p.Name, name)
 		}
 		err = b.queryRow(ctx, sqlCreateChannel, p.ID, name, ms(b.now)).Scan(&id)
 	}
