@@ -112,9 +112,13 @@ func (db *DB) Relay(ctx context.Context, local tidings.Broker, log *slog.Logger)
 	var lost time.Time
 	backoff := 100 * time.Millisecond
 	for ctx.Err() == nil {
+		began := time.Now()
 		err := db.listen(ctx, local, &lost)
 		if ctx.Err() != nil {
 			return
+		}
+		if time.Since(began) > time.Minute {
+			backoff = 100 * time.Millisecond // it had been up a while: a fresh outage
 		}
 		log.Warn("live updates from other instances interrupted; reconnecting", "err", err)
 		select {
