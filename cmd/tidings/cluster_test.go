@@ -1,10 +1,14 @@
 package main
 
 import (
+	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -41,7 +45,7 @@ func send(t *testing.T, method, url, token, body string) (int, http.Header, stri
 }
 
 // TestTwoInstances runs two `tidings serve` processes on one database, as behind a
-// load balancer: increments split between them add up exactly, each webhook message
+// load balancer: an event published on one reaches a dashboard on the other, increments split between them add up exactly, each webhook message
 // is sent once although both run a delivery runner, and a revocation made with the
 // CLI holds on both at once.
 func TestTwoInstances(t *testing.T) {
@@ -61,6 +65,7 @@ func TestTwoInstances(t *testing.T) {
 	}
 	_, a := serveProcess(t, loc, "--allow-private-targets")
 	_, b := serveProcess(t, loc, "--allow-private-targets")
+	liveAcross(t, loc, a, b, token)
 
 	var wg sync.WaitGroup
 	for w := 0; w < 10; w++ {
@@ -95,7 +100,7 @@ func TestTwoInstances(t *testing.T) {
 		mu.Lock()
 		n := len(seen)
 		mu.Unlock()
-		if n == 100 || time.Now().After(deadline) {
+		if n == 120 || time.Now().After(deadline) {
 			break
 		}
 		time.Sleep(100 * time.Millisecond)
@@ -107,8 +112,8 @@ func TestTwoInstances(t *testing.T) {
 			t.Errorf("webhook message %s sent %d times", id, n)
 		}
 	}
-	if len(seen) != 100 {
-		t.Errorf("%d webhook messages for 100 events", len(seen))
+	if len(seen) != 120 { // 20 live ones, then 100
+		t.Errorf("%d webhook messages for 120 events", len(seen))
 	}
 	mu.Unlock()
 
@@ -130,6 +135,67 @@ func TestTwoInstances(t *testing.T) {
 		if status, _, _ := send(t, "GET", url+"/v1/insights?project=my-saas", second, ""); status != 401 {
 			t.Fatalf("revoked token on %s: %d, want 401 at once", url, status)
 		}
+	}
+}
+
+// liveAcross signs in to B's dashboard, opens the project's live feed there, and
+// publishes on A: each event must reach B's feed within 100 ms (median of 20).
+func liveAcross(t *testing.T, loc, a, b, token string) {
+	t.Helper()
+	if code, _, errs := runCLI(t, loc, "a long password\n", "user", "create", "ada@example.com"); code != 0 {
+		t.Fatal(errs)
+	}
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	res, err := noRedirect.PostForm(b+"/login", url.Values{"email": {"ada@example.com"}, "password": {"a long password"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	req, _ := http.NewRequest("GET", b+"/p/my-saas/stream", nil)
+	for _, c := range res.Cookies() {
+		req.AddCookie(c)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stream, err := http.DefaultClient.Do(req.WithContext(ctx))
+	if err != nil || stream.StatusCode != 200 {
+		t.Fatalf("B's live feed: %v %v (sign-in: %s)", stream, err, res.Status)
+	}
+	defer stream.Body.Close()
+	lines := make(chan string, 1024)
+	go func() {
+		sc := bufio.NewScanner(stream.Body)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	var lat []time.Duration
+	for i := 0; i < 20; i++ {
+		start := time.Now()
+		status, _, body := send(t, "POST", a+"/v1/log", token, fmt.Sprintf(`{"project":"my-saas","channel":"payments","event":"live %d"}`, i))
+		if status != 200 {
+			t.Fatalf("publish on A: %d %s", status, body)
+		}
+		id := strings.Split(strings.Split(body, `"id":"`)[1], `"`)[0]
+		for found := false; !found; {
+			select {
+			case line, ok := <-lines:
+				if !ok {
+					t.Fatal("B's live feed ended")
+				}
+				found = strings.Contains(line, id)
+			case <-time.After(5 * time.Second):
+				t.Fatalf("event %d published on A never reached B's dashboard", i)
+			}
+		}
+		lat = append(lat, time.Since(start))
+	}
+	slices.Sort(lat)
+	t.Logf("publish on A → B's dashboard feed: median %v, max %v", lat[len(lat)/2], lat[len(lat)-1])
+	if lat[len(lat)/2] > 100*time.Millisecond {
+		t.Fatalf("median %v, want within 100 ms", lat[len(lat)/2])
 	}
 }
 
