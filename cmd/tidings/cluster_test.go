@@ -197,6 +197,27 @@ func liveAcross(t *testing.T, loc, a, b, token string) {
 	if lat[len(lat)/2] > 100*time.Millisecond {
 		t.Fatalf("median %v, want within 100 ms", lat[len(lat)/2])
 	}
+
+	// Signing out on A ends the session's live feed on B within a second.
+	out, _ := http.NewRequest("POST", a+"/logout", nil)
+	for _, c := range res.Cookies() {
+		out.AddCookie(c)
+	}
+	if r, err := noRedirect.Do(out); err != nil || r.StatusCode != http.StatusSeeOther {
+		t.Fatalf("sign out on A: %v %v", r, err)
+	}
+	start := time.Now()
+	for {
+		select {
+		case _, ok := <-lines:
+			if !ok {
+				t.Logf("B's feed ended %v after the sign-out on A", time.Since(start))
+				return
+			}
+		case <-time.After(time.Second - time.Since(start)):
+			t.Fatal("the session signed out on A still streams on B after a second")
+		}
+	}
 }
 
 // TestDatabaseOutage ends every connection of the server to PostgreSQL, three times,
