@@ -3,6 +3,7 @@ package groupcommit
 import (
 	"context"
 	"errors"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -70,5 +71,39 @@ func TestBatchErrorFailsEveryJobAndCloseRefuses(t *testing.T) {
 	}
 	if len(sizes) != 1 || sizes[0] != 1 {
 		t.Fatalf("stats = %v", sizes)
+	}
+}
+
+// TestBatchesOnOneCPU: with one CPU for the runtime (a one-vCPU VM), submitters that
+// are ready to submit still share a batch. The writer used to take each job alone —
+// a submitter woken by its answer ran only after the writer had started the next
+// commit — so every event paid its own fsync (1,692 events/s instead of 7,718).
+func TestBatchesOnOneCPU(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	var jobs, batches atomic.Int64
+	c := New(func(ctx context.Context, js []*Job[int, int]) error {
+		batches.Add(1)
+		jobs.Add(int64(len(js)))
+		spin := time.Now()
+		for time.Since(spin) < 200*time.Microsecond { // a commit holds the CPU, as an fsync's syscall does
+		}
+		return nil
+	}, 256, 1024, nil)
+	defer c.Close()
+	var wg sync.WaitGroup
+	for w := 0; w < 32; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 50; i++ {
+				c.Submit(context.Background(), i)
+			}
+		}()
+	}
+	wg.Wait()
+	mean := float64(jobs.Load()) / float64(batches.Load())
+	t.Logf("%d jobs in %d batches: %.1f per batch", jobs.Load(), batches.Load(), mean)
+	if mean < 8 {
+		t.Fatalf("%.1f jobs per batch with 32 submitters on one CPU, want at least 8", mean)
 	}
 }
