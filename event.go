@@ -258,3 +258,24 @@ func asciiLower(s string) string {
 		return r
 	}, s)
 }
+
+// Accept makes the stored event of e: a new ID, accepted at now (which also stands in
+// for a missing timestamp), tags never nil. Every backend stores what it returns.
+func (e *NewEvent) Accept(now time.Time) (*Event, error) {
+	id, err := NewEventID()
+	if err != nil {
+		return nil, err
+	}
+	ev := &Event{
+		ID: id, Project: e.Project, Channel: e.Channel, Event: e.Event, Description: e.Description,
+		Icon: e.Icon, Notify: e.Notify, Tags: e.Tags, Parser: e.Parser, UserID: e.UserID,
+		Timestamp: e.Timestamp.UTC(), CreatedAt: now,
+	}
+	if ev.Timestamp.IsZero() {
+		ev.Timestamp = now
+	}
+	if ev.Tags == nil {
+		ev.Tags = Tags{}
+	}
+	return ev, nil
+}

@@ -282,21 +282,9 @@ func (b *batch) insertEvent(ctx context.Context, accountID int64, e *tidings.New
 	if err != nil {
 		return nil, err
 	}
-	id, err := tidings.NewEventID()
+	ev, err := e.Accept(fromMS(b.now))
 	if err != nil {
 		return nil, err
-	}
-	now := fromMS(b.now)
-	ev := &tidings.Event{
-		ID: id, Project: e.Project, Channel: e.Channel, Event: e.Event, Description: e.Description,
-		Icon: e.Icon, Notify: e.Notify, Tags: e.Tags, Parser: e.Parser, UserID: e.UserID,
-		Timestamp: e.Timestamp.UTC(), CreatedAt: now,
-	}
-	if ev.Timestamp.IsZero() {
-		ev.Timestamp = now
-	}
-	if ev.Tags == nil {
-		ev.Tags = tidings.Tags{}
 	}
 	tags, _ := json.Marshal(ev.Tags)
 	r := &b.rows

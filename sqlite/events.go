@@ -29,20 +29,9 @@ func (b *batch) insertEvent(ctx context.Context, accountID int64, e *tidings.New
 	if err != nil {
 		return nil, err
 	}
-	id, err := tidings.NewEventID()
+	ev, err := e.Accept(b.now)
 	if err != nil {
 		return nil, err
-	}
-	ev := &tidings.Event{
-		ID: id, Project: e.Project, Channel: e.Channel, Event: e.Event, Description: e.Description,
-		Icon: e.Icon, Notify: e.Notify, Tags: e.Tags, Parser: e.Parser, UserID: e.UserID,
-		Timestamp: e.Timestamp.UTC(), CreatedAt: b.now,
-	}
-	if ev.Timestamp.IsZero() {
-		ev.Timestamp = b.now
-	}
-	if ev.Tags == nil {
-		ev.Tags = tidings.Tags{}
 	}
 	tags, _ := json.Marshal(ev.Tags)
 	if err := b.exec(ctx, sqlInsertEvent, ev.ID, p.ID, channelID, ev.Event, ev.Description, ev.Icon, ev.Notify,
