@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Load test on loopback: builds tidings, serves a fresh data folder with rate limits off,
-# makes a token with the CLI, and runs bench/load against it. Bounded: each phase lasts
+# makes a token with the CLI, starts the baseline server (bearer check + JSON decode, no
+# store) on the same cores, and runs bench/load against both. Bounded: each phase lasts
 # DURATION (default 5s). Usage: bench/load.sh [-clients 64] [-duration 5s] [-streams 300]
 # [-devices 1000] (then USERS=50: each user may have 20 devices).
 # The server runs pinned to the cores in SERVER_CPUS (e.g. SERVER_CPUS=1 for one core) and
@@ -42,13 +43,22 @@ done
 server_pin=() load_pin=()
 [ -n "${SERVER_CPUS:-}" ] && server_pin=(taskset -c "$SERVER_CPUS")
 [ -n "${LOAD_CPUS:-}" ] && load_pin=(taskset -c "$LOAD_CPUS")
-urls=
+urls= pids= metrics=
 for i in $(seq 1 "${INSTANCES:-1}"); do
   p=$(( port + i - 1 ))
+  m=$(( port + 100 + i ))
   "${server_pin[@]}" "$t" serve --addr "127.0.0.1:$p" "${store[@]}" --token-rate 0 --public-ip-rate 0 \
-    --trusted-proxies 127.0.0.1 --allow-private-targets ${SERVE_FLAGS:-} >"$work/serve-$i.log" 2>&1 &
+    --trusted-proxies 127.0.0.1 --allow-private-targets --metrics-addr "127.0.0.1:$m" ${SERVE_FLAGS:-} >"$work/serve-$i.log" 2>&1 &
   servers+=($!)
   for _ in $(seq 1 50); do curl -sf "http://127.0.0.1:$p/readyz" >/dev/null && break; sleep 0.1; done
   urls="${urls:+$urls,}http://127.0.0.1:$p"
+  pids="${pids:+$pids,}$!"
+  metrics="${metrics:+$metrics,}http://127.0.0.1:$m/metrics"
 done
-"${load_pin[@]}" "$work/load" -url "$urls" -token "$token" "$@"
+b=$(( port + 200 ))
+"${server_pin[@]}" "$work/load" -serve-baseline "127.0.0.1:$b" -token "$token" &
+servers+=($!)
+base_pid=$!
+for _ in $(seq 1 50); do curl -sf "http://127.0.0.1:$b/healthz" >/dev/null && break; sleep 0.1; done
+"${load_pin[@]}" "$work/load" -url "$urls" -token "$token" -server-pids "$pids" -metrics "$metrics" \
+  -baseline "http://127.0.0.1:$b" -baseline-pid "$base_pid" "$@"

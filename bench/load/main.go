@@ -1,6 +1,7 @@
-// Command load drives a running Tidings server over loopback and reports throughput and
-// latency of publishing, as ratios against GET /healthz measured in the same run (the
-// HTTP stack alone, no store). bench/load.sh starts a server and runs it.
+// Command load drives a running Tidings server over loopback and reports throughput,
+// latency and server CPU per request of publishing, as ratios against a baseline measured
+// in the same run: a Go handler that checks the bearer token and decodes the same JSON
+// body, with no store (load -serve-baseline ADDR runs it). bench/load.sh starts both.
 package main
 
 import (
@@ -23,11 +24,20 @@ type phase struct {
 }
 
 type result struct {
-	reqs      int
-	errors    int64
-	rps       float64
-	p50, p99  time.Duration
-	statusBad map[int]int
+	reqs          int
+	errors        int64
+	rps           float64
+	p50, p90, p99 time.Duration
+	statusBad     map[int]int
+	cpuPerReq     time.Duration // server CPU time per request; 0 when not measured
+	batch         float64       // mean writes per committed batch; 0 when not measured
+}
+
+// target is a server under load and what is known to measure it.
+type target struct {
+	url     string
+	pids    []int    // processes whose CPU time counts
+	metrics []string // Prometheus endpoints for the batch size
 }
 
 func main() {
@@ -40,44 +50,83 @@ func main() {
 	devices := flag.Int("devices", 0, "also compare notify events with this many push devices (on a slow local push service) against none")
 	pushDelay := flag.Duration("push-delay", 200*time.Millisecond, "how long the local push service takes to answer")
 	password := flag.String("password", "load password", "their password")
+	baseURL := flag.String("baseline", "", "address of a baseline server (load -serve-baseline); without it, GET /healthz of the server is the baseline")
+	basePID := flag.Int("baseline-pid", 0, "the baseline server's process, for its CPU time per request")
+	serverPIDs := flag.String("server-pids", "", "the servers' processes, comma-separated, for CPU time per request")
+	metricsURLs := flag.String("metrics", "", "the servers' /metrics URLs, comma-separated, for the mean batch size")
+	profile := flag.String("profile", "", "write a CPU profile of the first server during the POST /v1/log phase to this file (needs -metrics)")
+	serve := flag.String("serve-baseline", "", "run the baseline server on this address instead of a load")
 	flag.Parse()
+	if *serve != "" {
+		if err := serveBaseline(*serve, *token); err != nil {
+			fmt.Fprintln(os.Stderr, "load:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *token == "" {
 		fmt.Fprintln(os.Stderr, "load: give -token or TIDINGS_TOKEN")
 		os.Exit(2)
 	}
 	phases := []phase{
-		{"GET /healthz (baseline)", "GET", "/healthz", ""},
-		{"POST /v1/log", "POST", "/v1/log", `{"project":"load","channel":"events","event":"New Subscription","icon":"💰","tags":{"plan":"premium","seats":3}}`},
+		{"POST /v1/log", "POST", "/v1/log", `{"project":"load","channel":"events","event":"New Subscription","description":"Ada upgraded to the yearly premium plan after the trial","icon":"💰","user_id":"user-1042","tags":{"plan":"premium","seats":3,"region":"eu-west","trial":false}}`},
 		{"POST /v1/insight increment", "POST", "/v1/insight", `{"project":"load","title":"Signups","value":1,"change":"increment"}`},
 	}
 	transport := &http.Transport{MaxIdleConns: *clients, MaxIdleConnsPerHost: *clients}
 	client := &http.Client{Transport: transport, Timeout: 10 * time.Second}
+	srv := target{url: *url, pids: parsePIDs(*serverPIDs)}
+	if *metricsURLs != "" {
+		srv.metrics = strings.Split(*metricsURLs, ",")
+	}
+	base := target{url: *baseURL, pids: parsePIDs(fmt.Sprint(*basePID))}
 
-	fmt.Printf("%d clients, %v per phase, against %s\n\n", *clients, *duration, *url)
-	fmt.Printf("%-40s %10s %10s %10s %8s %s\n", "phase", "req/s", "p50", "p99", "errors", "vs baseline")
-	var base float64
+	fmt.Printf("%d clients, %v per phase, against %s", *clients, *duration, *url)
+	if base.url != "" {
+		fmt.Printf("; baseline (bearer check + JSON decode, no store) at %s", base.url)
+	}
+	fmt.Printf("\n\n%-44s %9s %9s %9s %9s %6s %9s %6s %s\n", "phase", "req/s", "p50", "p90", "p99", "errors", "CPU/req", "batch", "vs baseline")
 	failed := false
-	for i, p := range phases {
-		r := run(client, *url, *token, p, *clients, *duration)
-		if i == 0 {
-			base = r.rps
+	var ref float64 // the baseline's req/s that later phases are compared with
+	if base.url == "" {
+		r := run(client, srv, *token, phase{"GET /healthz", "GET", "/healthz", ""}, *clients, *duration)
+		print("GET /healthz (baseline)", r, r.rps)
+		ref = r.rps
+	}
+	for _, p := range phases {
+		if base.url != "" {
+			b := run(client, base, *token, p, *clients, *duration)
+			print("baseline "+p.name, b, b.rps)
+			ref = b.rps
+			failed = failed || b.errors > 0
 		}
-		print(p.name, r, base)
+		done := make(chan struct{})
+		if *profile != "" && len(srv.metrics) > 0 && p.path == "/v1/log" {
+			go func() { defer close(done); saveProfile(srv.metrics[0], *profile, *duration) }()
+		} else {
+			close(done)
+		}
+		r := run(client, srv, *token, p, *clients, *duration)
+		<-done
+		print(p.name, r, ref)
 		failed = failed || r.errors > 0
 	}
+	if base.url == "" {
+		fmt.Println("\n(no -baseline given: ratios are against GET /healthz of the server)")
+	}
+	baseRef := ref
 	if *streams > 0 {
 		p := phase{"POST /v1/log 9 KB Markdown", "POST", "/v1/log", markdownEvent()}
-		quiet := run(client, *url, *token, p, *clients, *duration)
-		print(p.name+", no streams", quiet, base)
+		quiet := run(client, srv, *token, p, *clients, *duration)
+		print(p.name+", no streams", quiet, baseRef)
 		v, err := openViewers(*url, "load", "load-%d@example.com", *password, *users, *streams)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "load:", err)
 			os.Exit(1)
 		}
 		time.Sleep(500 * time.Millisecond)
-		busy := run(client, *url, *token, p, *clients, *duration)
+		busy := run(client, srv, *token, p, *clients, *duration)
 		v.close()
-		print(fmt.Sprintf("%s, %d streams", p.name, v.opened.Load()), busy, base)
+		print(fmt.Sprintf("%s, %d streams", p.name, v.opened.Load()), busy, baseRef)
 		fmt.Printf("\nstreams: %d open, %d refused (account cap); %d cards delivered (%.0f per event); %d paused as behind, %d reconnects after drops, %d reload orders\n",
 			v.opened.Load(), v.refused.Load(), v.events.Load(), float64(v.events.Load())/max(1, float64(busy.reqs)),
 			v.paused.Load(), v.reconnect.Load(), v.reloads.Load())
@@ -86,8 +135,8 @@ func main() {
 	}
 	if *devices > 0 {
 		p := phase{"POST /v1/log notify", "POST", "/v1/log", `{"project":"load","channel":"events","event":"Deploy finished","icon":"🚀","notify":true}`}
-		quiet := run(client, *url, *token, p, *clients, *duration)
-		print(p.name+", no devices", quiet, base)
+		quiet := run(client, srv, *token, p, *clients, *duration)
+		print(p.name+", no devices", quiet, baseRef)
 		svc, err := startSlowPushService(*pushDelay)
 		if err == nil {
 			err = subscribeDevices(*url, *password, svc, *devices)
@@ -96,8 +145,8 @@ func main() {
 			fmt.Fprintln(os.Stderr, "load:", err)
 			os.Exit(1)
 		}
-		busy := run(client, *url, *token, p, *clients, *duration)
-		print(fmt.Sprintf("%s, %d devices (push %v)", p.name, *devices, *pushDelay), busy, base)
+		busy := run(client, srv, *token, p, *clients, *duration)
+		print(fmt.Sprintf("%s, %d devices (push %v)", p.name, *devices, *pushDelay), busy, baseRef)
 		fmt.Printf("\npush service received %d messages during the phase\n", svc.received.Load())
 		fmt.Printf("ratio with devices / without: %.2f\n", busy.rps/quiet.rps)
 		failed = failed || quiet.errors > 0 || busy.errors > 0
@@ -108,8 +157,16 @@ func main() {
 }
 
 func print(name string, r result, base float64) {
-	fmt.Printf("%-40s %10.0f %10v %10v %8d %10.2f×\n", name, r.rps, r.p50.Round(time.Microsecond),
-		r.p99.Round(time.Microsecond), r.errors, r.rps/base)
+	cpu, batch := "-", "-"
+	if r.cpuPerReq > 0 {
+		cpu = fmt.Sprintf("%.0fµs", float64(r.cpuPerReq)/float64(time.Microsecond))
+	}
+	if r.batch > 0 {
+		batch = fmt.Sprintf("%.1f", r.batch)
+	}
+	round := func(d time.Duration) time.Duration { return d.Round(10 * time.Microsecond) }
+	fmt.Printf("%-44s %9.0f %9v %9v %9v %6d %9s %6s %6.2f×\n", name, r.rps, round(r.p50), round(r.p90),
+		round(r.p99), r.errors, cpu, batch, r.rps/base)
 	if r.errors > 0 {
 		fmt.Printf("   unexpected statuses: %v\n", r.statusBad)
 	}
@@ -129,7 +186,9 @@ func markdownEvent() string {
 	return `{"project":"load","channel":"events","event":"Deploy finished","icon":"🚀","parser":"markdown","description":` + string(desc) + `}`
 }
 
-func run(client *http.Client, url, token string, p phase, clients int, d time.Duration) result {
+func run(client *http.Client, t target, token string, p phase, clients int, d time.Duration) result {
+	cpu0 := cpuTime(t.pids)
+	w0, b0 := batchTotals(t.metrics)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var errs atomic.Int64
@@ -137,7 +196,7 @@ func run(client *http.Client, url, token string, p phase, clients int, d time.Du
 	lat := make([][]time.Duration, clients)
 	deadline := time.Now().Add(d)
 	start := time.Now()
-	urls := strings.Split(url, ",")
+	urls := strings.Split(t.url, ",")
 	for c := 0; c < clients; c++ {
 		wg.Add(1)
 		go func(c int) {
@@ -175,7 +234,13 @@ func run(client *http.Client, url, token string, p phase, clients int, d time.Du
 	slices.Sort(all)
 	r := result{reqs: len(all), errors: errs.Load(), statusBad: bad, rps: float64(len(all)) / elapsed.Seconds()}
 	if len(all) > 0 {
-		r.p50, r.p99 = all[len(all)/2], all[len(all)*99/100]
+		r.p50, r.p90, r.p99 = all[len(all)/2], all[len(all)*90/100], all[len(all)*99/100]
+		if cpu := cpuTime(t.pids) - cpu0; cpu > 0 {
+			r.cpuPerReq = cpu / time.Duration(len(all))
+		}
+	}
+	if w1, b1 := batchTotals(t.metrics); b1 > b0 {
+		r.batch = (w1 - w0) / (b1 - b0)
 	}
 	return r
 }

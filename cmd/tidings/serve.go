@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"strings"
 	"sync"
@@ -166,6 +167,12 @@ func (m *Main) Run(ctx context.Context) error {
 	if m.Config.MetricsAddr != "" {
 		mm := http.NewServeMux()
 		mm.Handle("GET /metrics", met.Handler())
+		// Profiles, on the operator's listener only: never on the public address.
+		mm.HandleFunc("GET /debug/pprof/", pprof.Index)
+		mm.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
+		mm.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
+		mm.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
+		mm.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)
 		m.metricsSrv = &http.Server{Addr: m.Config.MetricsAddr, Handler: mm, ReadHeaderTimeout: 5 * time.Second}
 		if m.metricsLn, err = net.Listen("tcp", m.Config.MetricsAddr); err != nil {
 			m.Close()

@@ -115,14 +115,24 @@ func TestMetricsListener(t *testing.T) {
 			t.Fatalf("/metrics lacks %q", want)
 		}
 	}
-	// The main listener does not expose metrics.
-	res, err = http.Get(m.URL() + "/metrics")
+	res, err = http.Get("http://" + m.metricsLn.Addr().String() + "/debug/pprof/heap?debug=1")
 	if err != nil {
 		t.Fatal(err)
 	}
 	res.Body.Close()
-	if res.StatusCode != 404 {
-		t.Fatalf("/metrics on the public listener: %d", res.StatusCode)
+	if res.StatusCode != 200 {
+		t.Fatalf("profiles on the metrics listener: %d", res.StatusCode)
+	}
+	// The main listener exposes neither metrics nor profiles.
+	for _, path := range []string{"/metrics", "/debug/pprof/", "/debug/pprof/heap"} {
+		res, err = http.Get(m.URL() + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != 404 {
+			t.Fatalf("%s on the public listener: %d", path, res.StatusCode)
+		}
 	}
 }
 

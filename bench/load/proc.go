@@ -1,0 +1,94 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// clockTick is the unit of utime and stime in /proc/PID/stat (USER_HZ, 100 on Linux).
+const clockTick = 10 * time.Millisecond
+
+// cpuTime is the CPU time (user + system) the processes have used so far, read from
+// /proc; zero where it cannot be read.
+func cpuTime(pids []int) time.Duration {
+	var total time.Duration
+	for _, pid := range pids {
+		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			continue
+		}
+		// The command name (field 2) may hold spaces: count fields after its ')'.
+		s := string(data)
+		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(f) < 13 {
+			continue
+		}
+		utime, _ := strconv.ParseInt(f[11], 10, 64)
+		stime, _ := strconv.ParseInt(f[12], 10, 64)
+		total += time.Duration(utime+stime) * clockTick
+	}
+	return total
+}
+
+// batchTotals reads the group committer's histogram totals (sum of writes, number of
+// batches) from the servers' Prometheus endpoints.
+func batchTotals(urls []string) (writes, batches float64) {
+	for _, u := range urls {
+		res, err := http.Get(u)
+		if err != nil {
+			continue
+		}
+		sc := bufio.NewScanner(res.Body)
+		for sc.Scan() {
+			name, value, ok := strings.Cut(sc.Text(), " ")
+			if !ok {
+				continue
+			}
+			v, _ := strconv.ParseFloat(value, 64)
+			switch name {
+			case "tidings_commit_batch_size_sum":
+				writes += v
+			case "tidings_commit_batch_size_count":
+				batches += v
+			}
+		}
+		res.Body.Close()
+	}
+	return writes, batches
+}
+
+func parsePIDs(s string) []int {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		if n, err := strconv.Atoi(strings.TrimSpace(f)); err == nil {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// saveProfile fetches a CPU profile covering most of a phase of length d from the
+// server whose metrics listener serves metricsURL.
+func saveProfile(metricsURL, path string, d time.Duration) {
+	secs := max(1, int((d - 500*time.Millisecond).Seconds()))
+	u := strings.TrimSuffix(metricsURL, "/metrics") + fmt.Sprintf("/debug/pprof/profile?seconds=%d", secs)
+	res, err := http.Get(u)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "load: profile:", err)
+		return
+	}
+	defer res.Body.Close()
+	f, err := os.Create(path)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "load: profile:", err)
+		return
+	}
+	defer f.Close()
+	io.Copy(f, res.Body)
+}
