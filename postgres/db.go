@@ -28,6 +28,7 @@ import (
 
 	"github.com/tidings-dev/tidings"
 	"github.com/tidings-dev/tidings/internal/groupcommit"
+	"github.com/tidings-dev/tidings/internal/tokencache"
 )
 
 //go:embed migrations/*.sql
@@ -48,9 +49,10 @@ type DB struct {
 	pool     *pgxpool.Pool
 	now      func() time.Time
 	writer   *groupcommit.Committer[*writeJob, *writeResult]
-	instance string        // this process's name in notifications and the instances table
-	outbox   chan struct{} // a job was added to the outbox
-	seen     seenSet       // events published on this instance, for the relay's catch-up
+	instance string            // this process's name in notifications and the instances table
+	outbox   chan struct{}     // a job was added to the outbox
+	seen     seenSet           // events published on this instance, for the relay's catch-up
+	tokens   *tokencache.Cache // FindToken's results for a second; cleared by writes that invalidate tokens
 	closed   atomic.Bool
 }
 
@@ -78,7 +80,8 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("connect to PostgreSQL: %w", err)
 	}
-	db := &DB{pool: pool, now: opts.Now, instance: newInstanceName(), outbox: make(chan struct{}, 1)}
+	db := &DB{pool: pool, now: opts.Now, instance: newInstanceName(), outbox: make(chan struct{}, 1),
+		tokens: tokencache.New(nil)}
 	if db.now == nil {
 		db.now = time.Now
 	}

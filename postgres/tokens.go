@@ -58,13 +58,19 @@ func scanToken(r pgx.Row) (*tidings.Token, error) {
 	return t, nil
 }
 
-// FindToken returns the token with the given ID. It reads the row on every call: a
-// revocation on any instance counts from the next request on every instance.
+// FindToken returns the token with the given ID. A token read less than a second ago
+// comes from memory; a revocation on this instance clears that memory, so it counts from
+// the next request here, and within a second on the other instances.
 func (db *DB) FindToken(ctx context.Context, id string) (*tidings.Token, error) {
+	t, gen := db.tokens.Get(id)
+	if t != nil {
+		return t, nil
+	}
 	t, err := scanToken(db.row(ctx, `SELECT `+tokenColumns+` WHERE t.id = $1`, id))
 	if err != nil {
 		return nil, notFound(err, "no token %q", id)
 	}
+	db.tokens.Put(t, gen)
 	return t, nil
 }
 
@@ -77,6 +83,7 @@ func (db *DB) ListTokens(ctx context.Context, accountID int64) ([]*tidings.Token
 func (db *DB) RevokeToken(ctx context.Context, accountID int64, id string, at time.Time) error {
 	tag, err := db.exec(ctx,
 		`UPDATE tokens SET revoked_at = coalesce(revoked_at, $1) WHERE id = $2 AND account_id = $3`, ms(at), id, accountID)
+	db.tokens.Clear()
 	if err != nil {
 		return err
 	}

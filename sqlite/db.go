@@ -20,6 +20,7 @@ import (
 
 	"github.com/tidings-dev/tidings"
 	"github.com/tidings-dev/tidings/internal/groupcommit"
+	"github.com/tidings-dev/tidings/internal/tokencache"
 )
 
 //go:embed migrations/*.sql
@@ -46,6 +47,7 @@ type DB struct {
 	// findToken runs on every API request: prepared once for the read pool, so that
 	// SQLite does not parse it each time (it was a tenth of a publish's CPU).
 	findToken *sql.Stmt
+	tokens    *tokencache.Cache // FindToken's results for a second; cleared by writes that invalidate tokens
 	health    writeHealth
 	outbox    chan struct{} // a job was added to the outbox
 }
@@ -83,7 +85,8 @@ func Open(ctx context.Context, dir string, opts Options) (*DB, error) {
 	read.SetMaxOpenConns(8)
 	read.SetMaxIdleConns(8)
 
-	db := &DB{write: write, read: read, now: opts.Now, prepared: map[string]*sql.Stmt{}, outbox: make(chan struct{}, 1)}
+	db := &DB{write: write, read: read, now: opts.Now, prepared: map[string]*sql.Stmt{}, outbox: make(chan struct{}, 1),
+		tokens: tokencache.New(nil)}
 	if db.now == nil {
 		db.now = time.Now
 	}

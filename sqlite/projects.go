@@ -164,6 +164,7 @@ func (db *DB) CountEvents(ctx context.Context, accountID int64, project, channel
 // DeleteProject deletes the project; foreign keys take everything in it along.
 func (db *DB) DeleteProject(ctx context.Context, accountID int64, project string) error {
 	res, err := db.write.ExecContext(ctx, `DELETE FROM projects WHERE account_id = ? AND name = ?`, accountID, project)
+	db.tokens.Clear() // tokens limited to the project went with it
 	if err != nil {
 		return err
 	}
@@ -180,6 +181,7 @@ func (db *DB) DeleteChannel(ctx context.Context, accountID int64, project, chann
 		return err
 	}
 	res, err := db.write.ExecContext(ctx, `DELETE FROM channels WHERE project_id = ? AND name = ?`, p.ID, channel)
+	db.tokens.Clear() // tokens limited to the channel went with it
 	if err != nil {
 		return err
 	}

@@ -63,14 +63,23 @@ func scanToken(s scanner) (*tidings.Token, error) {
 	return t, nil
 }
 
-// FindToken returns the token with the given ID. It reads the row on every call: a
-// revocation, even by another process, counts from the next request.
+// FindToken returns the token with the given ID. A token read less than a second ago
+// comes from memory; a revocation in this process clears that memory, so it counts from
+// the next request here, and within a second in other processes sharing the store.
 func (db *DB) FindToken(ctx context.Context, id string) (*tidings.Token, error) {
+	t, gen := db.tokens.Get(id)
+	if t != nil {
+		return t, nil
+	}
 	t, err := scanToken(db.findToken.QueryRowContext(ctx, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, tidings.Errorf(tidings.ENotFound, "no token %q", id)
 	}
-	return t, err
+	if err != nil {
+		return nil, err
+	}
+	db.tokens.Put(t, gen)
+	return t, nil
 }
 
 // ListTokens returns the account's tokens, oldest first.
@@ -96,6 +105,7 @@ func (db *DB) ListTokens(ctx context.Context, accountID int64) ([]*tidings.Token
 func (db *DB) RevokeToken(ctx context.Context, accountID int64, id string, at time.Time) error {
 	res, err := db.write.ExecContext(ctx,
 		`UPDATE tokens SET revoked_at = coalesce(revoked_at, ?) WHERE id = ? AND account_id = ?`, ms(at), id, accountID)
+	db.tokens.Clear()
 	if err != nil {
 		return err
 	}
