@@ -205,7 +205,7 @@ func (db *DB) CountEvents(ctx context.Context, accountID int64, project, channel
 // DeleteProject deletes the project; foreign keys take everything in it along.
 func (db *DB) DeleteProject(ctx context.Context, accountID int64, project string) error {
 	tag, err := db.exec(ctx, `DELETE FROM projects WHERE account_id = $1 AND name = $2`, accountID, project)
-	db.tokens.Clear() // tokens limited to the project went with it
+	db.tokensInvalidated(ctx) // tokens limited to the project went with it
 	if err != nil {
 		return err
 	}
@@ -222,7 +222,7 @@ func (db *DB) DeleteChannel(ctx context.Context, accountID int64, project, chann
 		return err
 	}
 	tag, err := db.exec(ctx, `DELETE FROM channels WHERE project_id = $1 AND name = $2`, p.ID, channel)
-	db.tokens.Clear() // tokens limited to the channel went with it
+	db.tokensInvalidated(ctx) // tokens limited to the channel went with it
 	if err != nil {
 		return err
 	}

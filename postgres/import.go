@@ -15,6 +15,23 @@ var importOrder = []string{"accounts", "users", "projects", "channels", "tokens"
 	"insights", "insight_points", "sessions", "invites", "webhooks", "deliveries", "webhook_attempts",
 	"push_subscriptions", "notify_prefs", "push_records", "settings"}
 
+// uuidText is SQL (SQLite) for a 16-byte UUID column as its text form.
+func uuidText(col string) string {
+	h := `lower(hex(` + col + `))`
+	return `substr(` + h + `, 1, 8) || '-' || substr(` + h + `, 9, 4) || '-' || substr(` + h + `, 13, 4) || '-' || substr(` +
+		h + `, 17, 4) || '-' || substr(` + h + `, 21)`
+}
+
+// sqliteShapes reads the tables whose SQLite shape differs from PostgreSQL's (the
+// embedded store's lean schema: events keyed by seq with a 16-byte ID, tags in a
+// dictionary) in PostgreSQL's shape.
+var sqliteShapes = map[string]string{
+	"events": `(SELECT ` + uuidText("id") + ` AS id, project_id, channel_id, event, description, icon, notify, tags,
+		parser, user_id, ts, created_at FROM events ORDER BY seq)`,
+	"event_tags": `(SELECT ` + uuidText("e.id") + ` AS event_id, g.key AS key, g.value AS value
+		FROM event_tags t JOIN tags g ON g.id = t.tag_id JOIN events e ON e.seq = t.seq)`,
+}
+
 // Source is the SQLite database to import, best a read transaction (*sql.Tx): one
 // snapshot of every table.
 type Source interface {
@@ -81,8 +98,13 @@ func copyTable(ctx context.Context, src Source, tx pgx.Tx, table string) (int64,
 	if err != nil {
 		return 0, err
 	}
-	srcCols, err := sqliteColumns(ctx, src, table)
-	if err != nil {
+	from, shaped := sqliteShapes[table]
+	var srcCols []string
+	if shaped {
+		for _, c := range cols {
+			srcCols = append(srcCols, c.name)
+		}
+	} else if srcCols, err = sqliteColumns(ctx, src, table); err != nil {
 		return 0, err
 	}
 	var sel, names []string
@@ -100,10 +122,13 @@ func copyTable(ctx context.Context, src Source, tx pgx.Tx, table string) (int64,
 		Scan(&withoutRowid); err != nil {
 		return 0, err
 	}
-	if !withoutRowid {
+	if !withoutRowid && !shaped {
 		order = ` ORDER BY rowid`
 	}
-	rows, err := src.QueryContext(ctx, `SELECT `+strings.Join(sel, ", ")+` FROM `+table+order)
+	if !shaped {
+		from = table
+	}
+	rows, err := src.QueryContext(ctx, `SELECT `+strings.Join(sel, ", ")+` FROM `+from+` AS `+table+order)
 	if err != nil {
 		return 0, err
 	}

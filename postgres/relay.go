@@ -31,6 +31,17 @@ type notice struct {
 type message struct {
 	From    string   `json:"f"`
 	Notices []notice `json:"n"`
+	Tokens  bool     `json:"t,omitempty"` // a token may have become invalid: forget cached ones
+}
+
+// tokensInvalidated clears this instance's token cache and tells the other instances
+// to clear theirs, after a write that may have made a token invalid. The notice is the
+// fast path; without it (listener reconnecting) a cached token still expires within
+// tokencache.TTL.
+func (db *DB) tokensInvalidated(ctx context.Context) {
+	db.tokens.Clear()
+	payload, _ := json.Marshal(message{From: db.instance, Tokens: true})
+	db.pool.Exec(ctx, `SELECT pg_notify($1, $2)`, channelName, string(payload))
 }
 
 // announce sends the batch's notices with its commit (a NOTIFY in a transaction is
@@ -153,6 +164,9 @@ func (db *DB) listen(ctx context.Context, local tidings.Broker, lost *time.Time)
 		var m message
 		if json.Unmarshal([]byte(n.Payload), &m) != nil || m.From == db.instance {
 			continue
+		}
+		if m.Tokens {
+			db.tokens.Clear()
 		}
 		db.deliverNotices(ctx, local, m.Notices)
 	}

@@ -83,7 +83,7 @@ func (db *DB) ListTokens(ctx context.Context, accountID int64) ([]*tidings.Token
 func (db *DB) RevokeToken(ctx context.Context, accountID int64, id string, at time.Time) error {
 	tag, err := db.exec(ctx,
 		`UPDATE tokens SET revoked_at = coalesce(revoked_at, $1) WHERE id = $2 AND account_id = $3`, ms(at), id, accountID)
-	db.tokens.Clear()
+	db.tokensInvalidated(ctx)
 	if err != nil {
 		return err
 	}

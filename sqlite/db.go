@@ -9,10 +9,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/pressly/goose/v3"
@@ -34,6 +36,7 @@ type Options struct {
 	Now      func() time.Time
 	MaxBatch int               // jobs per transaction (default 256)
 	OnCommit groupcommit.Stats // told about each batch, for metrics
+	Log      *slog.Logger      // where a long migration reports its progress (default: discarded)
 }
 
 // DB is a tidings.Store on SQLite.
@@ -48,8 +51,13 @@ type DB struct {
 	// SQLite does not parse it each time (it was a tenth of a publish's CPU).
 	findToken *sql.Stmt
 	tokens    *tokencache.Cache // FindToken's results for a second; cleared by writes that invalidate tokens
-	health    writeHealth
-	outbox    chan struct{} // a job was added to the outbox
+	// tokensChanged is a file every process sharing the folder touches after a write
+	// that can invalidate a token (the CLI revoking one beside the server): a change of
+	// its time clears the cache. A stat costs far less than the query the cache saves.
+	tokensChanged string
+	tokensSeen    atomic.Int64 // the file's modification time (ns) when last looked at
+	health        writeHealth
+	outbox        chan struct{} // a job was added to the outbox
 }
 
 var _ tidings.Store = (*DB)(nil)
@@ -86,11 +94,11 @@ func Open(ctx context.Context, dir string, opts Options) (*DB, error) {
 	read.SetMaxIdleConns(8)
 
 	db := &DB{write: write, read: read, now: opts.Now, prepared: map[string]*sql.Stmt{}, outbox: make(chan struct{}, 1),
-		tokens: tokencache.New(nil)}
+		tokens: tokencache.New(nil), tokensChanged: filepath.Join(dir, "tokens-changed")}
 	if db.now == nil {
 		db.now = time.Now
 	}
-	if err := db.migrate(ctx); err != nil {
+	if err := db.migrate(ctx, opts.Log); err != nil {
 		db.write.Close()
 		db.read.Close()
 		return nil, err
@@ -119,11 +127,18 @@ func Open(ctx context.Context, dir string, opts Options) (*DB, error) {
 	return db, nil
 }
 
-func (db *DB) migrate(ctx context.Context) error {
+func (db *DB) migrate(ctx context.Context, log *slog.Logger) error {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
 	sub, _ := fs.Sub(migrations, "migrations")
-	p, err := goose.NewProvider(goose.DialectSQLite3, db.write, sub, goose.WithDisableGlobalRegistry(true))
+	p, err := goose.NewProvider(goose.DialectSQLite3, db.write, sub, goose.WithDisableGlobalRegistry(true),
+		goose.WithGoMigrations(migration6()))
 	if err != nil {
 		return fmt.Errorf("migrations: %w", err)
+	}
+	if err := copyEvents(ctx, db.write, log); err != nil {
+		return err
 	}
 	// A server and a management command may start together on a new folder: the
 	// loser of that race finds the schema made and simply retries.

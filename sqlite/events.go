@@ -1,10 +1,13 @@
 package sqlite
 
 import (
+	"fmt"
+
 	"context"
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"github.com/google/uuid"
 	"strings"
 	"time"
 
@@ -33,20 +36,112 @@ func (b *batch) insertEvent(ctx context.Context, accountID int64, e *tidings.New
 	if err != nil {
 		return nil, err
 	}
+	id, ok := idBytes(ev.ID)
+	if !ok {
+		return nil, fmt.Errorf("event id %q is not a UUID", ev.ID)
+	}
 	tags, _ := json.Marshal(ev.Tags)
-	if err := b.exec(ctx, sqlInsertEvent, ev.ID, p.ID, channelID, ev.Event, ev.Description, ev.Icon, ev.Notify,
-		string(tags), ev.Parser, ev.UserID, ms(ev.Timestamp), ms(b.now)); err != nil {
+	s, err := b.stmt(ctx, sqlInsertEvent)
+	if err != nil {
+		return nil, err
+	}
+	ts := ms(ev.Timestamp)
+	res, err := s.ExecContext(ctx, id, p.ID, channelID, ev.Event, ev.Description, ev.Icon, ev.Notify,
+		string(tags), ev.Parser, ev.UserID, ts, ms(b.now))
+	if err != nil {
+		return nil, err
+	}
+	seq, err := res.LastInsertId()
+	if err != nil {
 		return nil, err
 	}
 	for _, t := range ev.Tags {
-		if err := b.exec(ctx, sqlInsertTag, ev.ID, t.Key, t.Value); err != nil {
+		tagID, err := b.tag(ctx, p.ID, t.Key, t.Value)
+		if err != nil {
 			return nil, err
 		}
+		if err := b.exec(ctx, sqlInsertTag, tagID, ts, seq, channelID); err != nil {
+			return nil, err
+		}
+		b.jobTag[tagID]++
 	}
+	b.jobHours[hourKey{channelID, hourOf(ts)}]++
 	if err := b.outboxFor(ctx, accountID, p, ev); err != nil {
 		return nil, err
 	}
 	return ev, nil
+}
+
+// eventQuery is a feed query as SQL: built apart from running it, so that a test can
+// check its plan (EXPLAIN QUERY PLAN) for scans and sorts.
+type eventQuery struct {
+	sql  string
+	args []any
+}
+
+// cursor is the position of a feed page's last event: newest first by (ts, seq).
+type cursor struct{ ts, seq int64 }
+
+// feedTag is a tag filter resolved to its dictionary row.
+type feedTag struct{ id, count int64 }
+
+// listQuery builds the query for a feed page. Its plan is chosen here, not left to
+// SQLite's guess: the page is read from the index of the smallest set among the
+// project (or channel) and the filter's tags — the rarest tag's rows when it has fewer
+// events than the channel — newest first, and every other condition is a check on
+// the rows it walks, so the scan stops at the page's end.
+func listQuery(project, channel, channelCount int64, tags []feedTag, text string, before *cursor, limit int) eventQuery {
+	var sb strings.Builder
+	var args []any
+	driver := -1 // index in tags of the tag whose rows drive the scan
+	for i, t := range tags {
+		if driver < 0 || t.count < tags[driver].count {
+			driver = i
+		}
+	}
+	if driver >= 0 && channel != 0 && channelCount < tags[driver].count {
+		driver = -1
+	}
+	// pos names the columns that order the scan: the driving index's.
+	pos := "e"
+	if driver >= 0 {
+		pos = "d"
+		// CROSS JOIN keeps the tag's rows as the outer loop.
+		sb.WriteString(`SELECT ` + eventColumns + ` FROM event_tags d CROSS JOIN events e ON e.seq = d.seq WHERE d.tag_id = ?`)
+		args = append(args, tags[driver].id)
+		if channel != 0 {
+			sb.WriteString(` AND d.channel_id = ?`)
+			args = append(args, channel)
+		}
+	} else {
+		sb.WriteString(`SELECT ` + eventColumns + ` FROM events e WHERE `)
+		if channel != 0 {
+			sb.WriteString(`e.channel_id = ?`)
+			args = append(args, channel)
+		} else {
+			sb.WriteString(`e.project_id = ?`)
+			args = append(args, project)
+		}
+	}
+	if before != nil {
+		sb.WriteString(` AND (` + pos + `.ts, ` + pos + `.seq) < (?, ?)`)
+		args = append(args, before.ts, before.seq)
+	}
+	for i, t := range tags {
+		if i == driver {
+			continue
+		}
+		sb.WriteString(` AND EXISTS (SELECT 1 FROM event_tags x WHERE x.tag_id = ? AND x.ts = e.ts AND x.seq = e.seq)`)
+		args = append(args, t.id)
+	}
+	if text != "" {
+		sb.WriteString(` AND (e.event LIKE ? ESCAPE '\' OR e.description LIKE ? ESCAPE '\')`)
+		like := "%" + escapeLike(text) + "%"
+		args = append(args, like, like)
+	}
+	sb.WriteString(` ORDER BY ` + pos + `.ts DESC, ` + pos + `.seq DESC LIMIT ?`)
+	args = append(args, limit)
+	return eventQuery{sb.String(), args}
 }
 
 // ListEvents returns a page of the project's events, newest first.
@@ -55,29 +150,23 @@ func (db *DB) ListEvents(ctx context.Context, accountID int64, q tidings.EventQu
 	if err != nil {
 		return nil, err
 	}
-	var sb strings.Builder
-	args := []any{p.ID}
-	sb.WriteString(`SELECT ` + eventColumns + ` WHERE e.project_id = ?`)
+	var channelID, channelCount int64
 	if q.Channel != "" {
-		channelID, err := db.channelID(ctx, p, q.Channel)
-		if err != nil {
+		if channelID, err = db.channelID(ctx, p, q.Channel); err != nil {
 			return nil, err
 		}
-		sb.WriteString(` AND e.channel_id = ?`)
-		args = append(args, channelID)
+		if channelCount, err = db.countChannel(ctx, channelID); err != nil {
+			return nil, err
+		}
 	}
-	for _, t := range q.Tags {
-		sb.WriteString(` AND EXISTS (SELECT 1 FROM event_tags t WHERE t.event_id = e.id AND t.key = ? AND t.value = ?)`)
-		args = append(args, t.Key, t.Value)
-	}
-	if q.Text != "" {
-		sb.WriteString(` AND (e.event LIKE ? ESCAPE '\' OR e.description LIKE ? ESCAPE '\')`)
-		like := "%" + escapeLike(q.Text) + "%"
-		args = append(args, like, like)
-	}
+	var before *cursor
 	if q.Before != "" {
-		var ts int64
-		err := db.read.QueryRowContext(ctx, `SELECT ts FROM events WHERE id = ? AND project_id = ?`, q.Before, p.ID).Scan(&ts)
+		c := cursor{}
+		id, ok := idBytes(q.Before)
+		err := sql.ErrNoRows
+		if ok {
+			err = db.read.QueryRowContext(ctx, `SELECT ts, seq FROM events WHERE id = ? AND project_id = ?`, id, p.ID).Scan(&c.ts, &c.seq)
+		}
 		if errors.Is(err, sql.ErrNoRows) {
 			var pr tidings.Problems
 			pr.Add("before", "cursor", "no event %q in project %q", q.Before, q.Project)
@@ -86,18 +175,23 @@ func (db *DB) ListEvents(ctx context.Context, accountID int64, q tidings.EventQu
 		if err != nil {
 			return nil, err
 		}
-		sb.WriteString(` AND (e.ts < ? OR (e.ts = ? AND e.id < ?))`)
-		args = append(args, ts, ts, q.Before)
+		before = &c
 	}
-	sb.WriteString(` ORDER BY e.ts DESC, e.id DESC LIMIT ?`)
-	args = append(args, q.Limit+1)
-
-	rows, err := db.read.QueryContext(ctx, sb.String(), args...)
-	if err != nil {
-		return nil, err
+	tags := make([]feedTag, 0, len(q.Tags))
+	for _, t := range q.Tags {
+		var ft feedTag
+		err := db.read.QueryRowContext(ctx, `SELECT id, count FROM tags WHERE project_id = ? AND key = ? AND value = ?`,
+			p.ID, t.Key, t.Value).Scan(&ft.id, &ft.count)
+		if errors.Is(err, sql.ErrNoRows) {
+			return &tidings.EventPage{Events: []*tidings.Event{}}, nil // no event has this tag
+		}
+		if err != nil {
+			return nil, err
+		}
+		tags = append(tags, ft)
 	}
-	defer rows.Close()
-	events, err := scanEvents(rows, q.Project)
+	eq := listQuery(p.ID, channelID, channelCount, tags, q.Text, before, q.Limit+1)
+	events, err := db.queryEvents(ctx, p, eq.sql, eq.args...)
 	if err != nil {
 		return nil, err
 	}
@@ -113,26 +207,65 @@ func escapeLike(s string) string {
 	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
 }
 
-const eventColumns = `e.id, c.name, e.event, e.description, e.icon, e.notify, e.tags, e.parser, e.user_id, e.ts, e.created_at
-	FROM events e JOIN channels c ON c.id = e.channel_id`
+// eventColumns are what queryEvents scans, from events aliased e. The channel's name
+// is looked up apart (a page has few channels), so that no join sways the plan.
+const eventColumns = `e.id, e.channel_id, e.event, e.description, e.icon, e.notify, e.tags, e.parser, e.user_id, e.ts, e.created_at`
 
-func scanEvents(rows *sql.Rows, project string) ([]*tidings.Event, error) {
+// queryEvents runs a query of eventColumns over the project's events.
+func (db *DB) queryEvents(ctx context.Context, p *tidings.Project, query string, args ...any) ([]*tidings.Event, error) {
+	rows, err := db.read.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
 	out := []*tidings.Event{}
+	channels := map[int64]string{}
+	var channelOf []int64
 	for rows.Next() {
-		ev := &tidings.Event{Project: project}
+		ev := &tidings.Event{Project: p.Name}
+		var id []byte
 		var tags string
-		var ts, created int64
-		if err := rows.Scan(&ev.ID, &ev.Channel, &ev.Event, &ev.Description, &ev.Icon, &ev.Notify, &tags,
+		var channel, ts, created int64
+		if err := rows.Scan(&id, &channel, &ev.Event, &ev.Description, &ev.Icon, &ev.Notify, &tags,
 			&ev.Parser, &ev.UserID, &ts, &created); err != nil {
 			return nil, err
 		}
+		if len(id) != 16 {
+			return nil, fmt.Errorf("event id of %d bytes", len(id))
+		}
+		ev.ID = uuid.UUID(id).String()
 		if err := json.Unmarshal([]byte(tags), &ev.Tags); err != nil {
 			return nil, err
 		}
 		ev.Timestamp, ev.CreatedAt = fromMS(ts), fromMS(created)
+		channels[channel] = ""
+		channelOf = append(channelOf, channel)
 		out = append(out, ev)
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	rows.Close()
+	for id := range channels {
+		var name string
+		if err := db.read.QueryRowContext(ctx, `SELECT name FROM channels WHERE id = ?`, id).Scan(&name); err != nil {
+			return nil, err
+		}
+		channels[id] = name
+	}
+	for i, ev := range out {
+		ev.Channel = channels[channelOf[i]]
+	}
+	return out, nil
+}
+
+// idBytes is an event ID as stored: the UUID's 16 bytes.
+func idBytes(id string) ([]byte, bool) {
+	u, err := uuid.Parse(id)
+	if err != nil {
+		return nil, false
+	}
+	return u[:], true
 }
 
 // FindEvent returns one event of the account's project.
@@ -141,35 +274,45 @@ func (db *DB) FindEvent(ctx context.Context, accountID int64, project, id string
 	if err != nil {
 		return nil, err
 	}
-	rows, err := db.read.QueryContext(ctx, `SELECT `+eventColumns+` WHERE e.project_id = ? AND e.id = ?`, p.ID, id)
-	if err != nil {
-		return nil, err
+	notFound := tidings.Errorf(tidings.ENotFound, "no event %q in project %q", id, project)
+	key, ok := idBytes(id)
+	if !ok {
+		return nil, notFound
 	}
-	defer rows.Close()
-	evs, err := scanEvents(rows, project)
+	evs, err := db.queryEvents(ctx, p, `SELECT `+eventColumns+` FROM events e WHERE e.id = ? AND e.project_id = ?`, key, p.ID)
 	if err != nil {
 		return nil, err
 	}
 	if len(evs) == 0 {
-		return nil, tidings.Errorf(tidings.ENotFound, "no event %q in project %q", id, project)
+		return nil, notFound
 	}
 	return evs[0], nil
 }
 
+// afterQuery selects the project's events accepted after the event with ID after
+// (which need not exist: a live feed may start from a time's floor ID), oldest first.
+// IDs are UUIDv7 made by the single writer in the order it inserts, so ID order is seq
+// order: the first ID above after gives the seq to start from, and the scan walks the
+// table's own key from there, whatever the project's size. (The unary + keeps SQLite
+// from walking the project's index instead.)
+func afterQuery(columns string, after []byte, project int64, limit int) eventQuery {
+	return eventQuery{`SELECT ` + columns + ` FROM events e
+		WHERE e.seq >= (SELECT seq FROM events WHERE id > ? ORDER BY id LIMIT 1) AND +e.project_id = ?
+		ORDER BY e.seq LIMIT ?`, []any{after, project, limit}}
+}
+
 // EventsAfter returns events accepted after the event with ID after, oldest first.
-// IDs are UUIDv7 made by the single writer, so their order is the commit order.
 func (db *DB) EventsAfter(ctx context.Context, accountID int64, project, after string, limit int) ([]*tidings.Event, error) {
 	p, err := findProject(ctx, db.read, accountID, project)
 	if err != nil {
 		return nil, err
 	}
-	rows, err := db.read.QueryContext(ctx, `SELECT `+eventColumns+` WHERE e.project_id = ? AND e.id > ? ORDER BY e.id LIMIT ?`,
-		p.ID, after, limit)
-	if err != nil {
-		return nil, err
+	key, ok := idBytes(after)
+	if !ok {
+		return []*tidings.Event{}, nil
 	}
-	defer rows.Close()
-	return scanEvents(rows, project)
+	q := afterQuery(eventColumns, key, p.ID, limit)
+	return db.queryEvents(ctx, p, q.sql, q.args...)
 }
 
 // CountEventsAfter counts events accepted after the event with ID after, up to max.
@@ -178,30 +321,62 @@ func (db *DB) CountEventsAfter(ctx context.Context, accountID int64, project, af
 	if err != nil {
 		return 0, err
 	}
+	key, ok := idBytes(after)
+	if !ok {
+		return 0, nil
+	}
+	q := afterQuery("1", key, p.ID, max)
 	var n int
-	err = db.read.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM events WHERE project_id = ? AND id > ? LIMIT ?)`,
-		p.ID, after, max).Scan(&n)
+	err = db.read.QueryRowContext(ctx, `SELECT count(*) FROM (`+q.sql+`)`, q.args...).Scan(&n)
 	return n, err
 }
 
-// CountEventsBy counts events per bucket from since on.
+// countChannel is how many events the channel holds, from the hourly counts.
+func (db *DB) countChannel(ctx context.Context, channel int64) (int64, error) {
+	var n int64
+	err := db.read.QueryRowContext(ctx, `SELECT coalesce(sum(n), 0) FROM event_counts WHERE channel_id = ?`, channel).Scan(&n)
+	return n, err
+}
+
+const hourMS = 3_600_000
+
+// countsQuery counts events per bucket from the hourly counts of the project's channels
+// (or one channel): no event is read.
+func countsQuery(project, channel, since, width int64) eventQuery {
+	if channel != 0 {
+		return eventQuery{`SELECT (hour / ?) * ?, sum(n) FROM event_counts WHERE channel_id = ? AND hour >= ? GROUP BY 1`,
+			[]any{width, width, channel, since}}
+	}
+	return eventQuery{`SELECT (hour / ?) * ?, sum(n) FROM event_counts
+		WHERE channel_id IN (SELECT id FROM channels WHERE project_id = ?) AND hour >= ? GROUP BY 1`,
+		[]any{width, width, project, since}}
+}
+
+// CountEventsBy counts events per bucket from since on. Buckets of whole hours from
+// the start of an hour come from the hourly counts; anything finer reads the events.
 func (db *DB) CountEventsBy(ctx context.Context, accountID int64, project, channel string, since time.Time, bucket time.Duration) (map[time.Time]int, error) {
 	p, err := findProject(ctx, db.read, accountID, project)
 	if err != nil {
 		return nil, err
 	}
-	width := bucket.Milliseconds()
-	query := `SELECT (ts / ?) * ?, count(*) FROM events WHERE project_id = ? AND ts >= ?`
-	args := []any{width, width, p.ID, ms(since)}
+	var cid int64
 	if channel != "" {
-		cid, err := db.channelID(ctx, p, channel)
-		if err != nil {
+		if cid, err = db.channelID(ctx, p, channel); err != nil {
 			return nil, err
 		}
-		query += ` AND channel_id = ?`
-		args = append(args, cid)
 	}
-	rows, err := db.read.QueryContext(ctx, query+` GROUP BY 1`, args...)
+	width, from := bucket.Milliseconds(), ms(since)
+	var q eventQuery
+	if width > 0 && width%hourMS == 0 && from%hourMS == 0 {
+		q = countsQuery(p.ID, cid, from, width)
+	} else if cid != 0 {
+		q = eventQuery{`SELECT (ts / ?) * ?, count(*) FROM events WHERE channel_id = ? AND ts >= ? GROUP BY 1`,
+			[]any{width, width, cid, from}}
+	} else {
+		q = eventQuery{`SELECT (ts / ?) * ?, count(*) FROM events WHERE project_id = ? AND ts >= ? GROUP BY 1`,
+			[]any{width, width, p.ID, from}}
+	}
+	rows, err := db.read.QueryContext(ctx, q.sql, q.args...)
 	if err != nil {
 		return nil, err
 	}

@@ -148,23 +148,25 @@ func (db *DB) CountEvents(ctx context.Context, accountID int64, project, channel
 	if err != nil {
 		return 0, err
 	}
+	// From the hourly counts, kept with every batch of events: no event is read.
 	var n int
 	if channel == "" {
-		err = db.read.QueryRowContext(ctx, `SELECT count(*) FROM events WHERE project_id = ?`, p.ID).Scan(&n)
+		err = db.read.QueryRowContext(ctx, `SELECT coalesce(sum(n), 0) FROM event_counts
+			WHERE channel_id IN (SELECT id FROM channels WHERE project_id = ?)`, p.ID).Scan(&n)
 		return n, err
 	}
 	cid, err := db.channelID(ctx, p, channel)
 	if err != nil {
 		return 0, err
 	}
-	err = db.read.QueryRowContext(ctx, `SELECT count(*) FROM events WHERE channel_id = ?`, cid).Scan(&n)
-	return n, err
+	c, err := db.countChannel(ctx, cid)
+	return int(c), err
 }
 
 // DeleteProject deletes the project; foreign keys take everything in it along.
 func (db *DB) DeleteProject(ctx context.Context, accountID int64, project string) error {
 	res, err := db.write.ExecContext(ctx, `DELETE FROM projects WHERE account_id = ? AND name = ?`, accountID, project)
-	db.tokens.Clear() // tokens limited to the project went with it
+	db.tokensInvalidated() // tokens limited to the project went with it
 	if err != nil {
 		return err
 	}
@@ -180,12 +182,30 @@ func (db *DB) DeleteChannel(ctx context.Context, accountID int64, project, chann
 	if err != nil {
 		return err
 	}
-	res, err := db.write.ExecContext(ctx, `DELETE FROM channels WHERE project_id = ? AND name = ?`, p.ID, channel)
-	db.tokens.Clear() // tokens limited to the channel went with it
+	// Foreign keys take the channel's events, counts and tokens along; its rows in the
+	// tag index are found through the project's tags, and their counts made right.
+	var gone bool
+	err = db.inBatch(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM event_tags WHERE channel_id = (SELECT id FROM channels WHERE project_id = ?1 AND name = ?2)
+			AND tag_id IN (SELECT id FROM tags WHERE project_id = ?1)`, p.ID, channel); err != nil {
+			return err
+		}
+		res, err := tx.ExecContext(ctx, `DELETE FROM channels WHERE project_id = ? AND name = ?`, p.ID, channel)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			gone = true
+			return nil
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE tags SET count = (SELECT count(*) FROM event_tags WHERE tag_id = tags.id) WHERE project_id = ?`, p.ID)
+		return err
+	})
+	db.tokensInvalidated() // tokens limited to the channel went with it
 	if err != nil {
 		return err
 	}
-	if n, _ := res.RowsAffected(); n == 0 {
+	if gone {
 		return tidings.ChannelNotFound(project, channel)
 	}
 	return nil

@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"io/fs"
+	"os"
 	"strings"
 	"time"
 
@@ -67,6 +69,7 @@ func scanToken(s scanner) (*tidings.Token, error) {
 // comes from memory; a revocation in this process clears that memory, so it counts from
 // the next request here, and within a second in other processes sharing the store.
 func (db *DB) FindToken(ctx context.Context, id string) (*tidings.Token, error) {
+	db.checkTokensChanged()
 	t, gen := db.tokens.Get(id)
 	if t != nil {
 		return t, nil
@@ -105,7 +108,7 @@ func (db *DB) ListTokens(ctx context.Context, accountID int64) ([]*tidings.Token
 func (db *DB) RevokeToken(ctx context.Context, accountID int64, id string, at time.Time) error {
 	res, err := db.write.ExecContext(ctx,
 		`UPDATE tokens SET revoked_at = coalesce(revoked_at, ?) WHERE id = ? AND account_id = ?`, ms(at), id, accountID)
-	db.tokens.Clear()
+	db.tokensInvalidated()
 	if err != nil {
 		return err
 	}
@@ -132,4 +135,25 @@ func (db *DB) TouchTokens(ctx context.Context, lastUsed map[string]time.Time) er
 		}
 	}
 	return tx.Commit()
+}
+
+// tokensInvalidated clears this process's token cache and tells the others sharing the
+// data folder to clear theirs, after a write that may have made a token invalid.
+func (db *DB) tokensInvalidated() {
+	db.tokens.Clear()
+	now := time.Now()
+	if err := os.Chtimes(db.tokensChanged, now, now); errors.Is(err, fs.ErrNotExist) {
+		os.WriteFile(db.tokensChanged, nil, 0o600)
+	}
+}
+
+// checkTokensChanged clears the token cache if another process changed tokens.
+func (db *DB) checkTokensChanged() {
+	fi, err := os.Stat(db.tokensChanged)
+	if err != nil {
+		return
+	}
+	if m := fi.ModTime().UnixNano(); db.tokensSeen.Swap(m) != m {
+		db.tokens.Clear()
+	}
 }

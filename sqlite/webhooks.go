@@ -152,8 +152,12 @@ func (db *DB) ListWebhookAttempts(ctx context.Context, accountID int64, webhookI
 // FindEventByID returns an event of the account by its ID.
 func (db *DB) FindEventByID(ctx context.Context, accountID int64, id string) (*tidings.Event, error) {
 	var project string
+	key, ok := idBytes(id)
+	if !ok {
+		return nil, tidings.Errorf(tidings.ENotFound, "no event %q", id)
+	}
 	err := db.read.QueryRowContext(ctx, `SELECT p.name FROM events e JOIN projects p ON p.id = e.project_id
-		WHERE e.id = ? AND p.account_id = ?`, id, accountID).Scan(&project)
+		WHERE e.id = ? AND p.account_id = ?`, key, accountID).Scan(&project)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, tidings.Errorf(tidings.ENotFound, "no event %q", id)
 	}

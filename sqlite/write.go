@@ -46,7 +46,12 @@ const (
 	sqlCreateChannel = `INSERT INTO channels (project_id, name, created_at) VALUES (?, ?, ?) RETURNING id`
 	sqlInsertEvent   = `INSERT INTO events (id, project_id, channel_id, event, description, icon, notify, tags, parser, user_id, ts, created_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
-	sqlInsertTag     = `INSERT INTO event_tags (event_id, key, value) VALUES (?, ?, ?)`
+	sqlFindTag   = `SELECT id FROM tags WHERE project_id = ? AND key = ? AND value = ?`
+	sqlCreateTag = `INSERT INTO tags (project_id, key, value) VALUES (?, ?, ?) RETURNING id`
+	sqlInsertTag = `INSERT INTO event_tags (tag_id, ts, seq, channel_id) VALUES (?, ?, ?, ?)`
+	sqlCountHour = `INSERT INTO event_counts (channel_id, hour, n) VALUES (?, ?, ?)
+		ON CONFLICT (channel_id, hour) DO UPDATE SET n = n + excluded.n`
+	sqlCountTag      = `UPDATE tags SET count = count + ? WHERE id = ?`
 	sqlFindInsight   = `SELECT title, value, prefix, suffix, icon, change, updated_at FROM insights WHERE project_id = ? AND title = ?`
 	sqlUpsertInsight = `INSERT INTO insights (project_id, title, value, prefix, suffix, icon, change, updated_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?)
@@ -67,10 +72,25 @@ type batch struct {
 	now      time.Time
 	projects map[projectKey]*tidings.Project
 	channels map[channelKey]int64
+	tags     map[tagKey]int64
 	// allWebhooks caches whether a project has a webhook for every event.
 	allWebhooks map[int64]bool
 	deliveries  int // outbox jobs written
+	// Counts of the batch's events per channel and hour, and per tag, written once at
+	// the end of the batch; job* are the current job's, kept only if it succeeds.
+	hours, jobHours map[hourKey]int64
+	tagUses, jobTag map[int64]int64
 }
+
+type tagKey struct {
+	project    int64
+	key, value string
+}
+
+type hourKey struct{ channel, hour int64 }
+
+// hourOf is the start of ts's hour (UTC), in unix ms: event_counts' key.
+func hourOf(ts int64) int64 { return ts - ts%3_600_000 }
 
 type projectKey struct {
 	account int64
@@ -82,7 +102,8 @@ type channelKey struct {
 	name    string
 }
 
-var writeStatements = []string{sqlFindChannel, sqlCreateChannel, sqlInsertEvent, sqlInsertTag, sqlFindInsight,
+var writeStatements = []string{sqlFindChannel, sqlCreateChannel, sqlInsertEvent, sqlFindTag, sqlCreateTag, sqlInsertTag,
+	sqlCountHour, sqlCountTag, sqlFindInsight,
 	sqlUpsertInsight, sqlInsertPoint, sqlSavepoint, sqlRelease, sqlRollbackTo, sqlFindProject,
 	sqlInsertDelivery, sqlProjectHasAllWebhook}
 
@@ -167,6 +188,40 @@ func (b *batch) channel(ctx context.Context, p *tidings.Project, name string) (i
 	return id, nil
 }
 
+// tag resolves a project's tag (key and value) to its dictionary row once per batch,
+// adding it when new.
+func (b *batch) tag(ctx context.Context, project int64, key, value string) (int64, error) {
+	k := tagKey{project, key, value}
+	if id, ok := b.tags[k]; ok {
+		return id, nil
+	}
+	var id int64
+	err := b.queryRow(ctx, sqlFindTag, project, key, value).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		err = b.queryRow(ctx, sqlCreateTag, project, key, value).Scan(&id)
+	}
+	if err != nil {
+		return 0, err
+	}
+	b.tags[k] = id
+	return id, nil
+}
+
+// writeCounts adds the batch's events to the hourly and per-tag counts.
+func (b *batch) writeCounts(ctx context.Context) error {
+	for k, n := range b.hours {
+		if err := b.exec(ctx, sqlCountHour, k.channel, k.hour, n); err != nil {
+			return err
+		}
+	}
+	for id, n := range b.tagUses {
+		if err := b.exec(ctx, sqlCountTag, n, id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // inBatch runs fn in the next group-committed transaction and waits for its commit.
 func (db *DB) inBatch(ctx context.Context, fn func(ctx context.Context, tx *sql.Tx) error) error {
 	_, err := db.submit(ctx, &writeJob{fn: fn})
@@ -183,7 +238,9 @@ func (db *DB) commitBatch(ctx context.Context, jobs []*job) error {
 	}
 	defer tx.Rollback()
 	b := &batch{db: db, tx: tx, now: db.stamp(),
-		projects: map[projectKey]*tidings.Project{}, channels: map[channelKey]int64{}, allWebhooks: map[int64]bool{}}
+		projects: map[projectKey]*tidings.Project{}, channels: map[channelKey]int64{}, tags: map[tagKey]int64{},
+		allWebhooks: map[int64]bool{}, hours: map[hourKey]int64{}, jobHours: map[hourKey]int64{},
+		tagUses: map[int64]int64{}, jobTag: map[int64]int64{}}
 	for _, j := range jobs {
 		if err := b.exec(ctx, sqlSavepoint); err != nil {
 			return err
@@ -212,13 +269,27 @@ func (db *DB) commitBatch(ctx context.Context, jobs []*job) error {
 			// What this job looked up may have been rolled back with it (a channel it created).
 			clear(b.projects)
 			clear(b.channels)
+			clear(b.tags)
+			clear(b.jobHours)
+			clear(b.jobTag)
 			j.Err = jerr
 			continue
 		}
 		if err := b.exec(ctx, sqlRelease); err != nil {
 			return err
 		}
+		for k, n := range b.jobHours {
+			b.hours[k] += n
+		}
+		for k, n := range b.jobTag {
+			b.tagUses[k] += n
+		}
+		clear(b.jobHours)
+		clear(b.jobTag)
 		j.Out = res
+	}
+	if err := b.writeCounts(ctx); err != nil {
+		return err
 	}
 	if err := tx.Commit(); err != nil {
 		for _, j := range jobs {

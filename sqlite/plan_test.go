@@ -1,0 +1,66 @@
+package sqlite
+
+import (
+	"context"
+	"strings"
+	"testing"
+)
+
+// The feed's queries must read an index from where the page starts and stop at its end:
+// no scan of a table or of a whole project's index, no sort of everything found.
+// Plans are checked here so that no hot query silently turns into a scan (on 10 million
+// events such a query took from seconds to minutes; docs/performance.md).
+func TestQueryPlans(t *testing.T) {
+	db, err := Open(context.Background(), t.TempDir(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	at := &cursor{ts: 1, seq: 2}
+	rare, common := feedTag{id: 1, count: 10}, feedTag{id: 2, count: 1_000_000}
+	id := make([]byte, 16)
+	cases := map[string]struct {
+		q    eventQuery
+		want []string // each must appear in the plan
+	}{
+		"project page":           {listQuery(1, 0, 0, nil, "", nil, 51), []string{"USING INDEX events_project_ts (project_id=?)"}},
+		"channel page":           {listQuery(1, 5, 100, nil, "", nil, 51), []string{"USING INDEX events_channel_ts (channel_id=?)"}},
+		"deep project page":      {listQuery(1, 0, 0, nil, "", at, 51), []string{"events_project_ts (project_id=? AND ts<?)"}},
+		"deep channel page":      {listQuery(1, 5, 100, nil, "", at, 51), []string{"events_channel_ts (channel_id=? AND ts<?)"}},
+		"tag":                    {listQuery(1, 0, 0, []feedTag{rare}, "", nil, 51), []string{"SEARCH d USING PRIMARY KEY (tag_id=?)", "SEARCH e USING INTEGER PRIMARY KEY (rowid=?)"}},
+		"deep tag page":          {listQuery(1, 0, 0, []feedTag{common}, "", at, 51), []string{"SEARCH d USING PRIMARY KEY (tag_id=? AND (ts,seq)<(?,?))"}},
+		"rare tag in a channel":  {listQuery(1, 5, 5000, []feedTag{rare}, "", nil, 51), []string{"SEARCH d USING PRIMARY KEY (tag_id=?)"}},
+		"common tag, small chan": {listQuery(1, 5, 5000, []feedTag{common}, "", nil, 51), []string{"events_channel_ts (channel_id=?)", "SEARCH x EXISTS USING PRIMARY KEY (tag_id=? AND ts=? AND seq=?)"}},
+		"two tags":               {listQuery(1, 0, 0, []feedTag{common, rare}, "", nil, 51), []string{"SEARCH d USING PRIMARY KEY (tag_id=?)", "SEARCH x EXISTS USING PRIMARY KEY (tag_id=? AND ts=? AND seq=?)"}},
+		"live catch-up":          {afterQuery(eventColumns, id, 1, 100), []string{"SEARCH e USING INTEGER PRIMARY KEY (rowid>?)", "USING COVERING INDEX events_id (id>?)"}},
+		"chart, project":         {countsQuery(1, 0, 0, 3_600_000), []string{"SEARCH event_counts USING PRIMARY KEY (channel_id=? AND hour>?)"}},
+		"chart, channel":         {countsQuery(1, 5, 0, 3_600_000), []string{"SEARCH event_counts USING PRIMARY KEY (channel_id=? AND hour>?)"}},
+	}
+	for name, c := range cases {
+		rows, err := db.read.QueryContext(t.Context(), "EXPLAIN QUERY PLAN "+c.q.sql, c.q.args...)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		var plan []string
+		for rows.Next() {
+			var id, parent, notused int
+			var detail string
+			if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
+				t.Fatal(err)
+			}
+			plan = append(plan, detail)
+		}
+		rows.Close()
+		text := strings.Join(plan, "\n")
+		for _, bad := range []string{"SCAN e", "SCAN d", "SCAN events", "SCAN event_tags", "SCAN event_counts", "TEMP B-TREE FOR ORDER BY"} {
+			if strings.Contains(text, bad) {
+				t.Errorf("%s: plan has %q:\n%s", name, bad, text)
+			}
+		}
+		for _, want := range c.want {
+			if !strings.Contains(text, want) {
+				t.Errorf("%s: plan lacks %q:\n%s", name, want, text)
+			}
+		}
+	}
+}
