@@ -71,7 +71,7 @@ func openStore(ctx context.Context, c Config, onCommit func(int, time.Duration, 
 		}
 		return postgres.Open(ctx, c.DatabaseURL, postgres.Options{OnCommit: onCommit, MaxConns: conns})
 	}
-	return sqlite.Open(ctx, c.Data, sqlite.Options{OnCommit: onCommit})
+	return sqlite.Open(ctx, c.Data, sqlite.Options{OnCommit: onCommit, Log: slog.Default()})
 }
 
 // Run opens the store, listens and serves in the background.
