@@ -59,6 +59,15 @@ type object []member
 // decodeObject parses data as exactly one JSON object of valid UTF-8, rejecting
 // duplicate keys and anything after the object.
 func decodeObject(data []byte) (object, error) {
+	if obj, ok := scanObject(data); ok {
+		return obj, nil
+	}
+	return decodeObjectSlow(data)
+}
+
+// decodeObjectSlow walks the body with encoding/json's tokens: the reference that
+// scanObject must agree with, and the one that words every error.
+func decodeObjectSlow(data []byte) (object, error) {
 	if !utf8.Valid(data) {
 		return nil, tidings.Errorf(tidings.EInvalidJSON, "the body is not valid UTF-8")
 	}
@@ -197,7 +206,8 @@ func (f *fields) str(key string) (v string, set bool) {
 	if !ok {
 		return "", false
 	}
-	if raw[0] != '"' || json.Unmarshal(raw, &v) != nil {
+	v, ok = unquote(raw)
+	if !ok {
 		f.wrongType(key, "a string")
 		return "", false
 	}
@@ -242,8 +252,7 @@ func (f *fields) scalar(key string) (text, kind string) {
 func scalarOf(raw json.RawMessage) (text, kind string) {
 	switch c := raw[0]; {
 	case c == '"':
-		var s string
-		json.Unmarshal(raw, &s)
+		s, _ := unquote(raw)
 		return s, tidings.KindString
 	case c == 't' || c == 'f':
 		return string(raw), tidings.KindBool

@@ -94,3 +94,34 @@ func FuzzDecodeInsight(f *testing.F) {
 		}
 	})
 }
+
+// FuzzScanObject: the fast object scanner accepts only what the token-walking decoder
+// accepts, with the same members in the same order.
+func FuzzScanObject(f *testing.F) {
+	for _, s := range []string{
+		`{"project":"my-saas","channel":"payments","event":"New Subscription","icon":"💰","notify":true,"tags":{"plan":"premium","n":1,"b":true}}`,
+		` { "a" : [1, {"b": "c\"}"}] , "d":null } `, `{"a":1,"a":2}`, `{"\u0061":1,"a":2}`, `{}`, `{"a":"\ud800"}`,
+		`{"a":"x` + "\x01" + `"}`, `{"a":01}`, `{"a":1.}`, `{"a":tru}`, `{"a":1}x`, `{"k":{"x":[1,2,{"y":"z"}]}}`,
+		`{"a":"\\"}`, `{"a":[}`, `{"a":"}"}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		fast, ok := scanObject(body)
+		slow, err := decodeObjectSlow(body)
+		if !ok {
+			return // the slow path decides and words the answer
+		}
+		if err != nil {
+			t.Fatalf("fast path accepted what the decoder refuses (%v): %q", err, body)
+		}
+		if len(fast) != len(slow) {
+			t.Fatalf("%d members, decoder %d: %q", len(fast), len(slow), body)
+		}
+		for i := range fast {
+			if fast[i].key != slow[i].key || string(fast[i].raw) != string(slow[i].raw) {
+				t.Fatalf("member %d: %q=%s, decoder %q=%s", i, fast[i].key, fast[i].raw, slow[i].key, slow[i].raw)
+			}
+		}
+	})
+}

@@ -46,7 +46,8 @@ func main() {
 	dbURL := flag.String("database", "", "or a PostgreSQL URL")
 	events := flag.Int("events", 0, "events to add")
 	days := flag.Int("days", 30, "the events' timestamps span this many days up to now")
-	workers := flag.Int("workers", 1024, "concurrent publishers (the group commit batches them)")
+	workers := flag.Int("workers", 4096, "concurrent publishers (the group commit batches them)")
+	batch := flag.Int("batch", 2048, "most events per committed batch (SQLite; the server's default is 256)")
 	reads := flag.Bool("reads", false, "time the dashboard's and API's reads over the store")
 	runs := flag.Int("runs", 7, "times each read is run (the median is printed)")
 	profile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
@@ -65,7 +66,7 @@ func main() {
 	case *dbURL != "":
 		store, err = postgres.Open(ctx, *dbURL, postgres.Options{MaxConns: 16})
 	case *data != "":
-		store, err = sqlite.Open(ctx, *data, sqlite.Options{})
+		store, err = sqlite.Open(ctx, *data, sqlite.Options{MaxBatch: *batch})
 	default:
 		err = fmt.Errorf("give -data DIR or -database URL")
 	}
@@ -234,7 +235,10 @@ func timeReads(ctx context.Context, s tidings.Store, account int64, runs int) er
 		name string
 		run  func() error
 	}{
-		{"first page, project", func() error { _, err := s.ListEvents(ctx, account, tidings.EventQuery{Project: "shop", Limit: 50}); return err }},
+		{"first page, project", func() error {
+			_, err := s.ListEvents(ctx, account, tidings.EventQuery{Project: "shop", Limit: 50})
+			return err
+		}},
 		{"first page, channel", func() error {
 			_, err := s.ListEvents(ctx, account, tidings.EventQuery{Project: "shop", Channel: "signups", Limit: 50})
 			return err
@@ -342,4 +346,3 @@ func deepCursor(ctx context.Context, s tidings.Store, account int64) (string, er
 	}
 	return before, nil
 }
-
