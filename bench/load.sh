@@ -3,7 +3,8 @@
 # makes a token with the CLI, starts the baseline server (bearer check + JSON decode, no
 # store) on the same cores, and runs bench/load against both. Bounded: each phase lasts
 # DURATION (default 5s). Usage: bench/load.sh [-clients 64] [-duration 5s] [-streams 300]
-# [-devices 1000] (then USERS=50: each user may have 20 devices).
+# [-devices 1000] (then USERS=50: each user may have 20 devices). DATA=folder runs on an
+# existing store (e.g. one bench/seed filled) and keeps it.
 # The server runs pinned to the cores in SERVER_CPUS (e.g. SERVER_CPUS=1 for one core) and
 # the load in LOAD_CPUS, when given. DATABASE_URL=postgres://… runs on PostgreSQL (in a new
 # schema, dropped after; needs psql), and INSTANCES=2 then starts two servers on it that
@@ -23,22 +24,22 @@ go build -o "$work/tidings" ./cmd/tidings
 go build -o "$work/load" ./bench/load
 port=$(( 20000 + RANDOM % 20000 ))
 t="$work/tidings"
-store=(--data "$work/data")
+store=(--data "${DATA:-$work/data}") # DATA=folder: an existing store (bench/seed), kept
 if [ -n "${DATABASE_URL:-}" ]; then
   schema="load_$$_$RANDOM"
   psql -q "$DATABASE_URL" -c "CREATE SCHEMA $schema" >/dev/null
   sep='?'; case "$DATABASE_URL" in *\?*) sep='&';; esac
   store=(--database "${DATABASE_URL}${sep}search_path=$schema")
 fi
-$t account create load "${store[@]}" >/dev/null
-$t project create load "${store[@]}" >/dev/null
-$t channel create load events "${store[@]}" >/dev/null
-token=$($t token create --access full "${store[@]}")
+$t account create load "${store[@]}" >/dev/null 2>&1 || true # an existing store may have it
+$t project create load "${store[@]}" >/dev/null 2>&1 || true
+$t channel create load events "${store[@]}" >/dev/null 2>&1 || true
+token=$($t token create --account load --access full "${store[@]}")
 # Dashboard users for -streams: each signs in a few sessions, each from its own
 # forwarded address (the server believes 127.0.0.1 as a proxy), under the sign-in limits.
 users=$(( ${USERS:-6} ))
 for i in $(seq 1 "$users"); do
-  echo 'load password' | $t user create "load-$i@example.com" --account load "${store[@]}" >/dev/null
+  echo 'load password' | $t user create "load-$i@example.com" --account load "${store[@]}" >/dev/null 2>&1 || true
 done
 server_pin=() load_pin=()
 [ -n "${SERVER_CPUS:-}" ] && server_pin=(taskset -c "$SERVER_CPUS")

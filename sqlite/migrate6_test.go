@@ -156,3 +156,41 @@ func TestMigration6Resumes(t *testing.T) {
 		t.Fatalf("%d distinct events, want %d", distinct, n)
 	}
 }
+
+// Deleting a channel takes its events out of the tag index and the counts.
+func TestDeleteChannelKeepsCountsRight(t *testing.T) {
+	db, err := Open(context.Background(), t.TempDir(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := t.Context()
+	a, _ := db.CreateAccount(ctx, "acme")
+	db.CreateProject(ctx, a.ID, "shop")
+	for _, c := range []string{"payments", "signups"} {
+		db.CreateChannel(ctx, a.ID, "shop", c)
+	}
+	pro := tidings.Tags{{Key: "plan", Kind: tidings.KindString, Value: "pro"}}
+	for i := range 10 {
+		ch := []string{"payments", "signups"}[i%2]
+		if _, err := db.PublishEvent(ctx, a.ID, &tidings.NewEvent{Project: "shop", Channel: ch, Event: "e", Tags: pro}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.DeleteChannel(ctx, a.ID, "shop", "signups"); err != nil {
+		t.Fatal(err)
+	}
+	var tagCount, rows int
+	db.read.QueryRow(`SELECT count FROM tags WHERE key = 'plan'`).Scan(&tagCount)
+	db.read.QueryRow(`SELECT count(*) FROM event_tags`).Scan(&rows)
+	if tagCount != 5 || rows != 5 {
+		t.Fatalf("tag count %d, tag rows %d; want 5 and 5", tagCount, rows)
+	}
+	if n, _ := db.CountEvents(ctx, a.ID, "shop", ""); n != 5 {
+		t.Fatalf("project count %d, want 5", n)
+	}
+	page, err := db.ListEvents(ctx, a.ID, tidings.EventQuery{Project: "shop", Tags: []tidings.Tag{{Key: "plan", Value: "pro"}}, Limit: 50})
+	if err != nil || len(page.Events) != 5 {
+		t.Fatalf("tag filter after delete: %v, %d events", err, len(page.Events))
+	}
+}

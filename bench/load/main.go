@@ -151,6 +151,11 @@ func main() {
 		fmt.Printf("ratio with devices / without: %.2f\n", busy.rps/quiet.rps)
 		failed = failed || quiet.errors > 0 || busy.errors > 0
 	}
+	for _, pid := range srv.pids {
+		if peak := peakRSS(pid); peak > 0 {
+			fmt.Printf("server %d: peak resident memory %.0f MB\n", pid, float64(peak)/1e6)
+		}
+	}
 	if failed {
 		os.Exit(1)
 	}

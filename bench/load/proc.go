@@ -92,3 +92,18 @@ func saveProfile(metricsURL, path string, d time.Duration) {
 	defer f.Close()
 	io.Copy(f, res.Body)
 }
+
+// peakRSS is the process's peak resident memory in bytes (VmHWM), 0 if unknown.
+func peakRSS(pid int) int64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			return kb * 1024
+		}
+	}
+	return 0
+}
