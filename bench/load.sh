@@ -34,6 +34,7 @@ fi
 $t account create load "${store[@]}" >/dev/null 2>&1 || true # an existing store may have it
 $t project create load "${store[@]}" >/dev/null 2>&1 || true
 $t channel create load events "${store[@]}" >/dev/null 2>&1 || true
+$t channel create load live "${store[@]}" >/dev/null 2>&1 || true
 token=$($t token create --account load --access full "${store[@]}")
 # Dashboard users for -streams: each signs in a few sessions, each from its own
 # forwarded address (the server believes 127.0.0.1 as a proxy), under the sign-in limits.

@@ -54,6 +54,7 @@ func main() {
 	basePID := flag.Int("baseline-pid", 0, "the baseline server's process, for its CPU time per request")
 	serverPIDs := flag.String("server-pids", "", "the servers' processes, comma-separated, for CPU time per request")
 	metricsURLs := flag.String("metrics", "", "the servers' /metrics URLs, comma-separated, for the mean batch size")
+	live := flag.Int("live", 0, "also measure publish → live dashboard stream latency over this many events, idle and under the POST /v1/log load")
 	profile := flag.String("profile", "", "write a CPU profile of the first server during the POST /v1/log phase to this file (needs -metrics)")
 	serve := flag.String("serve-baseline", "", "run the baseline server on this address instead of a load")
 	flag.Parse()
@@ -114,6 +115,31 @@ func main() {
 		fmt.Println("\n(no -baseline given: ratios are against GET /healthz of the server)")
 	}
 	baseRef := ref
+	if *live > 0 {
+		fmt.Println()
+		idle, err := liveLatency(srv.url, *token, "load-1@example.com", *password, *live)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "load: live:", err)
+			os.Exit(1)
+		}
+		printLatency("publish → live stream, idle", idle)
+		var busy []time.Duration
+		done := make(chan error, 1)
+		go func() {
+			time.Sleep(*duration / 5) // the load is under way
+			var err error
+			busy, err = liveLatency(srv.url, *token, "load-2@example.com", *password, *live)
+			done <- err
+		}()
+		p := phases[0]
+		r := run(client, srv, *token, p, *clients, *duration)
+		if err := <-done; err != nil {
+			fmt.Fprintln(os.Stderr, "load: live:", err)
+			os.Exit(1)
+		}
+		printLatency(fmt.Sprintf("publish → live stream, %d clients publishing", *clients), busy)
+		print(p.name+" (during the above)", r, ref)
+	}
 	if *streams > 0 {
 		p := phase{"POST /v1/log 9 KB Markdown", "POST", "/v1/log", markdownEvent()}
 		quiet := run(client, srv, *token, p, *clients, *duration)
