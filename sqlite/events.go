@@ -23,15 +23,38 @@ func (db *DB) PublishEvent(ctx context.Context, accountID int64, e *tidings.NewE
 	return res.event, nil
 }
 
-func (b *batch) insertEvent(ctx context.Context, accountID int64, e *tidings.NewEvent) (*tidings.Event, error) {
+// insertEvent writes one event with its tags and outbox job. It needs no savepoint:
+// what can refuse an event (an unknown project or channel) is looked up before its
+// first write, and refused reports that nothing was written. Any later error fails the
+// whole batch, whose jobs are then all answered with it and none is acknowledged.
+func (b *batch) insertEvent(ctx context.Context, accountID int64, e *tidings.NewEvent) (ev *tidings.Event, refused bool, err error) {
 	p, err := b.project(ctx, accountID, e.Project)
 	if err != nil {
-		return nil, err
+		return nil, !isStorageError(err), err
 	}
-	channelID, err := b.channel(ctx, p, e.Channel)
-	if err != nil {
-		return nil, err
+	var channelID int64
+	k := channelKey{p.ID, e.Channel}
+	if id, ok := b.channels[k]; ok {
+		channelID = id
+	} else if err := b.queryRow(ctx, sqlFindChannel, p.ID, e.Channel).Scan(&channelID); errors.Is(err, sql.ErrNoRows) && !p.AutoCreateChannels {
+		return nil, true, tidings.ChannelNotFound(p.Name, e.Channel)
+	} else if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return nil, false, err
 	}
+	ev, err = b.insertAccepted(ctx, accountID, p, channelID, e)
+	return ev, false, err
+}
+
+// insertAccepted writes an event into a project's channel (made first when channelID
+// is 0: the project creates channels on first event).
+func (b *batch) insertAccepted(ctx context.Context, accountID int64, p *tidings.Project, channelID int64, e *tidings.NewEvent) (*tidings.Event, error) {
+	if channelID == 0 {
+		var err error
+		if channelID, err = b.channel(ctx, p, e.Channel); err != nil {
+			return nil, err
+		}
+	}
+	b.channels[channelKey{p.ID, e.Channel}] = channelID
 	ev, err := e.Accept(b.now)
 	if err != nil {
 		return nil, err

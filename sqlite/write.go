@@ -207,6 +207,18 @@ func (b *batch) tag(ctx context.Context, project int64, key, value string) (int6
 	return id, nil
 }
 
+// keepJobCounts adds the job that just succeeded to the batch's counts.
+func (b *batch) keepJobCounts() {
+	for k, n := range b.jobHours {
+		b.hours[k] += n
+	}
+	for k, n := range b.jobTag {
+		b.tagUses[k] += n
+	}
+	clear(b.jobHours)
+	clear(b.jobTag)
+}
+
 // writeCounts adds the batch's events to the hourly and per-tag counts.
 func (b *batch) writeCounts(ctx context.Context) error {
 	for k, n := range b.hours {
@@ -228,9 +240,11 @@ func (db *DB) inBatch(ctx context.Context, fn func(ctx context.Context, tx *sql.
 	return err
 }
 
-// commitBatch applies every job in one transaction. Each job runs inside a savepoint,
-// so a job that fails (unknown project, non-numeric insight) leaves no trace and does
-// not fail its neighbours. The transaction commits once, with one fsync, for all.
+// commitBatch applies every job in one transaction, which commits once, with one
+// fsync, for all. A job that is refused (unknown project, non-numeric insight) leaves
+// no trace and does not fail its neighbours: events are checked before their first
+// write (insertEvent), every other job runs inside a savepoint. An unexpected error
+// fails the batch, and every job in it is answered with that error.
 func (db *DB) commitBatch(ctx context.Context, jobs []*job) error {
 	tx, err := db.write.BeginTx(ctx, nil)
 	if err != nil {
@@ -242,14 +256,25 @@ func (db *DB) commitBatch(ctx context.Context, jobs []*job) error {
 		allWebhooks: map[int64]bool{}, hours: map[hourKey]int64{}, jobHours: map[hourKey]int64{},
 		tagUses: map[int64]int64{}, jobTag: map[int64]int64{}}
 	for _, j := range jobs {
+		if j.In.event != nil {
+			ev, refused, err := b.insertEvent(ctx, j.In.accountID, j.In.event)
+			if refused {
+				j.Err = err // nothing was written
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			b.keepJobCounts()
+			j.Out = &writeResult{event: ev}
+			continue
+		}
 		if err := b.exec(ctx, sqlSavepoint); err != nil {
 			return err
 		}
 		res := &writeResult{}
 		var jerr error
 		switch {
-		case j.In.event != nil:
-			res.event, jerr = b.insertEvent(ctx, j.In.accountID, j.In.event)
 		case j.In.insight != nil:
 			res.insight, jerr = b.applyInsight(ctx, j.In.accountID, j.In.insight)
 		case j.In.probe:
@@ -278,14 +303,7 @@ func (db *DB) commitBatch(ctx context.Context, jobs []*job) error {
 		if err := b.exec(ctx, sqlRelease); err != nil {
 			return err
 		}
-		for k, n := range b.jobHours {
-			b.hours[k] += n
-		}
-		for k, n := range b.jobTag {
-			b.tagUses[k] += n
-		}
-		clear(b.jobHours)
-		clear(b.jobTag)
+		b.keepJobCounts()
 		j.Out = res
 	}
 	if err := b.writeCounts(ctx); err != nil {

@@ -1,0 +1,92 @@
+package sqlite
+
+import (
+	"context"
+	"sync"
+	"testing"
+
+	"github.com/tidings-dev/tidings"
+)
+
+// Deleting a channel takes its events out of the tag index and the counts.
+func TestDeleteChannelKeepsCountsRight(t *testing.T) {
+	db, err := Open(context.Background(), t.TempDir(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := t.Context()
+	a, _ := db.CreateAccount(ctx, "acme")
+	db.CreateProject(ctx, a.ID, "shop")
+	for _, c := range []string{"payments", "signups"} {
+		db.CreateChannel(ctx, a.ID, "shop", c)
+	}
+	pro := tidings.Tags{{Key: "plan", Kind: tidings.KindString, Value: "pro"}}
+	for i := range 10 {
+		ch := []string{"payments", "signups"}[i%2]
+		if _, err := db.PublishEvent(ctx, a.ID, &tidings.NewEvent{Project: "shop", Channel: ch, Event: "e", Tags: pro}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.DeleteChannel(ctx, a.ID, "shop", "signups"); err != nil {
+		t.Fatal(err)
+	}
+	var tagCount, rows int
+	db.read.QueryRow(`SELECT count FROM tags WHERE key = 'plan'`).Scan(&tagCount)
+	db.read.QueryRow(`SELECT count(*) FROM event_tags`).Scan(&rows)
+	if tagCount != 5 || rows != 5 {
+		t.Fatalf("tag count %d, tag rows %d; want 5 and 5", tagCount, rows)
+	}
+	if n, _ := db.CountEvents(ctx, a.ID, "shop", ""); n != 5 {
+		t.Fatalf("project count %d, want 5", n)
+	}
+	page, err := db.ListEvents(ctx, a.ID, tidings.EventQuery{Project: "shop", Tags: []tidings.Tag{{Key: "plan", Value: "pro"}}, Limit: 50})
+	if err != nil || len(page.Events) != 5 {
+		t.Fatalf("tag filter after delete: %v, %d events", err, len(page.Events))
+	}
+}
+
+// In one batch, events refused for an unknown project or channel leave no trace and do
+// not fail the events beside them; a project that creates channels gets them.
+func TestRefusedEventsInABatch(t *testing.T) {
+	db, err := Open(context.Background(), t.TempDir(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := t.Context()
+	a, _ := db.CreateAccount(ctx, "acme")
+	db.CreateProject(ctx, a.ID, "shop")
+	db.CreateChannel(ctx, a.ID, "shop", "payments")
+	db.CreateProject(ctx, a.ID, "auto")
+	db.SetAutoCreateChannels(ctx, a.ID, "auto", true)
+	tags := tidings.Tags{{Key: "plan", Kind: tidings.KindString, Value: "pro"}}
+	cases := []struct {
+		project, channel string
+		want             string
+	}{{"shop", "payments", ""}, {"nope", "payments", tidings.EProjectNotFound}, {"shop", "nope", tidings.EChannelNotFound},
+		{"auto", "new-one", ""}, {"shop", "payments", ""}}
+	var wg sync.WaitGroup
+	errs := make([]error, len(cases)*20)
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := cases[i%len(cases)]
+			_, errs[i] = db.PublishEvent(ctx, a.ID, &tidings.NewEvent{Project: c.project, Channel: c.channel, Event: "e", Tags: tags})
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if want := cases[i%len(cases)].want; tidings.ErrorCode(err) != want {
+			t.Fatalf("case %d: %v, want %q", i%len(cases), err, want)
+		}
+	}
+	var events, tagRows, tagCount int
+	db.read.QueryRow(`SELECT count(*) FROM events`).Scan(&events)
+	db.read.QueryRow(`SELECT count(*) FROM event_tags`).Scan(&tagRows)
+	db.read.QueryRow(`SELECT sum(count) FROM tags`).Scan(&tagCount)
+	if events != 60 || tagRows != 60 || tagCount != 60 {
+		t.Fatalf("events %d, tag rows %d, tag counts %d; want 60 each", events, tagRows, tagCount)
+	}
+}
