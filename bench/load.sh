@@ -32,9 +32,9 @@ if [ -n "${DATABASE_URL:-}" ]; then
   store=(--database "${DATABASE_URL}${sep}search_path=$schema")
 fi
 $t account create load "${store[@]}" >/dev/null 2>&1 || true # an existing store may have it
-$t project create load "${store[@]}" >/dev/null 2>&1 || true
-$t channel create load events "${store[@]}" >/dev/null 2>&1 || true
-$t channel create load live "${store[@]}" >/dev/null 2>&1 || true
+$t project create load --account load "${store[@]}" >/dev/null 2>&1 || true
+$t channel create load events --account load "${store[@]}" >/dev/null 2>&1 || true
+$t channel create load live --account load "${store[@]}" >/dev/null 2>&1 || true
 token=$($t token create --account load --access full "${store[@]}")
 # Dashboard users for -streams: each signs in a few sessions, each from its own
 # forwarded address (the server believes 127.0.0.1 as a proxy), under the sign-in limits.
@@ -52,7 +52,9 @@ for i in $(seq 1 "${INSTANCES:-1}"); do
   "${server_pin[@]}" "$t" serve --addr "127.0.0.1:$p" "${store[@]}" --token-rate 0 --public-ip-rate 0 \
     --trusted-proxies 127.0.0.1 --allow-private-targets --metrics-addr "127.0.0.1:$m" ${SERVE_FLAGS:-} >"$work/serve-$i.log" 2>&1 &
   servers+=($!)
-  for _ in $(seq 1 50); do curl -sf "http://127.0.0.1:$p/readyz" >/dev/null && break; sleep 0.1; done
+  ready=
+  for _ in $(seq 1 50); do curl -sf "http://127.0.0.1:$p/readyz" >/dev/null && ready=1 && break; sleep 0.1; done
+  if [ -z "$ready" ]; then echo "load.sh: the server on port $p did not start:" >&2; cat "$work/serve-$i.log" >&2; exit 1; fi
   urls="${urls:+$urls,}http://127.0.0.1:$p"
   pids="${pids:+$pids,}$!"
   metrics="${metrics:+$metrics,}http://127.0.0.1:$m/metrics"
@@ -61,6 +63,8 @@ b=$(( port + 200 ))
 "${server_pin[@]}" "$work/load" -serve-baseline "127.0.0.1:$b" -token "$token" &
 servers+=($!)
 base_pid=$!
-for _ in $(seq 1 50); do curl -sf "http://127.0.0.1:$b/healthz" >/dev/null && break; sleep 0.1; done
+ready=
+for _ in $(seq 1 50); do curl -sf "http://127.0.0.1:$b/healthz" >/dev/null && ready=1 && break; sleep 0.1; done
+[ -n "$ready" ] || { echo "load.sh: the baseline server on port $b did not start" >&2; exit 1; }
 "${load_pin[@]}" "$work/load" -url "$urls" -token "$token" -server-pids "$pids" -metrics "$metrics" \
   -baseline "http://127.0.0.1:$b" -baseline-pid "$base_pid" "$@"

@@ -83,9 +83,7 @@ func (b *batch) insertAccepted(ctx context.Context, accountID int64, p *tidings.
 		if err != nil {
 			return nil, err
 		}
-		if err := b.exec(ctx, sqlInsertTag, tagID, ts, seq, channelID); err != nil {
-			return nil, err
-		}
+		b.tagRows = append(b.tagRows, tagID, ts, seq, channelID)
 		b.jobTag[tagID]++
 	}
 	b.jobHours[hourKey{channelID, hourOf(ts)}]++

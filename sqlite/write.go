@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/tidings-dev/tidings"
@@ -49,6 +50,7 @@ const (
 	sqlFindTag   = `SELECT id FROM tags WHERE project_id = ? AND key = ? AND value = ?`
 	sqlCreateTag = `INSERT INTO tags (project_id, key, value) VALUES (?, ?, ?) RETURNING id`
 	sqlInsertTag = `INSERT INTO event_tags (tag_id, ts, seq, channel_id) VALUES (?, ?, ?, ?)`
+
 	sqlCountHour = `INSERT INTO event_counts (channel_id, hour, n) VALUES (?, ?, ?)
 		ON CONFLICT (channel_id, hour) DO UPDATE SET n = n + excluded.n`
 	sqlCountTag      = `UPDATE tags SET count = count + ? WHERE id = ?`
@@ -80,6 +82,9 @@ type batch struct {
 	// the end of the batch; job* are the current job's, kept only if it succeeds.
 	hours, jobHours map[hourKey]int64
 	tagUses, jobTag map[int64]int64
+	// tagRows are the batch's rows of the tag index (4 values each), written together
+	// at the end of the batch: one statement per tagChunk rows, not one per tag.
+	tagRows []any
 }
 
 type tagKey struct {
@@ -102,7 +107,19 @@ type channelKey struct {
 	name    string
 }
 
-var writeStatements = []string{sqlFindChannel, sqlCreateChannel, sqlInsertEvent, sqlFindTag, sqlCreateTag, sqlInsertTag,
+// tagChunk is how many rows of the tag index one statement writes (4 parameters each).
+const tagChunk = 128
+
+// insertTags is the statement that writes n rows of the tag index at once.
+func insertTags(n int) string {
+	return `INSERT INTO event_tags (tag_id, ts, seq, channel_id) VALUES ` +
+		strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?), ", n), ", ")
+}
+
+// sqlInsertTags writes a full chunk; it is prepared with the others.
+var sqlInsertTags = insertTags(tagChunk)
+
+var writeStatements = []string{sqlFindChannel, sqlCreateChannel, sqlInsertEvent, sqlFindTag, sqlCreateTag, sqlInsertTag, sqlInsertTags,
 	sqlCountHour, sqlCountTag, sqlFindInsight,
 	sqlUpsertInsight, sqlInsertPoint, sqlSavepoint, sqlRelease, sqlRollbackTo, sqlFindProject,
 	sqlInsertDelivery, sqlProjectHasAllWebhook}
@@ -219,6 +236,26 @@ func (b *batch) keepJobCounts() {
 	clear(b.jobTag)
 }
 
+// writeTagRows writes the batch's rows of the tag index.
+func (b *batch) writeTagRows(ctx context.Context) error {
+	rows := b.tagRows
+	for len(rows) >= 4*tagChunk {
+		if err := b.exec(ctx, sqlInsertTags, rows[:4*tagChunk]...); err != nil {
+			return err
+		}
+		rows = rows[4*tagChunk:]
+	}
+	switch n := len(rows) / 4; n {
+	case 0:
+		return nil
+	case 1:
+		return b.exec(ctx, sqlInsertTag, rows...)
+	default:
+		_, err := b.tx.ExecContext(ctx, insertTags(n), rows...)
+		return err
+	}
+}
+
 // writeCounts adds the batch's events to the hourly and per-tag counts.
 func (b *batch) writeCounts(ctx context.Context) error {
 	for k, n := range b.hours {
@@ -305,6 +342,9 @@ func (db *DB) commitBatch(ctx context.Context, jobs []*job) error {
 		}
 		b.keepJobCounts()
 		j.Out = res
+	}
+	if err := b.writeTagRows(ctx); err != nil {
+		return err
 	}
 	if err := b.writeCounts(ctx); err != nil {
 		return err
