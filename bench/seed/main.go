@@ -10,6 +10,7 @@ package main
 
 import (
 	"context"
+	"database/sql"
 	"flag"
 	"fmt"
 	"math/rand/v2"
@@ -50,6 +51,7 @@ func main() {
 	batch := flag.Int("batch", 2048, "most events per committed batch (SQLite; the server's default is 256)")
 	reads := flag.Bool("reads", false, "time the dashboard's and API's reads over the store")
 	runs := flag.Int("runs", 7, "times each read is run (the median is printed)")
+	stats := flag.Bool("stats", false, "print the SQLite store's bytes per event, table by table (dbstat)")
 	profile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	flag.Parse()
 	if *profile != "" {
@@ -94,6 +96,12 @@ func main() {
 	}
 	if *data != "" {
 		store.Close() // checkpoints the WAL into the file
+		if *stats {
+			if err := printStats(filepath.Join(*data, sqlite.FileName)); err != nil {
+				fmt.Fprintln(os.Stderr, "seed:", err)
+				os.Exit(1)
+			}
+		}
 		if fi, err := os.Stat(filepath.Join(*data, sqlite.FileName)); err == nil {
 			fmt.Printf("store file: %.1f MB\n", float64(fi.Size())/1e6)
 		}
@@ -345,4 +353,35 @@ func deepCursor(ctx context.Context, s tidings.Store, account int64) (string, er
 		left -= len(page.Events)
 	}
 	return before, nil
+}
+
+// printStats prints each table's and index's size per stored event (SQLite's dbstat).
+func printStats(file string) error {
+	db, err := sql.Open("sqlite", "file:"+file+"?mode=ro")
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	var events int64
+	if err := db.QueryRow(`SELECT count(*) FROM events`).Scan(&events); err != nil || events == 0 {
+		return fmt.Errorf("no events to measure (%v)", err)
+	}
+	rows, err := db.Query(`SELECT name, sum(pgsize) FROM dbstat GROUP BY name HAVING sum(pgsize) > 65536 ORDER BY 2 DESC`)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	fmt.Printf("\n%d events\n%-28s %12s %12s\n", events, "table or index", "MB", "bytes/event")
+	var total int64
+	for rows.Next() {
+		var name string
+		var size int64
+		if err := rows.Scan(&name, &size); err != nil {
+			return err
+		}
+		total += size
+		fmt.Printf("%-28s %12.1f %12.1f\n", name, float64(size)/1e6, float64(size)/float64(events))
+	}
+	fmt.Printf("%-28s %12.1f %12.1f\n", "all (over 64 KiB)", float64(total)/1e6, float64(total)/float64(events))
+	return rows.Err()
 }
