@@ -102,8 +102,9 @@ ALTER TABLE event_tags_v6 RENAME TO event_tags;
 CREATE INDEX events_project_ts ON events (project_id, ts, seq);
 CREATE INDEX events_channel_ts ON events (channel_id, ts, seq);`
 
-// migrationChunk is how many events one transaction of the copy moves.
-const migrationChunk = 50_000
+// migrationChunk is how many events one transaction of the copy moves (a variable so
+// that tests can cross chunks with few events).
+var migrationChunk = 50_000
 
 // copyEvents does migration 6's long part ahead of it, when the store holds events in
 // the old schema.

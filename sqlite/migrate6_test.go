@@ -70,10 +70,18 @@ func oldStore(t *testing.T, n int) string {
 	return dir
 }
 
+// smallChunks makes the migration copy 500 events per transaction for the test.
+func smallChunks(t *testing.T) {
+	old := migrationChunk
+	migrationChunk = 500
+	t.Cleanup(func() { migrationChunk = old })
+}
+
 // An existing store's events survive migration 6 whole: order, tags, counts, and
 // the filters that now read the new indexes. Its progress is logged.
 func TestMigration6KeepsEvents(t *testing.T) {
-	const n = 2*migrationChunk + 123 // more than one chunk
+	smallChunks(t)
+	n := 2*migrationChunk + 123 // more than two chunks
 	dir := oldStore(t, n)
 	var logged bytes.Buffer
 	db, err := Open(context.Background(), dir, Options{Log: slog.New(slog.NewTextHandler(&logged, nil))})
@@ -127,7 +135,8 @@ func TestMigration6KeepsEvents(t *testing.T) {
 
 // A migration killed half-way (some chunks copied) resumes where it stopped.
 func TestMigration6Resumes(t *testing.T) {
-	const n = migrationChunk + 10
+	smallChunks(t)
+	n := migrationChunk + 10
 	dir := oldStore(t, n)
 	raw, err := sql.Open("sqlite", "file:"+filepath.Join(dir, FileName)+"?_pragma=foreign_keys(1)")
 	if err != nil {
