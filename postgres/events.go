@@ -170,9 +170,15 @@ func (db *DB) CountEventsBy(ctx context.Context, accountID int64, project, chann
 	if err != nil {
 		return nil, err
 	}
-	width := bucket.Milliseconds()
+	width, from := bucket.Milliseconds(), ms(since)
+	// Whole hours from the start of an hour come from the hourly counts; anything finer
+	// reads the events.
 	q := `SELECT (ts / $1) * $1, count(*) FROM events WHERE project_id = $2 AND ts >= $3`
-	args := []any{width, p.ID, ms(since)}
+	if width > 0 && width%3_600_000 == 0 && from%3_600_000 == 0 {
+		q = `SELECT (hour / $1) * $1, sum(n) FROM event_counts
+			WHERE channel_id IN (SELECT id FROM channels WHERE project_id = $2) AND hour >= $3`
+	}
+	args := []any{width, p.ID, from}
 	if channel != "" {
 		cid, err := db.channelID(ctx, p, channel)
 		if err != nil {

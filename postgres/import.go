@@ -11,7 +11,7 @@ import (
 )
 
 // importOrder lists the tables in an order that satisfies their foreign keys.
-var importOrder = []string{"accounts", "users", "projects", "channels", "tokens", "events", "event_tags",
+var importOrder = []string{"accounts", "users", "projects", "channels", "tokens", "events", "event_tags", "event_counts",
 	"insights", "insight_points", "sessions", "invites", "webhooks", "deliveries", "webhook_attempts",
 	"push_subscriptions", "notify_prefs", "push_records", "settings"}
 

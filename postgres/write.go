@@ -92,6 +92,12 @@ const sqlInsertTags = `INSERT INTO event_tags (event_id, key, value) SELECT * FR
 const sqlInsertEventJobs = `INSERT INTO deliveries (kind, account_id, event_id, next_at, created_at)
 	SELECT 'event', a, e, $3, $3 FROM unnest($1::bigint[], $2::text[]) AS j(a, e)`
 
+// sqlCountEvents adds a batch's events to the hourly counts, in key order so that two
+// instances' batches lock the rows they share in the same order.
+const sqlCountEvents = `INSERT INTO event_counts (channel_id, hour, n)
+	SELECT c, t - t % 3600000, count(*) FROM unnest($1::bigint[], $2::bigint[]) AS u(c, t) GROUP BY 1, 2 ORDER BY 1, 2
+	ON CONFLICT (channel_id, hour) DO UPDATE SET n = event_counts.n + excluded.n`
+
 // flush writes the events gathered so far.
 func (b *batch) flush(ctx context.Context) error {
 	r := &b.rows
@@ -101,6 +107,9 @@ func (b *batch) flush(ctx context.Context) error {
 	defer r.reset()
 	if _, err := b.tx.Exec(ctx, sqlInsertEvents, r.id, r.project, r.channel, r.event, r.description, r.icon, r.notify,
 		r.tags, r.parser, r.userID, r.ts, b.now); err != nil {
+		return err
+	}
+	if _, err := b.tx.Exec(ctx, sqlCountEvents, r.channel, r.ts); err != nil {
 		return err
 	}
 	if len(r.tagEvent) > 0 {

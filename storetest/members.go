@@ -211,4 +211,22 @@ func testFeedReads(t *testing.T, open Opener) {
 	if len(since) != 2 {
 		t.Fatalf("since 3 h ago = %v", since)
 	}
+	// From inside an hour, only the events from then on count.
+	inside, err := f.s.CountEventsBy(ctx, f.account.ID, "my-saas", "", now.Add(-100*time.Minute), time.Hour)
+	must(t, err)
+	if inside[now.Add(-2*time.Hour)] != 1 || inside[now] != 1 || len(inside) != 2 {
+		t.Fatalf("since 100 min ago = %v", inside)
+	}
+	byDay, err := f.s.CountEventsBy(ctx, f.account.ID, "my-saas", "", now.Truncate(24*time.Hour).Add(-72*time.Hour), 24*time.Hour)
+	must(t, err)
+	total := 0
+	for start, n := range byDay {
+		if !start.Equal(start.Truncate(24 * time.Hour)) {
+			t.Fatalf("day bucket %v does not start a day", start)
+		}
+		total += n
+	}
+	if total != 4 {
+		t.Fatalf("by day = %v, want 4 events in all", byDay)
+	}
 }
