@@ -32,29 +32,17 @@ func (b *batch) insertEvent(ctx context.Context, accountID int64, e *tidings.New
 	if err != nil {
 		return nil, !isStorageError(err), err
 	}
-	var channelID int64
-	k := channelKey{p.ID, e.Channel}
-	if id, ok := b.channels[k]; ok {
-		channelID = id
-	} else if err := b.queryRow(ctx, sqlFindChannel, p.ID, e.Channel).Scan(&channelID); errors.Is(err, sql.ErrNoRows) && !p.AutoCreateChannels {
-		return nil, true, tidings.ChannelNotFound(p.Name, e.Channel)
-	} else if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return nil, false, err
+	// b.channel refuses an unknown channel before it writes; creating one is a write.
+	channelID, err := b.channel(ctx, p, e.Channel)
+	if err != nil {
+		return nil, tidings.ErrorCode(err) == tidings.EChannelNotFound, err
 	}
-	ev, err = b.insertAccepted(ctx, accountID, p, channelID, e)
+	ev, err = b.writeEvent(ctx, accountID, p, channelID, e)
 	return ev, false, err
 }
 
-// insertAccepted writes an event into a project's channel (made first when channelID
-// is 0: the project creates channels on first event).
-func (b *batch) insertAccepted(ctx context.Context, accountID int64, p *tidings.Project, channelID int64, e *tidings.NewEvent) (*tidings.Event, error) {
-	if channelID == 0 {
-		var err error
-		if channelID, err = b.channel(ctx, p, e.Channel); err != nil {
-			return nil, err
-		}
-	}
-	b.channels[channelKey{p.ID, e.Channel}] = channelID
+// writeEvent writes an accepted event, its rows of the tag index and its outbox job.
+func (b *batch) writeEvent(ctx context.Context, accountID int64, p *tidings.Project, channelID int64, e *tidings.NewEvent) (*tidings.Event, error) {
 	ev, err := e.Accept(b.now)
 	if err != nil {
 		return nil, err
