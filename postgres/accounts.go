@@ -223,13 +223,41 @@ func (db *DB) DeleteChannel(ctx context.Context, accountID int64, project, chann
 	if err != nil {
 		return err
 	}
-	tag, err := db.exec(ctx, `DELETE FROM channels WHERE project_id = $1 AND name = $2`, p.ID, channel)
+	found := false
+	err = db.inTx(ctx, func(tx pgx.Tx) error {
+		// Locking the channel first waits for the batches writing to it and keeps new
+		// ones out, so the tag counts lose exactly the rows that go.
+		var cid int64
+		err := tx.QueryRow(ctx, `SELECT id FROM channels WHERE project_id = $1 AND name = $2 FOR UPDATE`, p.ID, channel).Scan(&cid)
+		if noRows(err) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		found = true
+		// The counts' rows are locked in key order, the order batches add to them in.
+		if _, err := tx.Exec(ctx, sqlUncountChannelTags, p.ID, cid); err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, `DELETE FROM channels WHERE id = $1`, cid)
+		return err
+	})
 	db.tokensInvalidated(ctx) // tokens limited to the channel went with it
 	if err != nil {
 		return err
 	}
-	if tag.RowsAffected() == 0 {
+	if !found {
 		return tidings.ChannelNotFound(project, channel)
 	}
 	return nil
 }
+
+// sqlUncountChannelTags takes a channel's tag rows off the project's tag counts.
+const sqlUncountChannelTags = `WITH gone AS (
+	  SELECT key, value, count(*) AS n FROM event_tags WHERE project_id = $1 AND channel_id = $2 GROUP BY 1, 2),
+	locked AS (
+	  SELECT c.key, c.value, gone.n FROM tag_counts c JOIN gone ON c.key = gone.key AND c.value = gone.value
+	  WHERE c.project_id = $1 ORDER BY c.key, c.value FOR UPDATE OF c)
+	UPDATE tag_counts c SET n = c.n - locked.n FROM locked
+	WHERE c.project_id = $1 AND c.key = locked.key AND c.value = locked.value`

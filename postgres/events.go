@@ -65,37 +65,26 @@ func (db *DB) eventsByID(ctx context.Context, where string, args ...any) ([]acco
 }
 
 // ListEvents returns a page of the project's events, newest first.
+//
+// The page is read, newest first, from the index of the smallest set among the
+// project's events, the channel's and each filter tag's (tag_counts and event_counts
+// say which is smallest), and every other condition is checked on the rows walked, so
+// the scan stops at the page's end whatever the store's size.
 func (db *DB) ListEvents(ctx context.Context, accountID int64, q tidings.EventQuery) (*tidings.EventPage, error) {
 	p, err := findProject(ctx, db.pool, accountID, q.Project)
 	if err != nil {
 		return nil, err
 	}
-	var sb strings.Builder
-	args := []any{p.ID}
-	arg := func(v any) string {
-		args = append(args, v)
-		return "$" + strconv.Itoa(len(args))
-	}
-	sb.WriteString(`SELECT ` + eventColumns + ` WHERE e.project_id = $1`)
+	var channelID int64
 	if q.Channel != "" {
-		channelID, err := db.channelID(ctx, p, q.Channel)
-		if err != nil {
+		if channelID, err = db.channelID(ctx, p, q.Channel); err != nil {
 			return nil, err
 		}
-		sb.WriteString(` AND e.channel_id = ` + arg(channelID))
 	}
-	for _, t := range q.Tags {
-		sb.WriteString(` AND EXISTS (SELECT 1 FROM event_tags t WHERE t.event_id = e.id AND t.key = ` + arg(t.Key) +
-			` AND t.value = ` + arg(t.Value) + `)`)
-	}
-	if q.Text != "" {
-		like := arg("%" + escapeLike(q.Text) + "%")
-		// ILIKE folds case like SQLite's LIKE does (ASCII and beyond).
-		sb.WriteString(` AND (e.event ILIKE ` + like + ` OR e.description ILIKE ` + like + `)`)
-	}
+	var before *cursor
 	if q.Before != "" {
-		var ts int64
-		err := db.row(ctx, `SELECT ts FROM events WHERE id = $1 AND project_id = $2`, q.Before, p.ID).Scan(&ts)
+		c := cursor{id: q.Before}
+		err := db.row(ctx, `SELECT ts FROM events WHERE id = $1 AND project_id = $2`, q.Before, p.ID).Scan(&c.ts)
 		if noRows(err) {
 			var pr tidings.Problems
 			pr.Add("before", "cursor", "no event %q in project %q", q.Before, q.Project)
@@ -104,11 +93,35 @@ func (db *DB) ListEvents(ctx context.Context, accountID int64, q tidings.EventQu
 		if err != nil {
 			return nil, err
 		}
-		t, id := arg(ts), arg(q.Before)
-		sb.WriteString(` AND (e.ts < ` + t + ` OR (e.ts = ` + t + ` AND e.id < ` + id + `))`)
+		before = &c
 	}
-	sb.WriteString(` ORDER BY e.ts DESC, e.id DESC LIMIT ` + arg(q.Limit+1))
-	events, err := query(ctx, db.pool, scanEvent(q.Project), sb.String(), args...)
+	driver := -1 // index in q.Tags of the tag whose rows drive the scan
+	if len(q.Tags) > 0 {
+		counts, err := db.tagCounts(ctx, p.ID, q.Tags)
+		if err != nil {
+			return nil, err
+		}
+		for i, n := range counts {
+			if n <= 0 {
+				return &tidings.EventPage{}, nil // a tag no event has: nothing matches
+			}
+			if driver < 0 || n < counts[driver] {
+				driver = i
+			}
+		}
+		if channelID != 0 {
+			var inChannel int64
+			if err := db.row(ctx, `SELECT coalesce(sum(n), 0) FROM event_counts WHERE channel_id = $1`, channelID).
+				Scan(&inChannel); err != nil {
+				return nil, err
+			}
+			if inChannel <= counts[driver] {
+				driver = -1
+			}
+		}
+	}
+	sqlText, args := listQuery(p.ID, channelID, q.Tags, driver, q.Text, before, q.Limit+1)
+	events, err := query(ctx, db.pool, scanEvent(q.Project), sqlText, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -118,6 +131,92 @@ func (db *DB) ListEvents(ctx context.Context, accountID int64, q tidings.EventQu
 		page.Next = page.Events[q.Limit-1].ID
 	}
 	return page, nil
+}
+
+// cursor is the position of a feed page's last event: newest first by (ts, id).
+type cursor struct {
+	ts int64
+	id string
+}
+
+// tagCounts returns how many events of the project carry each tag (0 for none).
+func (db *DB) tagCounts(ctx context.Context, project int64, tags []tidings.Tag) ([]int64, error) {
+	keys, values := make([]string, len(tags)), make([]string, len(tags))
+	for i, t := range tags {
+		keys[i], values[i] = t.Key, t.Value
+	}
+	counts := make([]int64, len(tags))
+	type tagCount struct {
+		key, value string
+		n          int64
+	}
+	rows, err := query(ctx, db.pool, func(r pgx.Row) (tagCount, error) {
+		var c tagCount
+		return c, r.Scan(&c.key, &c.value, &c.n)
+	}, `SELECT key, value, n FROM tag_counts WHERE project_id = $1
+		AND (key, value) IN (SELECT * FROM unnest($2::text[], $3::text[]))`, project, keys, values)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range rows {
+		for i, t := range tags {
+			if t.Key == c.key && t.Value == c.value {
+				counts[i] = c.n
+			}
+		}
+	}
+	return counts, nil
+}
+
+// listQuery builds a feed page's query, read from the tag index when driver is the
+// index of a tag in tags, else from the channel's or the project's feed index. It is
+// built apart from running it so that a test can check its plan.
+func listQuery(project, channel int64, tags []tidings.Tag, driver int, text string, before *cursor, limit int) (string, []any) {
+	var sb strings.Builder
+	var args []any
+	arg := func(v any) string {
+		args = append(args, v)
+		return "$" + strconv.Itoa(len(args))
+	}
+	order := ` ORDER BY e.ts DESC, e.id DESC`
+	if driver >= 0 {
+		t := tags[driver]
+		sb.WriteString(`SELECT ` + eventFields + ` FROM event_tags d JOIN events e ON e.id = d.event_id
+			JOIN channels c ON c.id = e.channel_id
+			WHERE d.project_id = ` + arg(project) + ` AND d.key = ` + arg(t.Key) + ` AND d.value = ` + arg(t.Value))
+		if channel != 0 {
+			sb.WriteString(` AND d.channel_id = ` + arg(channel))
+		}
+		if before != nil {
+			sb.WriteString(` AND (d.ts, d.event_id) < (` + arg(before.ts) + `, ` + arg(before.id) + `)`)
+		}
+		order = ` ORDER BY d.ts DESC, d.event_id DESC`
+	} else {
+		sb.WriteString(`SELECT ` + eventColumns)
+		if channel != 0 {
+			// The channel is the project's: its own index alone reads the feed.
+			sb.WriteString(` WHERE e.channel_id = ` + arg(channel))
+		} else {
+			sb.WriteString(` WHERE e.project_id = ` + arg(project))
+		}
+		if before != nil {
+			sb.WriteString(` AND (e.ts, e.id) < (` + arg(before.ts) + `, ` + arg(before.id) + `)`)
+		}
+	}
+	for i, t := range tags {
+		if i == driver {
+			continue
+		}
+		sb.WriteString(` AND EXISTS (SELECT 1 FROM event_tags t WHERE t.event_id = e.id AND t.key = ` + arg(t.Key) +
+			` AND t.value = ` + arg(t.Value) + `)`)
+	}
+	if text != "" {
+		like := arg("%" + escapeLike(text) + "%")
+		// ILIKE folds case like SQLite's LIKE does (ASCII and beyond).
+		sb.WriteString(` AND (e.event ILIKE ` + like + ` OR e.description ILIKE ` + like + `)`)
+	}
+	sb.WriteString(order + ` LIMIT ` + arg(limit))
+	return sb.String(), args
 }
 
 func escapeLike(s string) string {

@@ -11,7 +11,7 @@ import (
 )
 
 // importOrder lists the tables in an order that satisfies their foreign keys.
-var importOrder = []string{"accounts", "users", "projects", "channels", "tokens", "events", "event_tags", "event_counts",
+var importOrder = []string{"accounts", "users", "projects", "channels", "tokens", "events", "event_tags", "event_counts", "tag_counts",
 	"insights", "insight_points", "sessions", "invites", "webhooks", "deliveries", "webhook_attempts",
 	"push_subscriptions", "notify_prefs", "push_records", "settings"}
 
@@ -28,8 +28,10 @@ func uuidText(col string) string {
 var sqliteShapes = map[string]string{
 	"events": `(SELECT ` + uuidText("id") + ` AS id, project_id, channel_id, event, description, icon, notify, tags,
 		parser, user_id, ts, created_at FROM events ORDER BY seq)`,
-	"event_tags": `(SELECT ` + uuidText("e.id") + ` AS event_id, g.key AS key, g.value AS value
+	"event_tags": `(SELECT ` + uuidText("e.id") + ` AS event_id, g.key AS key, g.value AS value,
+		e.project_id AS project_id, e.channel_id AS channel_id, e.ts AS ts
 		FROM event_tags t JOIN tags g ON g.id = t.tag_id JOIN events e ON e.seq = t.seq)`,
+	"tag_counts": `(SELECT project_id, key, value, count AS n FROM tags WHERE count > 0)`,
 }
 
 // Source is the SQLite database to import, best a read transaction (*sql.Tx): one
@@ -117,16 +119,16 @@ func copyTable(ctx context.Context, src Source, tx pgx.Tx, table string) (int64,
 		}
 	}
 	order := ""
-	var withoutRowid bool
-	if err := src.QueryRowContext(ctx, `SELECT sql LIKE '%WITHOUT ROWID%' FROM sqlite_master WHERE type = 'table' AND name = ?`, table).
-		Scan(&withoutRowid); err != nil {
-		return 0, err
-	}
-	if !withoutRowid && !shaped {
-		order = ` ORDER BY rowid`
-	}
 	if !shaped {
 		from = table
+		var withoutRowid bool
+		if err := src.QueryRowContext(ctx, `SELECT sql LIKE '%WITHOUT ROWID%' FROM sqlite_master WHERE type = 'table' AND name = ?`, table).
+			Scan(&withoutRowid); err != nil {
+			return 0, err
+		}
+		if !withoutRowid {
+			order = ` ORDER BY rowid`
+		}
 	}
 	rows, err := src.QueryContext(ctx, `SELECT `+strings.Join(sel, ", ")+` FROM `+from+` AS `+table+order)
 	if err != nil {

@@ -77,6 +77,7 @@ type eventRows struct {
 	project, channel, ts                               []int64
 	notify                                             []bool
 	tagEvent, tagKey, tagValue                         []string
+	tagProject, tagChannel, tagTS                      []int64
 	outAccount                                         []int64
 	outEvent                                           []string
 }
@@ -87,7 +88,13 @@ const sqlInsertEvents = `INSERT INTO events (id, project_id, channel_id, event, 
 	SELECT e.*, $12::bigint FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::text[], $5::text[], $6::text[], $7::bool[],
 	  $8::text[], $9::text[], $10::text[], $11::bigint[]) AS e`
 
-const sqlInsertTags = `INSERT INTO event_tags (event_id, key, value) SELECT * FROM unnest($1::text[], $2::text[], $3::text[])`
+const sqlInsertTags = `INSERT INTO event_tags (event_id, key, value, project_id, channel_id, ts)
+	SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::bigint[], $6::bigint[])`
+
+// sqlCountTags adds a batch's tags to their counts, in key order like sqlCountEvents.
+const sqlCountTags = `INSERT INTO tag_counts (project_id, key, value, n)
+	SELECT p, k, v, count(*) FROM unnest($1::bigint[], $2::text[], $3::text[]) AS u(p, k, v) GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
+	ON CONFLICT (project_id, key, value) DO UPDATE SET n = tag_counts.n + excluded.n`
 
 const sqlInsertEventJobs = `INSERT INTO deliveries (kind, account_id, event_id, next_at, created_at)
 	SELECT 'event', a, e, $3, $3 FROM unnest($1::bigint[], $2::text[]) AS j(a, e)`
@@ -113,7 +120,10 @@ func (b *batch) flush(ctx context.Context) error {
 		return err
 	}
 	if len(r.tagEvent) > 0 {
-		if _, err := b.tx.Exec(ctx, sqlInsertTags, r.tagEvent, r.tagKey, r.tagValue); err != nil {
+		if _, err := b.tx.Exec(ctx, sqlInsertTags, r.tagEvent, r.tagKey, r.tagValue, r.tagProject, r.tagChannel, r.tagTS); err != nil {
+			return err
+		}
+		if _, err := b.tx.Exec(ctx, sqlCountTags, r.tagProject, r.tagKey, r.tagValue); err != nil {
 			return err
 		}
 	}
@@ -307,11 +317,15 @@ func (b *batch) insertEvent(ctx context.Context, accountID int64, e *tidings.New
 	r.tags = append(r.tags, string(tags))
 	r.parser = append(r.parser, ev.Parser)
 	r.userID = append(r.userID, ev.UserID)
-	r.ts = append(r.ts, ms(ev.Timestamp))
+	ts := ms(ev.Timestamp)
+	r.ts = append(r.ts, ts)
 	for _, t := range ev.Tags {
 		r.tagEvent = append(r.tagEvent, ev.ID)
 		r.tagKey = append(r.tagKey, t.Key)
 		r.tagValue = append(r.tagValue, t.Value)
+		r.tagProject = append(r.tagProject, p.ID)
+		r.tagChannel = append(r.tagChannel, channelID)
+		r.tagTS = append(r.tagTS, ts)
 	}
 	goes, err := b.goesOut(ctx, p, ev)
 	if err != nil {

@@ -3,7 +3,9 @@ package sqlite_test
 import (
 	"context"
 	"fmt"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/tidings-dev/tidings"
 	"github.com/tidings-dev/tidings/sqlite"
@@ -47,4 +49,52 @@ func BenchmarkPublish(b *testing.B) {
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
 		})
 	}
+}
+
+// BenchmarkPublishLoadEvent publishes bench/load's event (4 tags, a user id, a
+// description) from 64 clients through the group committer and reports the process's
+// CPU time per event: the storage's share of a `/v1/log` request, with no HTTP. Run it
+// on one core to compare with bench/load.sh's CPU per request:
+//
+//	taskset -c 1 go test -run '^$' -bench PublishLoadEvent -cpu 1 -count 3 ./sqlite
+func BenchmarkPublishLoadEvent(b *testing.B) {
+	ctx := context.Background()
+	db, err := sqlite.Open(ctx, b.TempDir(), sqlite.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	a, _ := db.CreateAccount(ctx, "acme")
+	db.CreateProject(ctx, a.ID, "load")
+	db.CreateChannel(ctx, a.ID, "load", "events")
+	tags := tidings.Tags{
+		{Key: "plan", Kind: tidings.KindString, Value: "premium"},
+		{Key: "seats", Kind: tidings.KindNumber, Value: "3"},
+		{Key: "region", Kind: tidings.KindString, Value: "eu-west"},
+		{Key: "trial", Kind: tidings.KindBool, Value: "false"},
+	}
+	b.SetParallelism(64)
+	cpu0 := cpuTime()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			_, err := db.PublishEvent(ctx, a.ID, &tidings.NewEvent{Project: "load", Channel: "events",
+				Event: "New Subscription", Description: "Ada upgraded to the yearly premium plan after the trial",
+				Icon: "💰", UserID: "user-1042", Tags: tags, Parser: tidings.ParserText})
+			if err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
+	b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/float64(b.N), "cpu-µs/event")
+}
+
+// cpuTime is the process's user and system CPU time so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

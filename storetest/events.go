@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -205,5 +207,105 @@ func testBatchIsolation(t *testing.T, open Opener) {
 	}
 	if total != good {
 		t.Fatalf("stored %d events, want %d", total, good)
+	}
+}
+
+// testFilteredPagination pages through tag filters read from either side — a common
+// tag in a rare channel (read from the channel), a rare tag in a busy channel (read
+// from the tag) — with timestamps shared by pairs of events, and checks the filters
+// after a channel and its events are deleted.
+func testFilteredPagination(t *testing.T, open Opener) {
+	ctx := context.Background()
+	f := setup(t, open)
+	_, err := f.s.CreateChannel(ctx, f.account.ID, "my-saas", "rare")
+	must(t, err)
+	str := func(k, v string) tidings.Tag { return tidings.Tag{Key: k, Kind: tidings.KindString, Value: v} }
+	pro, user, only := str("plan", "pro"), str("user", "u1"), str("only", "rare")
+	want := map[string][]string{} // query name → IDs, newest first
+	var all []*tidings.Event
+	for i := range 30 {
+		tags := tidings.Tags{pro}
+		if i == 7 || i == 21 {
+			tags = append(tags, user)
+		}
+		ev := f.publish(t, tidings.NewEvent{Event: fmt.Sprintf("busy %d", i), Tags: tags,
+			Timestamp: epoch.Add(time.Duration(i/2) * time.Second)})
+		all = append(all, ev)
+	}
+	for i := range 6 {
+		tags := tidings.Tags{pro, only}
+		if i == 2 { // the rare tag in both channels: the channel must still be checked
+			tags = append(tags, user)
+		}
+		ev := f.publish(t, tidings.NewEvent{Channel: "rare", Event: fmt.Sprintf("rare %d", i), Tags: tags,
+			Timestamp: epoch.Add(time.Duration(i/2)*time.Second + 500*time.Millisecond)})
+		all = append(all, ev)
+	}
+	newestFirst := func(keep func(*tidings.Event) bool) []string {
+		var evs []*tidings.Event
+		for _, ev := range all {
+			if keep(ev) {
+				evs = append(evs, ev)
+			}
+		}
+		slices.SortFunc(evs, func(a, b *tidings.Event) int {
+			if c := b.Timestamp.Compare(a.Timestamp); c != 0 {
+				return c
+			}
+			return strings.Compare(b.ID, a.ID)
+		})
+		var ids []string
+		for _, ev := range evs {
+			ids = append(ids, ev.ID)
+		}
+		return ids
+	}
+	has := func(ev *tidings.Event, tag tidings.Tag) bool {
+		return slices.ContainsFunc(ev.Tags, func(t tidings.Tag) bool { return t.Key == tag.Key && t.Value == tag.Value })
+	}
+	walk := func(q tidings.EventQuery, limit int) []string {
+		t.Helper()
+		var ids []string
+		q.Project, q.Limit = "my-saas", limit
+		for pages := 0; ; pages++ {
+			if pages > 40 {
+				t.Fatal("pagination does not end")
+			}
+			p, err := f.s.ListEvents(ctx, f.account.ID, q)
+			must(t, err)
+			for _, ev := range p.Events {
+				ids = append(ids, ev.ID)
+			}
+			if p.Next == "" {
+				return ids
+			}
+			q.Before = p.Next
+		}
+	}
+	want["common tag, rare channel"] = newestFirst(func(ev *tidings.Event) bool { return ev.Channel == "rare" })
+	want["rare tag, busy channel"] = newestFirst(func(ev *tidings.Event) bool { return has(ev, user) && ev.Channel == "payments" })
+	want["common tag"] = newestFirst(func(ev *tidings.Event) bool { return true })
+	want["two tags"] = newestFirst(func(ev *tidings.Event) bool { return has(ev, only) })
+	for name, q := range map[string]tidings.EventQuery{
+		"common tag, rare channel": {Channel: "rare", Tags: []tidings.Tag{pro}},
+		"rare tag, busy channel":   {Channel: "payments", Tags: []tidings.Tag{pro, user}},
+		"common tag":               {Tags: []tidings.Tag{pro}},
+		"two tags":                 {Tags: []tidings.Tag{pro, only}},
+	} {
+		for _, limit := range []int{1, 4} {
+			if got := walk(q, limit); !slices.Equal(got, want[name]) {
+				t.Errorf("%s, pages of %d: %d events %v, want %d %v", name, limit, len(got), got, len(want[name]), want[name])
+			}
+		}
+	}
+	must(t, f.s.DeleteChannel(ctx, f.account.ID, "my-saas", "rare"))
+	if got := walk(tidings.EventQuery{Tags: []tidings.Tag{pro}}, 7); len(got) != 30 {
+		t.Errorf("after deleting the rare channel, plan=pro has %d events, want 30", len(got))
+	}
+	if got := walk(tidings.EventQuery{Tags: []tidings.Tag{only}}, 7); len(got) != 0 {
+		t.Errorf("after deleting the rare channel, only=rare has %d events, want 0", len(got))
+	}
+	if got := walk(tidings.EventQuery{Channel: "payments", Tags: []tidings.Tag{pro, user}}, 7); len(got) != 2 {
+		t.Errorf("after deleting the rare channel, user=u1 has %d events, want 2", len(got))
 	}
 }
