@@ -184,10 +184,27 @@ type EventQuery struct {
 	Project string
 	Channel string // "" for all channels
 	Tags    []Tag  // all must match (Key and Value compared exactly)
-	Text    string // substring of the event name or description, case-insensitive
-	Before  string // an event ID: only events older than it
-	Limit   int    // 1 to 100
+	// Terms are words and phrases to find in the name, description or tag values
+	// (folded: any case, with or without accents); all must match. See Search.
+	Terms []Term
+	// Since and Until bound the timestamp: Since <= ts < Until; zero is open.
+	Since, Until time.Time
+	Before       string // an event ID: only events older than it
+	Limit        int    // 1 to 100
 }
+
+// AddSearch narrows q by a parsed search.
+func (q *EventQuery) AddSearch(s Search) {
+	q.Tags = append(q.Tags, s.Tags...)
+	q.Terms = append(q.Terms, s.Terms...)
+	if !s.Since.IsZero() {
+		q.Since = s.Since
+	}
+	if !s.Until.IsZero() {
+		q.Until = s.Until
+	}
+}
+
 
 // EventPage is one page of events; Next is the cursor of the following page, "" on the last.
 type EventPage struct {
@@ -239,24 +256,10 @@ func (q EventQuery) Matches(ev *Event) bool {
 			return false
 		}
 	}
-	if q.Text != "" && !containsFold(ev.Event, q.Text) && !containsFold(ev.Description, q.Text) {
+	if !q.Since.IsZero() && ev.Timestamp.Before(q.Since) || !q.Until.IsZero() && !ev.Timestamp.Before(q.Until) {
 		return false
 	}
-	return true
-}
-
-// containsFold is a case-insensitive substring test, for ASCII letters as in the store.
-func containsFold(s, sub string) bool {
-	return strings.Contains(asciiLower(s), asciiLower(sub))
-}
-
-func asciiLower(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r >= 'A' && r <= 'Z' {
-			return r + 'a' - 'A'
-		}
-		return r
-	}, s)
+	return len(q.Terms) == 0 || matchesTerms(q.Terms, SearchWords(ev.SearchText()))
 }
 
 // Accept makes the stored event of e: a new ID, accepted at now (which also stands in

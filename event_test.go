@@ -7,6 +7,7 @@ import (
 
 func TestEventQueryMatches(t *testing.T) {
 	ev := &Event{Channel: "payments", Event: "New Subscription", Description: "Plan upgraded",
+		Timestamp: time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC),
 		Tags: Tags{{Key: "plan", Kind: KindString, Value: "premium"}, {Key: "seats", Kind: KindNumber, Value: "3"}}}
 	for _, c := range []struct {
 		q    EventQuery
@@ -19,9 +20,14 @@ func TestEventQueryMatches(t *testing.T) {
 		{EventQuery{Tags: []Tag{{Key: "plan", Value: "premium"}, {Key: "seats", Value: "3"}}}, true},
 		{EventQuery{Tags: []Tag{{Key: "plan", Value: "basic"}}}, false},
 		{EventQuery{Tags: []Tag{{Key: "country", Value: "de"}}}, false},
-		{EventQuery{Text: "SUBSCRIPTION"}, true},
-		{EventQuery{Text: "upgraded"}, true},
-		{EventQuery{Text: "refund"}, false},
+		{EventQuery{Terms: []Term{{Words: []string{"subscription"}}}}, true},
+		{EventQuery{Terms: []Term{{Words: []string{"upgr"}, Prefix: true}}}, true},
+		{EventQuery{Terms: []Term{{Words: []string{"premium"}}}}, true}, // a tag's value
+		{EventQuery{Terms: []Term{{Words: []string{"refund"}}}}, false},
+		{EventQuery{Since: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}, true},
+		{EventQuery{Since: time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC)}, false},
+		{EventQuery{Until: time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)}, false},
+		{EventQuery{Until: time.Date(2026, 1, 1, 12, 0, 1, 0, time.UTC)}, true},
 	} {
 		if got := c.q.Matches(ev); got != c.want {
 			t.Errorf("%+v: %v, want %v", c.q, got, c.want)

@@ -1,9 +1,11 @@
 package api
 
 import (
+	"errors"
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/tidings-dev/tidings"
 )
@@ -41,7 +43,7 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) error {
 func parseEventQuery(r *http.Request) (tidings.EventQuery, error) {
 	v := r.URL.Query()
 	var p tidings.Problems
-	q := tidings.EventQuery{Project: v.Get("project"), Channel: v.Get("channel"), Text: v.Get("q"), Before: v.Get("before"), Limit: 50}
+	q := tidings.EventQuery{Project: v.Get("project"), Channel: v.Get("channel"), Before: v.Get("before"), Limit: 50}
 	tidings.CheckName(&p, "project", q.Project)
 	if q.Channel != "" {
 		tidings.CheckName(&p, "channel", q.Channel)
@@ -54,6 +56,12 @@ func parseEventQuery(r *http.Request) (tidings.EventQuery, error) {
 		}
 		q.Tags = append(q.Tags, tidings.Tag{Key: key, Value: value})
 	}
+	search, err := tidings.ParseSearch(v.Get("q"), time.Now())
+	var perr *tidings.Error
+	if errors.As(err, &perr) {
+		p = append(p, perr.Fields...)
+	}
+	q.AddSearch(search)
 	if l := v.Get("limit"); l != "" {
 		n, err := strconv.Atoi(l)
 		if err != nil || n < 1 || n > 100 {

@@ -12,6 +12,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"io"
 	"io/fs"
 	"net"
@@ -42,6 +43,8 @@ type Options struct {
 	// MaxConns is the connection pool's size (default 16): the writer holds one, the
 	// listener one, readers share the rest.
 	MaxConns int32
+	// Log is told about long work at Open: indexing the stored events for search.
+	Log *slog.Logger
 }
 
 // DB is a tidings.Store on PostgreSQL.
@@ -86,6 +89,14 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 		db.now = time.Now
 	}
 	if err := db.migrate(ctx); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	log := opts.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if err := db.backfillSearch(ctx, log); err != nil {
 		pool.Close()
 		return nil, err
 	}

@@ -120,7 +120,7 @@ func (db *DB) ListEvents(ctx context.Context, accountID int64, q tidings.EventQu
 			}
 		}
 	}
-	sqlText, args := listQuery(p.ID, channelID, q.Tags, driver, q.Text, before, q.Limit+1)
+	sqlText, args := listQuery(p.ID, channelID, q.Tags, driver, q.Terms, q.Since, q.Until, before, q.Limit+1)
 	events, err := query(ctx, db.pool, scanEvent(q.Project), sqlText, args...)
 	if err != nil {
 		return nil, err
@@ -171,7 +171,7 @@ func (db *DB) tagCounts(ctx context.Context, project int64, tags []tidings.Tag) 
 // listQuery builds a feed page's query, read from the tag index when driver is the
 // index of a tag in tags, else from the channel's or the project's feed index. It is
 // built apart from running it so that a test can check its plan.
-func listQuery(project, channel int64, tags []tidings.Tag, driver int, text string, before *cursor, limit int) (string, []any) {
+func listQuery(project, channel int64, tags []tidings.Tag, driver int, terms []tidings.Term, since, until time.Time, before *cursor, limit int) (string, []any) {
 	var sb strings.Builder
 	var args []any
 	arg := func(v any) string {
@@ -190,6 +190,7 @@ func listQuery(project, channel int64, tags []tidings.Tag, driver int, text stri
 		if before != nil {
 			sb.WriteString(` AND (d.ts, d.event_id) < (` + arg(before.ts) + `, ` + arg(before.id) + `)`)
 		}
+		timeRange(&sb, "d", since, until, arg)
 		order = ` ORDER BY d.ts DESC, d.event_id DESC`
 	} else {
 		sb.WriteString(`SELECT ` + eventColumns)
@@ -202,6 +203,7 @@ func listQuery(project, channel int64, tags []tidings.Tag, driver int, text stri
 		if before != nil {
 			sb.WriteString(` AND (e.ts, e.id) < (` + arg(before.ts) + `, ` + arg(before.id) + `)`)
 		}
+		timeRange(&sb, "e", since, until, arg)
 	}
 	for i, t := range tags {
 		if i == driver {
@@ -210,17 +212,23 @@ func listQuery(project, channel int64, tags []tidings.Tag, driver int, text stri
 		sb.WriteString(` AND EXISTS (SELECT 1 FROM event_tags t WHERE t.event_id = e.id AND t.key = ` + arg(t.Key) +
 			` AND t.value = ` + arg(t.Value) + `)`)
 	}
-	if text != "" {
-		like := arg("%" + escapeLike(text) + "%")
-		// ILIKE folds case like SQLite's LIKE does (ASCII and beyond).
-		sb.WriteString(` AND (e.event ILIKE ` + like + ` OR e.description ILIKE ` + like + `)`)
+	if len(terms) > 0 {
+		// The GIN index finds rare words; for common ones the planner walks the feed
+		// index and checks each row's tsvector.
+		sb.WriteString(` AND e.search @@ to_tsquery('simple', ` + arg(tsQuery(terms)) + `)`)
 	}
 	sb.WriteString(order + ` LIMIT ` + arg(limit))
 	return sb.String(), args
 }
 
-func escapeLike(s string) string {
-	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
+// timeRange bounds the scan's timestamps (col.ts) by a search's range.
+func timeRange(sb *strings.Builder, col string, since, until time.Time, arg func(any) string) {
+	if !since.IsZero() {
+		sb.WriteString(` AND ` + col + `.ts >= ` + arg(ms(since)))
+	}
+	if !until.IsZero() {
+		sb.WriteString(` AND ` + col + `.ts < ` + arg(ms(until)))
+	}
 }
 
 // FindEvent returns one event of the account's project.

@@ -27,7 +27,7 @@ func uuidText(col string) string {
 // dictionary) in PostgreSQL's shape.
 var sqliteShapes = map[string]string{
 	"events": `(SELECT ` + uuidText("id") + ` AS id, project_id, channel_id, event, description, icon, notify, tags,
-		parser, user_id, ts, created_at FROM events ORDER BY seq)`,
+		parser, user_id, ts, created_at, NULL AS search FROM events ORDER BY seq)`,
 	"event_tags": `(SELECT ` + uuidText("e.id") + ` AS event_id, g.key AS key, g.value AS value,
 		e.project_id AS project_id, e.channel_id AS channel_id, e.ts AS ts
 		FROM event_tags t JOIN tags g ON g.id = t.tag_id JOIN events e ON e.seq = t.seq)`,
@@ -75,6 +75,10 @@ func (db *DB) Import(ctx context.Context, src Source) ([]TableCount, error) {
 				return fmt.Errorf("%s: %d rows read, %d stored", table, n, got)
 			}
 			counts = append(counts, TableCount{table, n})
+		}
+		// The copied events have no search index yet: the next Open makes it.
+		if _, err := tx.Exec(ctx, `UPDATE search_backfill SET next_id = 'g'`); err != nil {
+			return err
 		}
 		// Serial columns go on after the highest copied value.
 		_, err := tx.Exec(ctx, `DO $$ DECLARE r record; BEGIN

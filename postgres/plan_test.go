@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tidings-dev/tidings"
 	"github.com/tidings-dev/tidings/internal/pgtest"
@@ -53,7 +54,11 @@ func TestQueryPlans(t *testing.T) {
 		if strings.Contains(name, "text") {
 			text = "paid"
 		}
-		q, args := listQuery(1, c.channel, c.tags, c.driver, text, c.before, 51)
+		var terms []tidings.Term
+		if text != "" {
+			terms = []tidings.Term{{Words: []string{text}}}
+		}
+		q, args := listQuery(1, c.channel, c.tags, c.driver, terms, time.Time{}, time.Time{}, c.before, 51)
 		var plan string
 		if err := conn.QueryRow(ctx, `EXPLAIN (FORMAT JSON) `+q, args...).Scan(&plan); err != nil {
 			t.Fatalf("%s: %v", name, err)

@@ -74,6 +74,7 @@ type channelKey struct {
 // its table in one statement (INSERT … SELECT FROM unnest), whatever the batch's size.
 type eventRows struct {
 	id, event, description, icon, tags, parser, userID []string
+	search                                             []string // folded words, for the tsvector
 	project, channel, ts                               []int64
 	notify                                             []bool
 	tagEvent, tagKey, tagValue                         []string
@@ -84,9 +85,10 @@ type eventRows struct {
 
 func (r *eventRows) reset() { *r = eventRows{} }
 
-const sqlInsertEvents = `INSERT INTO events (id, project_id, channel_id, event, description, icon, notify, tags, parser, user_id, ts, created_at)
-	SELECT e.*, $12::bigint FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::text[], $5::text[], $6::text[], $7::bool[],
-	  $8::text[], $9::text[], $10::text[], $11::bigint[]) AS e`
+const sqlInsertEvents = `INSERT INTO events (id, project_id, channel_id, event, description, icon, notify, tags, parser, user_id, ts, created_at, search)
+	SELECT e.id, e.p, e.c, e.ev, e.d, e.i, e.n, e.t, e.pa, e.u, e.ts, $12::bigint, to_tsvector('simple', e.s)
+	FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::text[], $5::text[], $6::text[], $7::bool[],
+	  $8::text[], $9::text[], $10::text[], $11::bigint[], $13::text[]) AS e(id, p, c, ev, d, i, n, t, pa, u, ts, s)`
 
 const sqlInsertTags = `INSERT INTO event_tags (event_id, key, value, project_id, channel_id, ts)
 	SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::bigint[], $6::bigint[])`
@@ -113,7 +115,7 @@ func (b *batch) flush(ctx context.Context) error {
 	}
 	defer r.reset()
 	if _, err := b.tx.Exec(ctx, sqlInsertEvents, r.id, r.project, r.channel, r.event, r.description, r.icon, r.notify,
-		r.tags, r.parser, r.userID, r.ts, b.now); err != nil {
+		r.tags, r.parser, r.userID, r.ts, b.now, r.search); err != nil {
 		return err
 	}
 	if _, err := b.tx.Exec(ctx, sqlCountEvents, r.channel, r.ts); err != nil {
@@ -319,6 +321,7 @@ func (b *batch) insertEvent(ctx context.Context, accountID int64, e *tidings.New
 	r.userID = append(r.userID, ev.UserID)
 	ts := ms(ev.Timestamp)
 	r.ts = append(r.ts, ts)
+	r.search = append(r.search, searchText(ev))
 	for _, t := range ev.Tags {
 		r.tagEvent = append(r.tagEvent, ev.ID)
 		r.tagKey = append(r.tagKey, t.Key)

@@ -156,7 +156,7 @@ func (db *DB) migrate(ctx context.Context, log *slog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
-	return nil
+	return backfillSearch(ctx, db.write, log)
 }
 
 // Ping reports whether the store answers and can commit.

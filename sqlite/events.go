@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"github.com/google/uuid"
+	"strconv"
 	"strings"
 	"time"
 
@@ -66,6 +67,7 @@ func (b *batch) writeEvent(ctx context.Context, accountID int64, p *tidings.Proj
 	if err != nil {
 		return nil, err
 	}
+	tagIDs := make([]int64, 0, len(ev.Tags))
 	for _, t := range ev.Tags {
 		tagID, err := b.tag(ctx, p.ID, t.Key, t.Value)
 		if err != nil {
@@ -73,7 +75,9 @@ func (b *batch) writeEvent(ctx context.Context, accountID int64, p *tidings.Proj
 		}
 		b.tagRows = append(b.tagRows, tagID, ts, seq, channelID)
 		b.jobTag[tagID]++
+		tagIDs = append(tagIDs, tagID)
 	}
+	b.searchRows = append(b.searchRows, seq, ev.SearchText(), searchScope(p.ID, channelID, tagIDs))
 	b.jobHours[hourKey{channelID, hourOf(ts)}]++
 	if err := b.outboxFor(ctx, accountID, p, ev); err != nil {
 		return nil, err
@@ -94,21 +98,37 @@ type cursor struct{ ts, seq int64 }
 // feedTag is a tag filter resolved to its dictionary row.
 type feedTag struct{ id, count int64 }
 
+// feedFilter is a feed page's filter, resolved to the store's keys.
+type feedFilter struct {
+	project, channel, channelCount int64
+	tags                           []feedTag
+	terms                          []tidings.Term
+	since, until                   int64 // unix ms; 0 is open
+	before                         *cursor
+	limit                          int
+}
+
 // listQuery builds the query for a feed page. Its plan is chosen here, not left to
 // SQLite's guess: the page is read from the index of the smallest set among the
 // project (or channel) and the filter's tags — the rarest tag's rows when it has fewer
 // events than the channel — newest first, and every other condition is a check on
 // the rows it walks, so the scan stops at the page's end.
-func listQuery(project, channel, channelCount int64, tags []feedTag, text string, before *cursor, limit int) eventQuery {
+//
+// A search for words reads the full-text index instead (searchQuery).
+func listQuery(f feedFilter) eventQuery {
+	if len(f.terms) > 0 {
+		return searchQuery(f)
+	}
 	var sb strings.Builder
 	var args []any
+	tags := f.tags
 	driver := -1 // index in tags of the tag whose rows drive the scan
 	for i, t := range tags {
 		if driver < 0 || t.count < tags[driver].count {
 			driver = i
 		}
 	}
-	if driver >= 0 && channel != 0 && channelCount < tags[driver].count {
+	if driver >= 0 && f.channel != 0 && f.channelCount < tags[driver].count {
 		driver = -1
 	}
 	// pos names the columns that order the scan: the driving index's.
@@ -118,23 +138,31 @@ func listQuery(project, channel, channelCount int64, tags []feedTag, text string
 		// CROSS JOIN keeps the tag's rows as the outer loop.
 		sb.WriteString(`SELECT ` + eventColumns + ` FROM event_tags d CROSS JOIN events e ON e.seq = d.seq WHERE d.tag_id = ?`)
 		args = append(args, tags[driver].id)
-		if channel != 0 {
+		if f.channel != 0 {
 			sb.WriteString(` AND d.channel_id = ?`)
-			args = append(args, channel)
+			args = append(args, f.channel)
 		}
 	} else {
 		sb.WriteString(`SELECT ` + eventColumns + ` FROM events e WHERE `)
-		if channel != 0 {
+		if f.channel != 0 {
 			sb.WriteString(`e.channel_id = ?`)
-			args = append(args, channel)
+			args = append(args, f.channel)
 		} else {
 			sb.WriteString(`e.project_id = ?`)
-			args = append(args, project)
+			args = append(args, f.project)
 		}
 	}
-	if before != nil {
+	if f.before != nil {
 		sb.WriteString(` AND (` + pos + `.ts, ` + pos + `.seq) < (?, ?)`)
-		args = append(args, before.ts, before.seq)
+		args = append(args, f.before.ts, f.before.seq)
+	}
+	if f.since != 0 {
+		sb.WriteString(` AND ` + pos + `.ts >= ?`)
+		args = append(args, f.since)
+	}
+	if f.until != 0 {
+		sb.WriteString(` AND ` + pos + `.ts < ?`)
+		args = append(args, f.until)
 	}
 	for i, t := range tags {
 		if i == driver {
@@ -143,14 +171,70 @@ func listQuery(project, channel, channelCount int64, tags []feedTag, text string
 		sb.WriteString(` AND EXISTS (SELECT 1 FROM event_tags x WHERE x.tag_id = ? AND x.ts = e.ts AND x.seq = e.seq)`)
 		args = append(args, t.id)
 	}
-	if text != "" {
-		sb.WriteString(` AND (e.event LIKE ? ESCAPE '\' OR e.description LIKE ? ESCAPE '\')`)
-		like := "%" + escapeLike(text) + "%"
-		args = append(args, like, like)
-	}
 	sb.WriteString(` ORDER BY ` + pos + `.ts DESC, ` + pos + `.seq DESC LIMIT ?`)
-	args = append(args, limit)
+	args = append(args, f.limit)
 	return eventQuery{sb.String(), args}
+}
+
+// searchQuery reads a page of a word search from the full-text index, newest first
+// by arrival (seq). The index holds, beside each event's words, its scope: tokens
+// for its project, channel and tags (p7 c12 t40), so the project, channel and tag
+// filters are part of the full-text query, which intersects them. Only the time range
+// is checked on the rows read.
+func searchQuery(f feedFilter) eventQuery {
+	var sb strings.Builder
+	args := []any{matchExpr(f)}
+	sb.WriteString(`SELECT ` + eventColumns + ` FROM events_fts s CROSS JOIN events e ON e.seq = s.rowid WHERE events_fts MATCH ?`)
+	if f.before != nil {
+		sb.WriteString(` AND s.rowid < ?`)
+		args = append(args, f.before.seq)
+	}
+	if f.since != 0 {
+		sb.WriteString(` AND e.ts >= ?`)
+		args = append(args, f.since)
+	}
+	if f.until != 0 {
+		sb.WriteString(` AND e.ts < ?`)
+		args = append(args, f.until)
+	}
+	sb.WriteString(` ORDER BY s.rowid DESC LIMIT ?`)
+	args = append(args, f.limit)
+	return eventQuery{sb.String(), args}
+}
+
+// matchExpr is the FTS5 query of a search: scope tokens, then each term as a phrase
+// of its words (which hold only letters and digits), a prefix when it ends in *.
+func matchExpr(f feedFilter) string {
+	var b strings.Builder
+	if f.channel != 0 {
+		fmt.Fprintf(&b, `scope:"c%d"`, f.channel)
+	} else {
+		fmt.Fprintf(&b, `scope:"p%d"`, f.project)
+	}
+	for _, t := range f.tags {
+		fmt.Fprintf(&b, ` AND scope:"t%d"`, t.id)
+	}
+	for _, t := range f.terms {
+		b.WriteString(` AND text:"` + strings.Join(t.Words, " ") + `"`)
+		if t.Prefix {
+			b.WriteString(`*`)
+		}
+	}
+	return b.String()
+}
+
+// searchScope is the scope column of an event's row in the full-text index.
+func searchScope(project, channel int64, tagIDs []int64) string {
+	b := make([]byte, 0, 16+8*len(tagIDs))
+	b = append(b, 'p')
+	b = strconv.AppendInt(b, project, 10)
+	b = append(b, " c"...)
+	b = strconv.AppendInt(b, channel, 10)
+	for _, id := range tagIDs {
+		b = append(b, " t"...)
+		b = strconv.AppendInt(b, id, 10)
+	}
+	return string(b)
 }
 
 // ListEvents returns a page of the project's events, newest first.
@@ -199,7 +283,8 @@ func (db *DB) ListEvents(ctx context.Context, accountID int64, q tidings.EventQu
 		}
 		tags = append(tags, ft)
 	}
-	eq := listQuery(p.ID, channelID, channelCount, tags, q.Text, before, q.Limit+1)
+	eq := listQuery(feedFilter{project: p.ID, channel: channelID, channelCount: channelCount, tags: tags, terms: q.Terms,
+		since: msOrZero(q.Since), until: msOrZero(q.Until), before: before, limit: q.Limit + 1})
 	events, err := db.queryEvents(ctx, p, eq.sql, eq.args...)
 	if err != nil {
 		return nil, err
@@ -212,8 +297,12 @@ func (db *DB) ListEvents(ctx context.Context, accountID int64, q tidings.EventQu
 	return page, nil
 }
 
-func escapeLike(s string) string {
-	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
+// msOrZero is t in unix ms, 0 for the zero time (an open end of a range).
+func msOrZero(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return ms(t)
 }
 
 // eventColumns are what queryEvents scans, from events aliased e. The channel's name

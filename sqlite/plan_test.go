@@ -4,6 +4,8 @@ import (
 	"context"
 	"strings"
 	"testing"
+
+	"github.com/tidings-dev/tidings"
 )
 
 // The feed's queries must read an index from where the page starts and stop at its end:
@@ -19,19 +21,23 @@ func TestQueryPlans(t *testing.T) {
 	at := &cursor{ts: 1, seq: 2}
 	rare, common := feedTag{id: 1, count: 10}, feedTag{id: 2, count: 1_000_000}
 	id := make([]byte, 16)
+	words := []tidings.Term{{Words: []string{"payment", "failed"}}, {Words: []string{"subscr"}, Prefix: true}}
 	cases := map[string]struct {
 		q    eventQuery
 		want []string // each must appear in the plan
 	}{
-		"project page":           {listQuery(1, 0, 0, nil, "", nil, 51), []string{"USING INDEX events_project_ts (project_id=?)"}},
-		"channel page":           {listQuery(1, 5, 100, nil, "", nil, 51), []string{"USING INDEX events_channel_ts (channel_id=?)"}},
-		"deep project page":      {listQuery(1, 0, 0, nil, "", at, 51), []string{"events_project_ts (project_id=? AND ts<?)"}},
-		"deep channel page":      {listQuery(1, 5, 100, nil, "", at, 51), []string{"events_channel_ts (channel_id=? AND ts<?)"}},
-		"tag":                    {listQuery(1, 0, 0, []feedTag{rare}, "", nil, 51), []string{"SEARCH d USING PRIMARY KEY (tag_id=?)", "SEARCH e USING INTEGER PRIMARY KEY (rowid=?)"}},
-		"deep tag page":          {listQuery(1, 0, 0, []feedTag{common}, "", at, 51), []string{"SEARCH d USING PRIMARY KEY (tag_id=? AND (ts,seq)<(?,?))"}},
-		"rare tag in a channel":  {listQuery(1, 5, 5000, []feedTag{rare}, "", nil, 51), []string{"SEARCH d USING PRIMARY KEY (tag_id=?)"}},
-		"common tag, small chan": {listQuery(1, 5, 5000, []feedTag{common}, "", nil, 51), []string{"events_channel_ts (channel_id=?)", "SEARCH x EXISTS USING PRIMARY KEY (tag_id=? AND ts=? AND seq=?)"}},
-		"two tags":               {listQuery(1, 0, 0, []feedTag{common, rare}, "", nil, 51), []string{"SEARCH d USING PRIMARY KEY (tag_id=?)", "SEARCH x EXISTS USING PRIMARY KEY (tag_id=? AND ts=? AND seq=?)"}},
+		"project page":           {listQuery(feedFilter{project: 1, limit: 51}), []string{"USING INDEX events_project_ts (project_id=?)"}},
+		"channel page":           {listQuery(feedFilter{project: 1, channel: 5, channelCount: 100, limit: 51}), []string{"USING INDEX events_channel_ts (channel_id=?)"}},
+		"deep project page":      {listQuery(feedFilter{project: 1, before: at, limit: 51}), []string{"events_project_ts (project_id=? AND ts<?)"}},
+		"deep channel page":      {listQuery(feedFilter{project: 1, channel: 5, channelCount: 100, before: at, limit: 51}), []string{"events_channel_ts (channel_id=? AND ts<?)"}},
+		"tag":                    {listQuery(feedFilter{project: 1, tags: []feedTag{rare}, limit: 51}), []string{"SEARCH d USING PRIMARY KEY (tag_id=?)", "SEARCH e USING INTEGER PRIMARY KEY (rowid=?)"}},
+		"deep tag page":          {listQuery(feedFilter{project: 1, tags: []feedTag{common}, before: at, limit: 51}), []string{"SEARCH d USING PRIMARY KEY (tag_id=? AND (ts,seq)<(?,?))"}},
+		"rare tag in a channel":  {listQuery(feedFilter{project: 1, channel: 5, channelCount: 5000, tags: []feedTag{rare}, limit: 51}), []string{"SEARCH d USING PRIMARY KEY (tag_id=?)"}},
+		"common tag, small chan": {listQuery(feedFilter{project: 1, channel: 5, channelCount: 5000, tags: []feedTag{common}, limit: 51}), []string{"events_channel_ts (channel_id=?)", "SEARCH x EXISTS USING PRIMARY KEY (tag_id=? AND ts=? AND seq=?)"}},
+		"two tags":               {listQuery(feedFilter{project: 1, tags: []feedTag{common, rare}, limit: 51}), []string{"SEARCH d USING PRIMARY KEY (tag_id=?)", "SEARCH x EXISTS USING PRIMARY KEY (tag_id=? AND ts=? AND seq=?)"}},
+		"since, project":         {listQuery(feedFilter{project: 1, since: 1000, until: 2000, limit: 51}), []string{"events_project_ts (project_id=? AND ts>? AND ts<?)"}},
+		"search":                 {listQuery(feedFilter{project: 1, terms: words, limit: 51}), []string{"SCAN s VIRTUAL TABLE INDEX", "SEARCH e USING INTEGER PRIMARY KEY (rowid=?)"}},
+		"search, deep, tagged":   {listQuery(feedFilter{project: 1, channel: 5, tags: []feedTag{rare}, terms: words, before: at, since: 1000, limit: 51}), []string{"SCAN s VIRTUAL TABLE INDEX", "SEARCH e USING INTEGER PRIMARY KEY (rowid=?)"}},
 		"live catch-up":          {afterQuery(eventColumns, id, 1, 100), []string{"SEARCH e USING INTEGER PRIMARY KEY (rowid>?)", "USING COVERING INDEX events_id (id>?)"}},
 		"chart, project":         {countsQuery(1, 0, 0, 3_600_000), []string{"SEARCH event_counts USING PRIMARY KEY (channel_id=? AND hour>?)"}},
 		"chart, channel":         {countsQuery(1, 5, 0, 3_600_000), []string{"SEARCH event_counts USING PRIMARY KEY (channel_id=? AND hour>?)"}},

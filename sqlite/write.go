@@ -85,6 +85,9 @@ type batch struct {
 	// tagRows are the batch's rows of the tag index (4 values each), written together
 	// at the end of the batch: one statement per tagChunk rows, not one per tag.
 	tagRows []any
+	// searchRows are the batch's rows of the full-text index (rowid, text, scope),
+	// written like tagRows.
+	searchRows []any
 }
 
 type tagKey struct {
@@ -119,7 +122,17 @@ func insertTags(n int) string {
 // sqlInsertTags writes a full chunk; it is prepared with the others.
 var sqlInsertTags = insertTags(tagChunk)
 
+// searchChunk is how many rows of the full-text index one statement writes.
+const searchChunk = 64
+
+func insertSearch(n int) string {
+	return `INSERT INTO events_fts (rowid, text, scope) VALUES ` + strings.TrimSuffix(strings.Repeat("(?, ?, ?), ", n), ", ")
+}
+
+var sqlInsertSearch = insertSearch(searchChunk)
+
 var writeStatements = []string{sqlFindChannel, sqlCreateChannel, sqlInsertEvent, sqlFindTag, sqlCreateTag, sqlInsertTag, sqlInsertTags,
+	sqlInsertSearch,
 	sqlCountHour, sqlCountTag, sqlFindInsight,
 	sqlUpsertInsight, sqlInsertPoint, sqlSavepoint, sqlRelease, sqlRollbackTo, sqlFindProject,
 	sqlInsertDelivery, sqlProjectHasAllWebhook}
@@ -256,6 +269,22 @@ func (b *batch) writeTagRows(ctx context.Context) error {
 	}
 }
 
+// writeSearchRows adds the batch's events to the full-text index.
+func (b *batch) writeSearchRows(ctx context.Context) error {
+	rows := b.searchRows
+	for len(rows) >= 3*searchChunk {
+		if err := b.exec(ctx, sqlInsertSearch, rows[:3*searchChunk]...); err != nil {
+			return err
+		}
+		rows = rows[3*searchChunk:]
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	_, err := b.tx.ExecContext(ctx, insertSearch(len(rows)/3), rows...)
+	return err
+}
+
 // writeCounts adds the batch's events to the hourly and per-tag counts.
 func (b *batch) writeCounts(ctx context.Context) error {
 	for k, n := range b.hours {
@@ -344,6 +373,9 @@ func (db *DB) commitBatch(ctx context.Context, jobs []*job) error {
 		j.Out = res
 	}
 	if err := b.writeTagRows(ctx); err != nil {
+		return err
+	}
+	if err := b.writeSearchRows(ctx); err != nil {
 		return err
 	}
 	if err := b.writeCounts(ctx); err != nil {

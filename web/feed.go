@@ -26,7 +26,9 @@ type chip struct {
 
 type feedData struct {
 	Events    []eventView
-	Query     string // the search box as typed
+	Query     string // the search box as typed, with the tag chips clicked
+	// SearchError says why the search box's query was refused.
+	SearchError string
 	Older     string // URL of the next page, "" on the last
 	Stream    string // URL of the live stream, "" when not live (an older page)
 	Filtered  bool
@@ -45,23 +47,23 @@ func feedURL(project, channel string) string {
 	return "/p/" + project + "/c/" + channel
 }
 
-// parseSearch reads the search box: key:value words are tag filters, the rest is text.
-// Chips add tag=key:value parameters, which are read too.
-func parseSearch(v url.Values) (tags []tidings.Tag, text string) {
-	var words []string
-	for _, w := range strings.Fields(v.Get("q")) {
-		if k, val, ok := strings.Cut(w, ":"); ok && tidings.ValidName(k) && val != "" {
-			tags = append(tags, tidings.Tag{Key: k, Value: val})
+// searchBox is what the search box shows: the query as typed, then each tag chip
+// clicked as key:value (quoted when it holds a space or a quote).
+func searchBox(v url.Values) string {
+	box := strings.TrimSpace(v.Get("q"))
+	for _, t := range v["tag"] {
+		k, val, ok := strings.Cut(t, ":")
+		if !ok {
 			continue
 		}
-		words = append(words, w)
-	}
-	for _, t := range v["tag"] {
-		if k, val, ok := strings.Cut(t, ":"); ok && tidings.ValidName(k) {
-			tags = append(tags, tidings.Tag{Key: k, Value: val})
+		if strings.ContainsAny(val, " \t\"") || val == "" {
+			val = `"` + strings.ReplaceAll(val, `"`, "") + `"`
+		}
+		if w := k + ":" + val; !strings.Contains(box, w) {
+			box = strings.TrimSpace(box + " " + w)
 		}
 	}
-	return tags, strings.Join(words, " ")
+	return box
 }
 
 // clone copies URL parameters, so that one link's additions do not leak into another's.
@@ -73,19 +75,25 @@ func clone(v url.Values) url.Values {
 	return out
 }
 
-// feedQuery is the filter of a feed request, as store query and as URL parameters.
-func feedQuery(r *http.Request) (tidings.EventQuery, url.Values) {
+// feedQuery is the filter of a feed request, as store query and as URL parameters:
+// the search box (q, tidings.ParseSearch: words, key:value tags, since:) and the tag
+// chips clicked (tag=key:value). A search that does not parse is returned as err.
+func (s *Server) feedQuery(r *http.Request) (q tidings.EventQuery, params url.Values, err error) {
 	v := r.URL.Query()
-	tags, text := parseSearch(v)
-	q := tidings.EventQuery{Project: r.PathValue("project"), Channel: r.PathValue("channel"), Tags: tags, Text: text, Limit: 50}
-	params := url.Values{}
-	for _, t := range tags {
-		params.Add("tag", t.Key+":"+t.Value)
+	q = tidings.EventQuery{Project: r.PathValue("project"), Channel: r.PathValue("channel"), Limit: 50}
+	params = url.Values{}
+	search, err := tidings.ParseSearch(v.Get("q"), s.now())
+	q.AddSearch(search)
+	if raw := strings.TrimSpace(v.Get("q")); raw != "" {
+		params.Set("q", raw)
 	}
-	if text != "" {
-		params.Set("q", text)
+	for _, t := range v["tag"] {
+		if k, val, ok := strings.Cut(t, ":"); ok && tidings.ValidName(k) {
+			q.Tags = append(q.Tags, tidings.Tag{Key: k, Value: val})
+			params.Add("tag", k+":"+val)
+		}
 	}
-	return q, params
+	return q, params, err
 }
 
 func (s *Server) eventView(ev *tidings.Event, base string, params url.Values) eventView {
@@ -101,7 +109,14 @@ func (s *Server) eventView(ev *tidings.Event, base string, params url.Values) ev
 
 func (s *Server) feed(w http.ResponseWriter, r *http.Request) error {
 	sess := sessionFrom(r)
-	q, params := feedQuery(r)
+	q, params, searchErr := s.feedQuery(r)
+	base := feedURL(q.Project, q.Channel)
+	d := feedData{FeedURL: base, Filtered: len(params) > 0, ClearURL: base, Query: searchBox(r.URL.Query())}
+	if searchErr != nil {
+		// The search box says what is wrong, and keeps what was typed to fix it.
+		d.SearchError = tidings.ErrorMessage(searchErr)
+		return s.render(w, r, "feed", &view{Title: q.Project, Project: q.Project, Channel: q.Channel, Section: "feed", Data: d})
+	}
 	q.Before = r.URL.Query().Get("before")
 	page, err := s.store.ListEvents(r.Context(), sess.account.ID, q)
 	if tidings.ErrorCode(err) == tidings.EValidation { // a stale cursor: start again
@@ -110,14 +125,7 @@ func (s *Server) feed(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	base := feedURL(q.Project, q.Channel)
-	d := feedData{FeedURL: base, Filtered: len(params) > 0, ClearURL: base, Empty: len(page.Events) == 0}
-	d.Query = r.URL.Query().Get("q")
-	for _, t := range q.Tags {
-		if !strings.Contains(d.Query, t.Key+":"+t.Value) {
-			d.Query = strings.TrimSpace(d.Query + " " + t.Key + ":" + t.Value)
-		}
-	}
+	d.Empty = len(page.Events) == 0
 	for _, ev := range page.Events {
 		d.Events = append(d.Events, s.eventView(ev, base, params))
 	}

@@ -55,7 +55,10 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) error {
 	if ls.insights {
 		last = "" // an insight board shows current values; it has nothing to catch up on
 	} else {
-		q, params := feedQuery(r) // the feed's filter, for events and for their chips' links
+		q, params, err := s.feedQuery(r) // the feed's filter, for events and for their chips' links
+		if err != nil {
+			return err
+		}
 		q.Channel = v.Get("channel")
 		base := feedURL(project, q.Channel)
 		ls.feed = &feedSpec{key: base + "?" + params.Encode(), query: q, base: base, params: params}

@@ -69,7 +69,7 @@ func openStore(ctx context.Context, c Config, onCommit func(int, time.Duration, 
 		if !strings.HasPrefix(c.DatabaseURL, "postgres://") && !strings.HasPrefix(c.DatabaseURL, "postgresql://") {
 			return nil, errors.New("--database must be a postgres://user:password@host:5432/dbname URL")
 		}
-		return postgres.Open(ctx, c.DatabaseURL, postgres.Options{OnCommit: onCommit, MaxConns: conns})
+		return postgres.Open(ctx, c.DatabaseURL, postgres.Options{OnCommit: onCommit, MaxConns: conns, Log: slog.Default()})
 	}
 	return sqlite.Open(ctx, c.Data, sqlite.Options{OnCommit: onCommit, Log: slog.Default()})
 }
