@@ -205,7 +205,6 @@ func (q *EventQuery) AddSearch(s Search) {
 	}
 }
 
-
 // EventPage is one page of events; Next is the cursor of the following page, "" on the last.
 type EventPage struct {
 	Events []*Event

@@ -8,7 +8,7 @@ import (
 func TestEventQueryMatches(t *testing.T) {
 	ev := &Event{Channel: "payments", Event: "New Subscription", Description: "Plan upgraded",
 		Timestamp: time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC),
-		Tags: Tags{{Key: "plan", Kind: KindString, Value: "premium"}, {Key: "seats", Kind: KindNumber, Value: "3"}}}
+		Tags:      Tags{{Key: "plan", Kind: KindString, Value: "premium"}, {Key: "seats", Kind: KindNumber, Value: "3"}}}
 	for _, c := range []struct {
 		q    EventQuery
 		want bool

@@ -52,6 +52,21 @@ func TestReadEvents(t *testing.T) {
 	if p := get("project=my-saas&q=" + url.QueryEscape("BUILD 42")); len(p.Events) != 1 {
 		t.Fatalf("text: %+v", p)
 	}
+	// q= has the search box's syntax: prefixes, phrases, tags and a time range.
+	for q, want := range map[string]int{
+		"bui*":                             1,
+		`"42 broke"`:                       1,
+		`"broke 42"`:                       0,
+		"paid plan:premium":                4,
+		"paid plan:premium seats:2":        1,
+		"since:1h":                         8,
+		"before:2000-01-01":                0,
+		"deploy since:1h after:2000-01-01": 1,
+	} {
+		if p := get("project=my-saas&q=" + url.QueryEscape(q)); len(p.Events) != want {
+			t.Errorf("q=%s: %d events, want %d", q, len(p.Events), want)
+		}
+	}
 	// Pages of 3 walk all 8 events without duplicates while new ones arrive.
 	seen := map[string]bool{}
 	q := "project=my-saas&limit=3"
@@ -82,6 +97,9 @@ func TestReadEvents(t *testing.T) {
 		"project=my-saas&tag=nocolon":     "tag",
 		"project=my-saas&before=unknown":  "before",
 		"project=my-saas&channel=Bad_One": "channel",
+		"project=my-saas&q=since:7y":      "q",
+		"project=my-saas&q=a*":            "q",
+		"project=my-saas&q=after:never":   "q",
 	} {
 		r := e.do("GET", "/v1/events?"+q, e.full, "")
 		e.want(r, 400, "validation_failed")

@@ -378,7 +378,7 @@ func testSearch(t *testing.T, open Opener) {
 		{"failed plan:pro", "", []*tidings.Event{zurich}},
 		{"failed plan:basic", "", nil},
 		{"failed", "deploys", []*tidings.Event{deploy}},
-		{"failed since:3d", "", []*tidings.Event{deploy}}, // day(5) minus 3 days is day(2)
+		{"failed since:3d", "", []*tidings.Event{deploy}},          // day(5) minus 3 days is day(2)
 		{"failed before:2026-11-24", "", []*tidings.Event{zurich}}, // epoch is 2026-11-22 05:00 UTC
 		{"failed after:2026-11-25", "", []*tidings.Event{deploy}},
 		{"refund", "", nil},

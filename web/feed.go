@@ -25,18 +25,18 @@ type chip struct {
 }
 
 type feedData struct {
-	Events    []eventView
-	Query     string // the search box as typed, with the tag chips clicked
+	Events []eventView
+	Query  string // the search box as typed, with the tag chips clicked
 	// SearchError says why the search box's query was refused.
 	SearchError string
-	Older     string // URL of the next page, "" on the last
-	Stream    string // URL of the live stream, "" when not live (an older page)
-	Filtered  bool
-	ClearURL  string
-	FeedURL   string
-	Empty     bool
-	Channels  []string
-	Published bool // the project has any event at all
+	Older       string // URL of the next page, "" on the last
+	Stream      string // URL of the live stream, "" when not live (an older page)
+	Filtered    bool
+	ClearURL    string
+	FeedURL     string
+	Empty       bool
+	Channels    []string
+	Published   bool // the project has any event at all
 }
 
 // feedURL is the address of a project's feed or one channel's.
