@@ -179,7 +179,20 @@ func listQuery(project, channel int64, tags []tidings.Tag, driver int, terms []t
 		return "$" + strconv.Itoa(len(args))
 	}
 	order := ` ORDER BY e.ts DESC, e.id DESC`
-	if driver >= 0 {
+	if len(terms) > 0 {
+		// A word search lists matches by arrival (id), as on SQLite: newest first along
+		// the project's id index, or from the GIN index when the words are rare.
+		driver = -1
+		sb.WriteString(`SELECT ` + eventColumns + ` WHERE e.project_id = ` + arg(project))
+		if channel != 0 {
+			sb.WriteString(` AND e.channel_id = ` + arg(channel))
+		}
+		if before != nil {
+			sb.WriteString(` AND e.id < ` + arg(before.id))
+		}
+		timeRange(&sb, "e", since, until, arg)
+		order = ` ORDER BY e.id DESC`
+	} else if driver >= 0 {
 		t := tags[driver]
 		sb.WriteString(`SELECT ` + eventFields + ` FROM event_tags d JOIN events e ON e.id = d.event_id
 			JOIN channels c ON c.id = e.channel_id

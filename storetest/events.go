@@ -392,6 +392,11 @@ func testSearch(t *testing.T, open Opener) {
 			t.Errorf("search %q in %q: %v, want %v", c.q, c.channel, got, want)
 		}
 	}
+	// Word searches list by arrival: a backfilled event (an old timestamp) sent last comes first.
+	payout := f.publish(t, tidings.NewEvent{Event: "Payout archived", Timestamp: day(-10)})
+	if got, want := search("pay*", ""), []string{payout.ID, deploy.ID, zurich.ID}; !slices.Equal(got, want) {
+		t.Errorf("pay* with a backfilled event: %v, want %v", got, want)
+	}
 	// Pages of a search: each match once.
 	var many []string
 	for i := range 7 {

@@ -262,6 +262,30 @@ func TestDashboardInChromium(t *testing.T) {
 		t.Fatalf("tag filter shows %d events: %s", count, b.text(".events"))
 	}
 
+	// The search box: a prefix finds the event, and a new match arrives live.
+	b.do(chromedp.Navigate(m.URL() + "/p/my-saas"))
+	b.submit("#q", "subscr*")
+	count = get(b, chromedp.Evaluate[int](`document.querySelectorAll('.events .event').length`))
+	if count != 1 || !strings.Contains(b.text(".events"), "New Subscription") {
+		t.Fatalf("search subscr* shows %d events: %s", count, b.text(".events"))
+	}
+	b.mustUntil(`document.querySelector('.feed[data-live="on"]')`)
+	post(t, m.URL()+"/v1/log", token, `{"project":"my-saas","channel":"payments","event":"Subscription renewed in Zürich"}`)
+	post(t, m.URL()+"/v1/log", token, `{"project":"my-saas","channel":"payments","event":"Refund again"}`)
+	b.mustUntil(`[...document.querySelectorAll(".ev-name")].some(a => a.textContent === "Subscription renewed in Zürich")`)
+	if strings.Contains(b.text(".events"), "Refund again") {
+		t.Fatalf("a live event that does not match the search is shown: %s", b.text(".events"))
+	}
+	b.do(chromedp.Evaluate[chromedp.Void](`document.querySelector(".search-help").open = true`))
+	b.screenshot("search")
+	b.submit("#q", "zurich since:7y")
+	if msg := b.text(".error"); !strings.Contains(msg, "since must be an age like") {
+		t.Fatalf("a bad search says %q", msg)
+	}
+	if v := get(b, chromedp.Evaluate[string](`document.querySelector("#q").value`)); v != "zurich since:7y" {
+		t.Fatalf("the search box lost what was typed: %q", v)
+	}
+
 	// Scrolled down a long feed, a reader is told how many new events arrived above.
 	b.do(chromedp.Navigate(m.URL() + "/p/my-saas"))
 	b.mustUntil(`document.querySelector('.feed[data-live="on"]')`)
