@@ -13,6 +13,7 @@ import (
 	"database/sql"
 	"flag"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -66,9 +67,9 @@ func main() {
 	var err error
 	switch {
 	case *dbURL != "":
-		store, err = postgres.Open(ctx, *dbURL, postgres.Options{MaxConns: 16})
+		store, err = postgres.Open(ctx, *dbURL, postgres.Options{MaxConns: 16, Log: slog.Default()})
 	case *data != "":
-		store, err = sqlite.Open(ctx, *data, sqlite.Options{MaxBatch: *batch})
+		store, err = sqlite.Open(ctx, *data, sqlite.Options{MaxBatch: *batch, Log: slog.Default()})
 	default:
 		err = fmt.Errorf("give -data DIR or -database URL")
 	}
@@ -239,6 +240,18 @@ func timeReads(ctx context.Context, s tidings.Store, account int64, runs int) er
 	latest := first.Events[0].ID
 	tag := func(k, v string) []tidings.Tag { return []tidings.Tag{{Key: k, Value: v}} }
 	day := time.Now().UTC().Truncate(24 * time.Hour)
+	search := func(q, channel, before string) func() error {
+		return func() error {
+			parsed, err := tidings.ParseSearch(q, time.Now())
+			if err != nil {
+				return err
+			}
+			eq := tidings.EventQuery{Project: "shop", Channel: channel, Before: before, Limit: 50}
+			eq.AddSearch(parsed)
+			_, err = s.ListEvents(ctx, account, eq)
+			return err
+		}
+	}
 	cases := []struct {
 		name string
 		run  func() error
@@ -280,6 +293,17 @@ func timeReads(ctx context.Context, s tidings.Store, account int64, runs int) er
 				Tags: []tidings.Tag{{Key: "plan", Value: "team"}, {Key: "region", Value: "eu-west"}}, Limit: 50})
 			return err
 		}},
+		{"search: common word (paid)", search("paid", "", "")},
+		{"search: rare word (4242)", search("4242", "", "")},
+		{"search: absent word (zebra)", search("zebra", "", "")},
+		{"search: prefix (subscr*)", search("subscr*", "", "")},
+		{"search: phrase (\"payment failed\")", search(`"payment failed"`, "", "")},
+		{"search: word + common tag (failed plan:pro)", search("failed plan:pro", "", "")},
+		{"search: word + rare tag (signed user:u-4242)", search("signed user:u-4242", "", "")},
+		{"search: word in the rare channel (paid)", search("paid", "support", "")},
+		{"search: deep page (paid, before=)", search("paid", "", deep)},
+		{"search: time range (since:1d)", search("since:1d", "", "")},
+		{"search: word + time range (failed since:1d)", search("failed since:1d", "", "")},
 		{"open a live stream (catch-up)", func() error {
 			if _, err := s.CountEventsAfter(ctx, account, "shop", latest, 1001); err != nil {
 				return err
