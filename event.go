@@ -227,6 +227,10 @@ type EventStore interface {
 	// FindEvent returns one event of the account's project. Errors: EProjectNotFound, ENotFound.
 	FindEvent(ctx context.Context, accountID int64, project, id string) (*Event, error)
 
+	// DeleteEvent deletes one event of the account's project, with its place in the
+	// tag and search indexes and in the counts. Errors: EProjectNotFound, ENotFound.
+	DeleteEvent(ctx context.Context, accountID int64, project, id string) error
+
 	// EventsAfter returns up to limit events of the project accepted after the event
 	// with ID after, oldest first: what a live feed missed while it was disconnected.
 	// Errors: EProjectNotFound.

@@ -212,6 +212,10 @@ type InsightStore interface {
 	// Errors: EProjectNotFound, EInsightNotNumeric, EUnavailable when closing.
 	ApplyInsight(ctx context.Context, accountID int64, c *InsightChange) (*Insight, error)
 
+	// DeleteInsight deletes an insight of the account's project with its history.
+	// Errors: EProjectNotFound, ENotFound.
+	DeleteInsight(ctx context.Context, accountID int64, project, title string) error
+
 	// ListInsights returns the project's insights ordered by title.
 	// Errors: EProjectNotFound.
 	ListInsights(ctx context.Context, accountID int64, project string) ([]*Insight, error)

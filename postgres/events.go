@@ -324,3 +324,44 @@ func (db *DB) CountEventsBy(ctx context.Context, accountID int64, project, chann
 	}
 	return out, nil
 }
+
+// DeleteEvent deletes one event; its tag rows go with it (foreign key), and it leaves
+// the tag and hourly counts in the same transaction.
+func (db *DB) DeleteEvent(ctx context.Context, accountID int64, project, id string) error {
+	p, err := findProject(ctx, db.pool, accountID, project)
+	if err != nil {
+		return err
+	}
+	found := false
+	err = db.inTx(ctx, func(tx pgx.Tx) error {
+		var channel, ts int64
+		err := tx.QueryRow(ctx, `SELECT channel_id, ts FROM events WHERE id = $1 AND project_id = $2 FOR UPDATE`, id, p.ID).
+			Scan(&channel, &ts)
+		if noRows(err) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		found = true
+		// Counts' rows are changed in the order batches lock them: tags by key, then the hour.
+		if _, err := tx.Exec(ctx, `UPDATE tag_counts c SET n = c.n - 1 FROM (
+			  SELECT key, value FROM event_tags WHERE event_id = $1 ORDER BY key, value) t
+			WHERE c.project_id = $2 AND c.key = t.key AND c.value = t.value`, id, p.ID); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `UPDATE event_counts SET n = n - 1 WHERE channel_id = $1 AND hour = $2 AND n > 0`,
+			channel, ts-ts%3_600_000); err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, `DELETE FROM events WHERE id = $1`, id)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if !found {
+		return tidings.Errorf(tidings.ENotFound, "no event %q in project %q", id, project)
+	}
+	return nil
+}

@@ -139,3 +139,19 @@ func (db *DB) InsightHistory(ctx context.Context, accountID int64, project, titl
 	}, `SELECT ts, value FROM (SELECT id, ts, value FROM insight_points WHERE insight_id = $1 ORDER BY ts DESC, id DESC LIMIT $2) x
 		ORDER BY ts, id`, id, limit)
 }
+
+// DeleteInsight deletes an insight; its history goes with it (foreign key).
+func (db *DB) DeleteInsight(ctx context.Context, accountID int64, project, title string) error {
+	p, err := findProject(ctx, db.pool, accountID, project)
+	if err != nil {
+		return err
+	}
+	tag, err := db.exec(ctx, `DELETE FROM insights WHERE project_id = $1 AND title = $2`, p.ID, title)
+	if err != nil {
+		return err
+	}
+	if tag.RowsAffected() == 0 {
+		return tidings.Errorf(tidings.ENotFound, "no insight %q in project %q", title, project)
+	}
+	return nil
+}

@@ -490,3 +490,68 @@ func (db *DB) CountEventsBy(ctx context.Context, accountID int64, project, chann
 	}
 	return out, rows.Err()
 }
+
+// DeleteEvent deletes one event: its row (the trigger of migration 7 takes its row of
+// the search index along), its rows of the tag index, and it from the tag and hourly
+// counts, in one group-committed transaction.
+func (db *DB) DeleteEvent(ctx context.Context, accountID int64, project, id string) error {
+	p, err := findProject(ctx, db.read, accountID, project)
+	if err != nil {
+		return err
+	}
+	notFound := tidings.Errorf(tidings.ENotFound, "no event %q in project %q", id, project)
+	key, ok := idBytes(id)
+	if !ok {
+		return notFound
+	}
+	found := false
+	err = db.inBatch(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		var seq, ts, channel int64
+		var tags string
+		err := tx.QueryRowContext(ctx, `SELECT seq, ts, channel_id, tags FROM events WHERE id = ? AND project_id = ?`, key, p.ID).
+			Scan(&seq, &ts, &channel, &tags)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		found = true
+		var tt tidings.Tags
+		if err := json.Unmarshal([]byte(tags), &tt); err != nil {
+			return err
+		}
+		for _, t := range tt {
+			var tagID int64
+			err := tx.QueryRowContext(ctx, sqlFindTag, p.ID, t.Key, t.Value).Scan(&tagID)
+			if errors.Is(err, sql.ErrNoRows) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			res, err := tx.ExecContext(ctx, `DELETE FROM event_tags WHERE tag_id = ? AND ts = ? AND seq = ?`, tagID, ts, seq)
+			if err != nil {
+				return err
+			}
+			if n, _ := res.RowsAffected(); n > 0 {
+				if _, err := tx.ExecContext(ctx, `UPDATE tags SET count = count - 1 WHERE id = ?`, tagID); err != nil {
+					return err
+				}
+			}
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE event_counts SET n = n - 1 WHERE channel_id = ? AND hour = ? AND n > 0`,
+			channel, hourOf(ts)); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `DELETE FROM events WHERE seq = ?`, seq)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if !found {
+		return notFound
+	}
+	return nil
+}

@@ -108,3 +108,28 @@ func (db *DB) InsightHistory(ctx context.Context, accountID int64, project, titl
 	}
 	return out, rows.Err()
 }
+
+// DeleteInsight deletes an insight; its history goes with it (foreign key).
+func (db *DB) DeleteInsight(ctx context.Context, accountID int64, project, title string) error {
+	p, err := findProject(ctx, db.read, accountID, project)
+	if err != nil {
+		return err
+	}
+	gone := false
+	err = db.inBatch(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `DELETE FROM insights WHERE project_id = ? AND title = ?`, p.ID, title)
+		if err != nil {
+			return err
+		}
+		n, _ := res.RowsAffected()
+		gone = n > 0
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if !gone {
+		return tidings.Errorf(tidings.ENotFound, "no insight %q in project %q", title, project)
+	}
+	return nil
+}

@@ -431,3 +431,76 @@ func testSearch(t *testing.T, open Opener) {
 		t.Errorf("after deleting deploys, failed finds %v", got)
 	}
 }
+
+// testDeleteOne deletes one event and one insight: each leaves every read — pages, tag
+// filters, search, counts — and neither can be reached from another account.
+func testDeleteOne(t *testing.T, open Opener) {
+	ctx := context.Background()
+	f := setup(t, open)
+	other := newAccount(t, f.s, "globex")
+	str := func(k, v string) tidings.Tag { return tidings.Tag{Key: k, Kind: tidings.KindString, Value: v} }
+	keep := f.publish(t, tidings.NewEvent{Event: "Refund issued", Tags: tidings.Tags{str("plan", "pro")}})
+	gone := f.publish(t, tidings.NewEvent{Event: "Refund failed", Tags: tidings.Tags{str("plan", "pro"), str("order", "o-1")}})
+	wantCode(t, f.s.DeleteEvent(ctx, other.ID, "my-saas", gone.ID), tidings.ENotFound)
+	must(t, f.s.DeleteEvent(ctx, f.account.ID, "my-saas", gone.ID))
+	wantCode(t, f.s.DeleteEvent(ctx, f.account.ID, "my-saas", gone.ID), tidings.ENotFound)
+	wantCode(t, f.s.DeleteEvent(ctx, f.account.ID, "my-saas", "not-an-id"), tidings.ENotFound)
+	wantCode(t, f.s.DeleteEvent(ctx, f.account.ID, "nope", keep.ID), tidings.EProjectNotFound)
+	_, err := f.s.FindEvent(ctx, f.account.ID, "my-saas", gone.ID)
+	wantCode(t, err, tidings.ENotFound)
+	list := func(q tidings.EventQuery) []string {
+		t.Helper()
+		q.Project, q.Limit = "my-saas", 10
+		p, err := f.s.ListEvents(ctx, f.account.ID, q)
+		must(t, err)
+		var ids []string
+		for _, ev := range p.Events {
+			ids = append(ids, ev.ID)
+		}
+		return ids
+	}
+	refund, _ := tidings.ParseSearch("refund", time.Now())
+	for name, q := range map[string]tidings.EventQuery{
+		"feed":   {},
+		"tag":    {Tags: []tidings.Tag{{Key: "plan", Value: "pro"}}},
+		"search": {Terms: refund.Terms},
+	} {
+		if got := list(q); !slices.Equal(got, []string{keep.ID}) {
+			t.Errorf("%s after the delete: %v, want only %s", name, got, keep.ID)
+		}
+	}
+	if got := list(tidings.EventQuery{Tags: []tidings.Tag{{Key: "order", Value: "o-1"}}}); len(got) != 0 {
+		t.Errorf("the deleted event's own tag still finds %v", got)
+	}
+	if n, err := f.s.CountEvents(ctx, f.account.ID, "my-saas", ""); err != nil || n != 1 {
+		t.Errorf("count after the delete: %d %v", n, err)
+	}
+	counts, err := f.s.CountEventsBy(ctx, f.account.ID, "my-saas", "", keep.Timestamp.Truncate(time.Hour).Add(-24*time.Hour), time.Hour)
+	must(t, err)
+	total := 0
+	for _, n := range counts {
+		total += n
+	}
+	if total != 1 {
+		t.Errorf("hourly counts after the delete: %d events, want 1", total)
+	}
+
+	for _, v := range []string{"5", "7"} {
+		_, err := f.s.ApplyInsight(ctx, f.account.ID, &tidings.InsightChange{Project: "my-saas", Title: "Revenue",
+			Value: v, ValueKind: tidings.KindNumber, Change: tidings.ChangeUpdate})
+		must(t, err)
+	}
+	wantCode(t, f.s.DeleteInsight(ctx, other.ID, "my-saas", "Revenue"), tidings.ENotFound)
+	must(t, f.s.DeleteInsight(ctx, f.account.ID, "my-saas", "Revenue"))
+	wantCode(t, f.s.DeleteInsight(ctx, f.account.ID, "my-saas", "Revenue"), tidings.ENotFound)
+	if ins, _ := f.s.ListInsights(ctx, f.account.ID, "my-saas"); len(ins) != 0 {
+		t.Errorf("insights after the delete: %+v", ins)
+	}
+	// The same title starts a new history.
+	_, err = f.s.ApplyInsight(ctx, f.account.ID, &tidings.InsightChange{Project: "my-saas", Title: "Revenue",
+		Value: "1", ValueKind: tidings.KindNumber, Change: tidings.ChangeUpdate})
+	must(t, err)
+	if h, err := f.s.InsightHistory(ctx, f.account.ID, "my-saas", "Revenue", 10); err != nil || len(h) != 1 {
+		t.Errorf("history of a re-created insight: %+v %v", h, err)
+	}
+}
