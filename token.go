@@ -85,6 +85,16 @@ func (t *Token) AllowRead(project, channel string) error {
 	return nil
 }
 
+// AllowDelete returns a forbidden error unless the token may delete what role writes
+// (events: log, insights: insight) in the project and channel: it needs full access,
+// the role, and to be within its limits.
+func (t *Token) AllowDelete(role, project, channel string) error {
+	if t.Access != AccessFull {
+		return Errorf(EForbidden, "a public token may only publish; deleting needs a token with full access")
+	}
+	return t.AllowPublish(role, project, channel)
+}
+
 // Check validates a token's attributes before it is created.
 func (t *Token) Check() error {
 	var p Problems

@@ -68,7 +68,9 @@ func (s *Server) Register(mux *http.ServeMux) {
 	}
 	routes = append(routes,
 		route{"GET", "/v1/events", s.handleEvents, false},
+		route{"DELETE", "/v1/events/{id}", s.handleDeleteEvent, false},
 		route{"GET", "/v1/insights", s.handleInsights, false},
+		route{"DELETE", "/v1/insights", s.handleDeleteInsight, false},
 		route{"GET", "/healthz", s.handleHealth, false},
 		route{"GET", "/readyz", s.handleReady, false},
 	)

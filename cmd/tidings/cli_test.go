@@ -1,12 +1,13 @@
 package main
 
 import (
-	"github.com/tidings-dev/tidings/internal/testbackend"
-
 	"bytes"
 	"context"
 	"strings"
 	"testing"
+
+	"github.com/tidings-dev/tidings"
+	"github.com/tidings-dev/tidings/internal/testbackend"
 )
 
 // runCLI runs one command line in-process against the data folder and returns its
@@ -151,5 +152,46 @@ func TestServeRefusesBadEnvironment(t *testing.T) {
 				t.Fatalf("exit %d, stderr %q: a bad %s must stop the server with a message naming it", code, errs.String(), name)
 			}
 		})
+	}
+}
+
+// event delete and insight delete remove one of each, and say so; an unknown one fails
+// with a one-line error.
+func TestCLIDeleteOne(t *testing.T) {
+	loc := testbackend.Location(t)
+	ctx := context.Background()
+	s := testbackend.Open(t, loc)
+	a, err := s.CreateAccount(ctx, "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.CreateProject(ctx, a.ID, "my-saas")
+	s.CreateChannel(ctx, a.ID, "my-saas", "payments")
+	ev, err := s.PublishEvent(ctx, a.ID, &tidings.NewEvent{Project: "my-saas", Channel: "payments", Event: "Oops, a test", Parser: tidings.ParserText})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.ApplyInsight(ctx, a.ID, &tidings.InsightChange{Project: "my-saas", Title: "Monthly Revenue", Value: "5",
+		ValueKind: tidings.KindNumber, Change: tidings.ChangeUpdate}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args       []string
+		code       int
+		out, error string
+	}{
+		{[]string{"event", "delete", ev.ID}, 0, "deleted event " + ev.ID, ""},
+		{[]string{"event", "delete", ev.ID}, 1, "", "no event"},
+		{[]string{"insight", "delete", "my-saas", "Monthly Revenue"}, 0, `deleted insight "Monthly Revenue"`, ""},
+		{[]string{"insight", "delete", "my-saas", "Monthly Revenue"}, 1, "", "no insight"},
+		{[]string{"insight", "delete", "nope", "Monthly Revenue"}, 1, "", `project "nope" does not exist`},
+	} {
+		code, out, errs := runCLI(t, loc, "", c.args...)
+		if code != c.code || !strings.Contains(out, c.out) || !strings.Contains(errs, c.error) {
+			t.Errorf("%v: exit %d, %q, %q", c.args, code, out, errs)
+		}
+	}
+	if _, err := s.FindEvent(ctx, a.ID, "my-saas", ev.ID); tidings.ErrorCode(err) != tidings.ENotFound {
+		t.Fatalf("the deleted event is still found: %v", err)
 	}
 }

@@ -54,6 +54,8 @@ var commands = []command{
 	{name: "project list", about: "list the account's projects", flags: accountFlag, run: projectList},
 	{name: "channel create", args: "PROJECT CHANNEL", about: "create a channel in a project", nargs: 2, flags: accountFlag, run: channelCreate},
 	{name: "channel list", args: "PROJECT", about: "list a project's channels", nargs: 1, flags: accountFlag, run: channelList},
+	{name: "event delete", args: "EVENT_ID", about: "delete one event (from the feed, tag filters, search and counts)", nargs: 1, flags: accountFlag, run: eventDelete},
+	{name: "insight delete", args: "PROJECT TITLE", about: "delete an insight and its history", nargs: 2, flags: accountFlag, run: insightDelete},
 	{name: "token create", about: "create an API token and print it (it is shown only once)", flags: tokenFlags, run: tokenCreate},
 	{name: "token list", about: "list API tokens: id, name, access, limits, created, last used, revoked, roles", flags: accountFlag, run: tokenList},
 	{name: "token revoke", args: "TOKEN_ID", about: "revoke an API token at once", nargs: 1, flags: accountFlag, run: tokenRevoke},

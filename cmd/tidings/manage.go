@@ -398,3 +398,35 @@ func migrateStore(ctx context.Context, c *cli, _ []string) error {
 	fmt.Fprintf(c.stdout, "copied and verified %d tables; serve with --database now\n", len(counts))
 	return nil
 }
+
+func eventDelete(ctx context.Context, c *cli, args []string) error {
+	return withStore(ctx, c, func(s tidings.Store) error {
+		a, err := findAccount(ctx, s, c.account)
+		if err != nil {
+			return err
+		}
+		ev, err := s.FindEventByID(ctx, a.ID, args[0])
+		if err != nil {
+			return err
+		}
+		if err := s.DeleteEvent(ctx, a.ID, ev.Project, ev.ID); err != nil {
+			return err
+		}
+		fmt.Fprintf(c.stdout, "deleted event %s (%q in %s #%s)\n", ev.ID, ev.Event, ev.Project, ev.Channel)
+		return nil
+	})
+}
+
+func insightDelete(ctx context.Context, c *cli, args []string) error {
+	return withStore(ctx, c, func(s tidings.Store) error {
+		a, err := findAccount(ctx, s, c.account)
+		if err != nil {
+			return err
+		}
+		if err := s.DeleteInsight(ctx, a.ID, args[0], args[1]); err != nil {
+			return err
+		}
+		fmt.Fprintf(c.stdout, "deleted insight %q of project %s with its history\n", args[1], args[0])
+		return nil
+	})
+}
