@@ -206,3 +206,16 @@ func (s *Server) pushSummary(r *http.Request, ev *tidings.Event) (string, error)
 	}
 	return strings.Join(parts, "; ") + ".", nil
 }
+
+// deleteEvent deletes one event and goes back to its channel's feed.
+func (s *Server) deleteEvent(w http.ResponseWriter, r *http.Request) error {
+	account := sessionFrom(r).account.ID
+	ev, err := s.store.FindEvent(r.Context(), account, r.PathValue("project"), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	if err := s.store.DeleteEvent(r.Context(), account, ev.Project, ev.ID); err != nil {
+		return err
+	}
+	return redirect(w, r, feedURL(ev.Project, ev.Channel))
+}

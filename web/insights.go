@@ -105,3 +105,12 @@ func (s *Server) insightsPage(w http.ResponseWriter, r *http.Request) error {
 	}
 	return s.render(w, r, "insights", &view{Title: project + " insights", Project: project, Section: "insights", Data: d})
 }
+
+// deleteInsight deletes the insight named by the form's title, with its history.
+func (s *Server) deleteInsight(w http.ResponseWriter, r *http.Request) error {
+	project := r.PathValue("project")
+	if err := s.store.DeleteInsight(r.Context(), sessionFrom(r).account.ID, project, r.FormValue("title")); err != nil {
+		return err
+	}
+	return redirect(w, r, "/p/"+project+"/insights")
+}

@@ -384,3 +384,49 @@ func TestEventCardGolden(t *testing.T) {
 		t.Fatalf("event card changed:\n%s\nwant:\n%s", card, want)
 	}
 }
+
+// An owner deletes one event from its page and one insight from the insights page; a
+// member sees neither control and is refused; another account's cannot be reached.
+func TestDeleteOneInDashboard(t *testing.T) {
+	e := newEnv(t, false)
+	c := e.owner()
+	acme := e.account("acme")
+	ev := e.publish(acme, tidings.NewEvent{Event: "Oops, a test"})
+	keep := e.publish(acme, tidings.NewEvent{Event: "Real one"})
+	e.store.ApplyInsight(t.Context(), acme.ID, &tidings.InsightChange{Project: "my-saas", Title: "Signups", Value: "3",
+		ValueKind: tidings.KindNumber, Change: "update"})
+
+	member, _ := e.member(acme, "bob@example.com")
+	if p := member.get("/p/my-saas/events/" + ev.ID); strings.Contains(p.body, "Delete event") {
+		t.Fatal("a member is offered to delete an event")
+	}
+	if p := member.get("/p/my-saas/insights"); strings.Contains(p.body, "Delete an insight") {
+		t.Fatal("a member is offered to delete an insight")
+	}
+	member.post("/p/my-saas/events/"+ev.ID+"/delete").want(t, 403)
+	member.post("/p/my-saas/insights/delete", "title", "Signups").want(t, 403)
+
+	c.get("/p/my-saas/events/"+ev.ID).want(t, 200, "Delete event", `data-confirm="Delete this event?`)
+	c.post("/p/my-saas/events/"+ev.ID+"/delete").redirects(t, "/p/my-saas/c/payments")
+	c.get("/p/my-saas/events/"+ev.ID).want(t, 404)
+	c.get("/p/my-saas").want(t, 200, "Real one")
+	if strings.Contains(c.get("/p/my-saas").body, "Oops, a test") {
+		t.Fatal("the deleted event is still in the feed")
+	}
+	c.post("/p/my-saas/events/"+ev.ID+"/delete").want(t, 404)
+
+	c.get("/p/my-saas/insights").want(t, 200, "Delete an insight", "<option>Signups</option>")
+	c.post("/p/my-saas/insights/delete", "title", "Signups").redirects(t, "/p/my-saas/insights")
+	c.get("/p/my-saas/insights").want(t, 200, "No insights yet")
+	c.post("/p/my-saas/insights/delete", "title", "Signups").want(t, 404)
+
+	// Another account's owner cannot reach acme's event by its ID.
+	globex, err := e.store.CreateAccount(t.Context(), "globex")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.store.CreateProject(t.Context(), globex.ID, "my-saas")
+	other, _ := e.user(globex, "eve@example.com", tidings.UserOwner)
+	other.post("/p/my-saas/events/"+keep.ID+"/delete").want(t, 404)
+	c.get("/p/my-saas/events/"+keep.ID).want(t, 200, "Real one")
+}

@@ -141,8 +141,10 @@ func (s *Server) Register(mux *http.ServeMux) {
 		{"GET /p/{project}", user, s.feed},
 		{"GET /p/{project}/c/{channel}", user, s.feed},
 		{"GET /p/{project}/events/{id}", user, s.eventPage},
+		{"POST /p/{project}/events/{id}/delete", owner, s.deleteEvent},
 		{"GET /p/{project}/stream", user, s.stream},
 		{"GET /p/{project}/insights", user, s.insightsPage},
+		{"POST /p/{project}/insights/delete", owner, s.deleteInsight},
 		{"GET /p/{project}/charts", user, s.chartsPage},
 
 		{"GET /settings/password", user, s.passwordPage},
