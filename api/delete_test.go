@@ -3,6 +3,7 @@ package api_test
 import (
 	"encoding/json"
 	"net/url"
+	"strings"
 	"testing"
 
 	"github.com/tidings-dev/tidings"
@@ -73,5 +74,38 @@ func TestDeleteOne(t *testing.T) {
 	}
 	if r := e.do("DELETE", "/v1/insights?project=my-saas", e.full, ""); r.status != 400 || !r.has("title", "required") {
 		t.Fatalf("without a title: %d %s", r.status, r.body)
+	}
+}
+
+// GET /v1/events/export streams the feed as filtered, for full tokens only.
+func TestExportAPI(t *testing.T) {
+	e := newEnv(t, noLimits)
+	for i := 0; i < 150; i++ {
+		plan := []string{"basic", "premium"}[i%2]
+		e.do("POST", "/v1/log", e.full, merge(goodLog, map[string]any{"event": "Paid", "tags": map[string]any{"plan": plan}}))
+	}
+	r := e.do("GET", "/v1/events/export?project=my-saas&tag=plan:premium", e.full, "")
+	if r.status != 200 || r.header.Get("Content-Type") != "application/x-ndjson" ||
+		!strings.Contains(r.header.Get("Content-Disposition"), `attachment; filename="my-saas-events-`) {
+		t.Fatalf("export: %d %v", r.status, r.header)
+	}
+	if n := strings.Count(r.body, "\n"); n != 75 {
+		t.Fatalf("export of plan:premium: %d lines, want 75", n)
+	}
+	r = e.do("GET", "/v1/events/export?project=my-saas&format=csv&q="+url.QueryEscape("paid since:1h"), e.full, "")
+	if r.status != 200 || !strings.HasPrefix(r.body, "id,timestamp,") || strings.Count(r.body, "\n") != 151 {
+		t.Fatalf("csv export: %d %.200s", r.status, r.body)
+	}
+	for q, want := range map[string]int{
+		"project=my-saas&format=xml": 400,
+		"project=nope":               404,
+		"project=my-saas&q=a*":       400,
+	} {
+		if r := e.do("GET", "/v1/events/export?"+q, e.full, ""); r.status != want {
+			t.Errorf("%s: %d, want %d: %s", q, r.status, want, r.body)
+		}
+	}
+	if r := e.do("GET", "/v1/events/export?project=my-saas", e.token(e.acme, tidings.AccessPublic, "", ""), ""); r.status != 403 {
+		t.Fatalf("public token: %d", r.status)
 	}
 }

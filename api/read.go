@@ -2,12 +2,14 @@ package api
 
 import (
 	"errors"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/tidings-dev/tidings"
+	"github.com/tidings-dev/tidings/export"
 )
 
 // handleEvents lists events: GET /v1/events?project=P[&channel=C][&tag=k:v…][&q=…][&before=ID][&limit=N].
@@ -108,3 +110,55 @@ func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) error {
 	}
 	return writeJSON(w, map[string]string{"status": "ready"})
 }
+
+// handleExport streams a project's events, filtered like GET /v1/events, as NDJSON or
+// CSV: GET /v1/events/export?project=P[&format=csv][&channel=…][&tag=…][&q=…].
+func (s *Server) handleExport(w http.ResponseWriter, r *http.Request) error {
+	tok, err := s.authenticate(w, r)
+	if err != nil {
+		return err
+	}
+	q, err := parseEventQuery(r)
+	if err != nil {
+		return err
+	}
+	format, err := export.CheckFormat(r.URL.Query().Get("format"))
+	if err != nil {
+		return err
+	}
+	if err := tok.AllowRead(q.Project, q.Channel); err != nil {
+		return err
+	}
+	// The project and channel exist before the answer starts: an error can still be one.
+	if _, err := s.store.ListEvents(r.Context(), tok.AccountID, tidings.EventQuery{Project: q.Project, Channel: q.Channel, Limit: 1}); err != nil {
+		return err
+	}
+	done, ok := export.Start()
+	if !ok {
+		return export.Busy()
+	}
+	defer done()
+	return streamExport(w, r, s.store, tok.AccountID, q, format, s.log)
+}
+
+// streamExport writes an export as the answer. Once it has begun, an error can only
+// cut it short (and is logged): a client sees an export without its end.
+func streamExport(w http.ResponseWriter, r *http.Request, store tidings.EventStore, account int64, q tidings.EventQuery, format string, log *slog.Logger) error {
+	h := w.Header()
+	h.Set("Content-Type", export.ContentType(format))
+	h.Set("Content-Disposition", `attachment; filename="`+export.Filename(q.Project, q.Channel, format)+`"`)
+	h.Set("Cache-Control", "no-store")
+	rc := http.NewResponseController(w)
+	rc.SetWriteDeadline(time.Now().Add(exportWriteTimeout))
+	flush := func() {
+		rc.Flush()
+		rc.SetWriteDeadline(time.Now().Add(exportWriteTimeout)) // a client that stops reading is cut off
+	}
+	if err := export.Write(r.Context(), w, flush, store, account, q, format); err != nil && r.Context().Err() == nil {
+		log.Warn("export cut short", "project", q.Project, "err", err)
+	}
+	return nil
+}
+
+// exportWriteTimeout bounds the write of one page of an export.
+const exportWriteTimeout = 30 * time.Second

@@ -68,6 +68,7 @@ func (s *Server) Register(mux *http.ServeMux) {
 	}
 	routes = append(routes,
 		route{"GET", "/v1/events", s.handleEvents, false},
+		route{"GET", "/v1/events/export", s.handleExport, false},
 		route{"DELETE", "/v1/events/{id}", s.handleDeleteEvent, false},
 		route{"GET", "/v1/insights", s.handleInsights, false},
 		route{"DELETE", "/v1/insights", s.handleDeleteInsight, false},
@@ -94,7 +95,14 @@ func (s *Server) Register(mux *http.ServeMux) {
 		if slices.Contains(methods, "GET") {
 			methods = append(methods, "HEAD")
 		}
-		mux.Handle(path, s.methodNotAllowed(strings.Join(methods, ", ")))
+		// Per method, not for the bare path: /v1/events/export and DELETE
+		// /v1/events/{id} would otherwise be two patterns neither more specific.
+		notAllowed := s.methodNotAllowed(strings.Join(methods, ", "))
+		for _, m := range []string{"GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"} {
+			if !slices.Contains(methods, m) {
+				mux.Handle(m+" "+path, notAllowed)
+			}
+		}
 	}
 	for _, prefix := range []string{"/v1/", "/api/"} {
 		mux.Handle(prefix, s.NotFound())

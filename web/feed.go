@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tidings-dev/tidings"
+	"github.com/tidings-dev/tidings/export"
 )
 
 // eventView is an event as a card shows it.
@@ -29,6 +30,8 @@ type feedData struct {
 	Query  string // the search box as typed, with the tag chips clicked
 	// SearchError says why the search box's query was refused.
 	SearchError string
+	// ExportCSV and ExportNDJSON download what the page shows, every page of it.
+	ExportCSV, ExportNDJSON string
 	Older       string // URL of the next page, "" on the last
 	Stream      string // URL of the live stream, "" when not live (an older page)
 	Filtered    bool
@@ -126,6 +129,14 @@ func (s *Server) feed(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	d.Empty = len(page.Events) == 0
+	for _, f := range []struct {
+		format string
+		url    *string
+	}{{export.CSV, &d.ExportCSV}, {export.NDJSON, &d.ExportNDJSON}} {
+		p := clone(params)
+		p.Set("format", f.format)
+		*f.url = base + "/export?" + p.Encode()
+	}
 	for _, ev := range page.Events {
 		d.Events = append(d.Events, s.eventView(ev, base, params))
 	}
@@ -218,4 +229,38 @@ func (s *Server) deleteEvent(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	return redirect(w, r, feedURL(ev.Project, ev.Channel))
+}
+
+// export downloads the feed as it is filtered, as CSV or NDJSON, streamed.
+func (s *Server) export(w http.ResponseWriter, r *http.Request) error {
+	q, _, err := s.feedQuery(r)
+	if err != nil {
+		return err
+	}
+	format, err := export.CheckFormat(r.URL.Query().Get("format"))
+	if err != nil {
+		return err
+	}
+	account := sessionFrom(r).account.ID
+	if _, err := s.store.ListEvents(r.Context(), account, tidings.EventQuery{Project: q.Project, Channel: q.Channel, Limit: 1}); err != nil {
+		return err
+	}
+	done, ok := export.Start()
+	if !ok {
+		return export.Busy()
+	}
+	defer done()
+	h := w.Header()
+	h.Set("Content-Type", export.ContentType(format))
+	h.Set("Content-Disposition", `attachment; filename="`+export.Filename(q.Project, q.Channel, format)+`"`)
+	rc := http.NewResponseController(w)
+	rc.SetWriteDeadline(time.Now().Add(writeTimeout))
+	flush := func() {
+		rc.Flush()
+		rc.SetWriteDeadline(time.Now().Add(writeTimeout))
+	}
+	if err := export.Write(r.Context(), w, flush, s.store, account, q, format); err != nil && r.Context().Err() == nil {
+		s.log.Warn("export cut short", "project", q.Project, "err", err)
+	}
+	return nil
 }

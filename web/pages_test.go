@@ -430,3 +430,24 @@ func TestDeleteOneInDashboard(t *testing.T) {
 	other.post("/p/my-saas/events/"+keep.ID+"/delete").want(t, 404)
 	c.get("/p/my-saas/events/"+keep.ID).want(t, 200, "Real one")
 }
+
+// The feed offers its events, as filtered, for download; the download streams them all.
+func TestExportInDashboard(t *testing.T) {
+	e := newEnv(t, false)
+	c := e.owner()
+	acme := e.account("acme")
+	for i := range 120 {
+		e.publish(acme, tidings.NewEvent{Event: fmt.Sprintf("Paid %d", i), Tags: tidings.Tags{{Key: "plan", Kind: tidings.KindString, Value: []string{"free", "pro"}[i%2]}}})
+	}
+	feed := c.get("/p/my-saas?q=plan:pro")
+	feed.want(t, 200, "Download these events", `href="/p/my-saas/export?format=csv&amp;q=plan%3Apro"`)
+	p := c.get("/p/my-saas/export?format=csv&q=plan%3Apro")
+	if p.status != 200 || !strings.HasPrefix(p.body, "id,timestamp,") || strings.Count(p.body, "\n") != 61 {
+		t.Fatalf("csv: %d, %d lines", p.status, strings.Count(p.body, "\n"))
+	}
+	if p := c.get("/p/my-saas/c/payments/export"); p.status != 200 || strings.Count(p.body, "\n") != 120 {
+		t.Fatalf("ndjson of a channel: %d, %d lines", p.status, strings.Count(p.body, "\n"))
+	}
+	c.get("/p/my-saas/export?format=xlsx").want(t, 400)
+	c.get("/p/nope/export").want(t, 404)
+}

@@ -140,6 +140,8 @@ func (s *Server) Register(mux *http.ServeMux) {
 
 		{"GET /p/{project}", user, s.feed},
 		{"GET /p/{project}/c/{channel}", user, s.feed},
+		{"GET /p/{project}/export", user, s.export},
+		{"GET /p/{project}/c/{channel}/export", user, s.export},
 		{"GET /p/{project}/events/{id}", user, s.eventPage},
 		{"POST /p/{project}/events/{id}/delete", owner, s.deleteEvent},
 		{"GET /p/{project}/stream", user, s.stream},
