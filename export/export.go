@@ -124,7 +124,6 @@ func cell(s string) string {
 	return s
 }
 
-
 // MaxRunning is how many exports one process writes at once; more are refused, so
 // that exports (each reads a whole project) cannot crowd out publishing.
 const MaxRunning = 4

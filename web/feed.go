@@ -32,14 +32,14 @@ type feedData struct {
 	SearchError string
 	// ExportCSV and ExportNDJSON download what the page shows, every page of it.
 	ExportCSV, ExportNDJSON string
-	Older       string // URL of the next page, "" on the last
-	Stream      string // URL of the live stream, "" when not live (an older page)
-	Filtered    bool
-	ClearURL    string
-	FeedURL     string
-	Empty       bool
-	Channels    []string
-	Published   bool // the project has any event at all
+	Older                   string // URL of the next page, "" on the last
+	Stream                  string // URL of the live stream, "" when not live (an older page)
+	Filtered                bool
+	ClearURL                string
+	FeedURL                 string
+	Empty                   bool
+	Channels                []string
+	Published               bool // the project has any event at all
 }
 
 // feedURL is the address of a project's feed or one channel's.
