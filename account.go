@@ -34,7 +34,22 @@ type Project struct {
 	AccountID          int64
 	Name               string
 	AutoCreateChannels bool // create channels on first event
-	CreatedAt          time.Time
+	// RetentionDays is how long events are kept, by their timestamp; 0 keeps them forever.
+	RetentionDays int
+	CreatedAt     time.Time
+}
+
+// RetentionChoices are the retention periods offered, in days; 0 is forever.
+var RetentionChoices = []int{0, 7, 30, 90, 365}
+
+// ValidRetention reports whether days is one of RetentionChoices.
+func ValidRetention(days int) bool {
+	for _, d := range RetentionChoices {
+		if d == days {
+			return true
+		}
+	}
+	return false
 }
 
 // Channel groups the events of a project.
@@ -70,6 +85,13 @@ type ProjectStore interface {
 	ListProjects(ctx context.Context, accountID int64) ([]*Project, error)
 	// SetAutoCreateChannels switches "create channels on first event". Errors: EProjectNotFound.
 	SetAutoCreateChannels(ctx context.Context, accountID int64, project string, on bool) error
+	// SetRetention sets how many days the project keeps events (one of
+	// RetentionChoices; 0 is forever). Errors: EProjectNotFound, EValidation.
+	SetRetention(ctx context.Context, accountID int64, project string, days int) error
+	// PurgeExpired deletes up to max events, of any account, that their project keeps
+	// no longer (older than its retention at now), oldest first, in one transaction,
+	// and returns how many it deleted: a background job calls it until it returns 0.
+	PurgeExpired(ctx context.Context, now time.Time, max int) (int, error)
 	// CreateChannel creates a channel in the account's project.
 	// Errors: EValidation, EProjectNotFound, EConflict.
 	CreateChannel(ctx context.Context, accountID int64, project, name string) (*Channel, error)

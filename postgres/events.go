@@ -365,3 +365,65 @@ func (db *DB) DeleteEvent(ctx context.Context, accountID int64, project, id stri
 	}
 	return nil
 }
+
+// SetRetention sets how many days the project keeps its events.
+func (db *DB) SetRetention(ctx context.Context, accountID int64, project string, days int) error {
+	if !tidings.ValidRetention(days) {
+		var p tidings.Problems
+		p.Add("retention_days", "enum", "must be one of %v (0: forever)", tidings.RetentionChoices)
+		return p.Err()
+	}
+	tag, err := db.exec(ctx, `UPDATE projects SET retention_days = $1 WHERE account_id = $2 AND name = $3`, days, accountID, project)
+	if err != nil {
+		return err
+	}
+	if tag.RowsAffected() == 0 {
+		return tidings.ProjectNotFound(project)
+	}
+	return nil
+}
+
+// sqlPurge deletes up to $3 events of project $1 older than $2, oldest first, and
+// takes them off the tag and hourly counts (locked in key order, as batches lock
+// them). SKIP LOCKED lets two instances purge side by side.
+const sqlPurge = `WITH doomed AS (
+	  SELECT id, channel_id, ts FROM events WHERE project_id = $1 AND ts < $2 ORDER BY ts, id LIMIT $3 FOR UPDATE SKIP LOCKED),
+	tags AS (
+	  SELECT t.key, t.value, count(*) AS n FROM event_tags t JOIN doomed d ON d.id = t.event_id GROUP BY 1, 2),
+	tag_rows AS (
+	  SELECT c.key, c.value FROM tag_counts c JOIN tags USING (key, value) WHERE c.project_id = $1
+	  ORDER BY c.key, c.value FOR UPDATE OF c),
+	untag AS (
+	  UPDATE tag_counts c SET n = greatest(c.n - tags.n, 0) FROM tags, (SELECT count(*) FROM tag_rows) locked
+	  WHERE c.project_id = $1 AND c.key = tags.key AND c.value = tags.value),
+	hours AS (
+	  SELECT channel_id, ts - ts % 3600000 AS hour, count(*) AS n FROM doomed GROUP BY 1, 2),
+	uncount AS (
+	  UPDATE event_counts c SET n = greatest(c.n - hours.n, 0) FROM hours
+	  WHERE c.channel_id = hours.channel_id AND c.hour = hours.hour)
+	DELETE FROM events e USING doomed d WHERE e.id = d.id`
+
+// PurgeExpired deletes up to max expired events, one project with a retention at a
+// time, each in a short transaction of its own.
+func (db *DB) PurgeExpired(ctx context.Context, now time.Time, max int) (int, error) {
+	type kept struct{ id, days int64 }
+	projects, err := query(ctx, db.pool, func(r pgx.Row) (kept, error) {
+		var k kept
+		return k, r.Scan(&k.id, &k.days)
+	}, `SELECT id, retention_days FROM projects WHERE retention_days > 0 ORDER BY id`)
+	if err != nil {
+		return 0, err
+	}
+	deleted := 0
+	for _, k := range projects {
+		tag, err := db.exec(ctx, sqlPurge, k.id, ms(now)-k.days*24*3_600_000, max-deleted)
+		if err != nil {
+			return deleted, err
+		}
+		deleted += int(tag.RowsAffected())
+		if deleted >= max {
+			break
+		}
+	}
+	return deleted, nil
+}

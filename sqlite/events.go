@@ -506,10 +506,9 @@ func (db *DB) DeleteEvent(ctx context.Context, accountID int64, project, id stri
 	}
 	found := false
 	err = db.inBatch(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		var seq, ts, channel int64
-		var tags string
+		var d doomed
 		err := tx.QueryRowContext(ctx, `SELECT seq, ts, channel_id, tags FROM events WHERE id = ? AND project_id = ?`, key, p.ID).
-			Scan(&seq, &ts, &channel, &tags)
+			Scan(&d.seq, &d.ts, &d.channel, &d.tags)
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil
 		}
@@ -517,35 +516,7 @@ func (db *DB) DeleteEvent(ctx context.Context, accountID int64, project, id stri
 			return err
 		}
 		found = true
-		var tt tidings.Tags
-		if err := json.Unmarshal([]byte(tags), &tt); err != nil {
-			return err
-		}
-		for _, t := range tt {
-			var tagID int64
-			err := tx.QueryRowContext(ctx, sqlFindTag, p.ID, t.Key, t.Value).Scan(&tagID)
-			if errors.Is(err, sql.ErrNoRows) {
-				continue
-			}
-			if err != nil {
-				return err
-			}
-			res, err := tx.ExecContext(ctx, `DELETE FROM event_tags WHERE tag_id = ? AND ts = ? AND seq = ?`, tagID, ts, seq)
-			if err != nil {
-				return err
-			}
-			if n, _ := res.RowsAffected(); n > 0 {
-				if _, err := tx.ExecContext(ctx, `UPDATE tags SET count = count - 1 WHERE id = ?`, tagID); err != nil {
-					return err
-				}
-			}
-		}
-		if _, err := tx.ExecContext(ctx, `UPDATE event_counts SET n = n - 1 WHERE channel_id = ? AND hour = ? AND n > 0`,
-			channel, hourOf(ts)); err != nil {
-			return err
-		}
-		_, err = tx.ExecContext(ctx, `DELETE FROM events WHERE seq = ?`, seq)
-		return err
+		return deleteEvents(ctx, tx, p.ID, []doomed{d})
 	})
 	if err != nil {
 		return err
@@ -554,4 +525,136 @@ func (db *DB) DeleteEvent(ctx context.Context, accountID int64, project, id stri
 		return notFound
 	}
 	return nil
+}
+
+// doomed is an event about to be deleted: what its deletion must undo.
+type doomed struct {
+	seq, ts, channel int64
+	tags             string // its tags as stored (JSON)
+}
+
+// deleteEvents deletes events of one project in tx: their rows of the tag index, them
+// from the tag and hourly counts, and their rows (the trigger of migration 7 takes
+// their rows of the search index along).
+func deleteEvents(ctx context.Context, tx *sql.Tx, project int64, events []doomed) error {
+	tagIDs := map[tagKey]int64{}
+	tagGone := map[int64]int64{}
+	hourGone := map[hourKey]int64{}
+	for _, d := range events {
+		var tt tidings.Tags
+		if err := json.Unmarshal([]byte(d.tags), &tt); err != nil {
+			return err
+		}
+		for _, t := range tt {
+			k := tagKey{project, t.Key, t.Value}
+			id, ok := tagIDs[k]
+			if !ok {
+				err := tx.QueryRowContext(ctx, sqlFindTag, project, t.Key, t.Value).Scan(&id)
+				if err != nil && !errors.Is(err, sql.ErrNoRows) {
+					return err
+				}
+				tagIDs[k] = id
+			}
+			if id == 0 {
+				continue
+			}
+			res, err := tx.ExecContext(ctx, `DELETE FROM event_tags WHERE tag_id = ? AND ts = ? AND seq = ?`, id, d.ts, d.seq)
+			if err != nil {
+				return err
+			}
+			if n, _ := res.RowsAffected(); n > 0 {
+				tagGone[id]++
+			}
+		}
+		hourGone[hourKey{d.channel, hourOf(d.ts)}]++
+		if _, err := tx.ExecContext(ctx, `DELETE FROM events WHERE seq = ?`, d.seq); err != nil {
+			return err
+		}
+	}
+	for id, n := range tagGone {
+		if _, err := tx.ExecContext(ctx, `UPDATE tags SET count = max(count - ?, 0) WHERE id = ?`, n, id); err != nil {
+			return err
+		}
+	}
+	for k, n := range hourGone {
+		if _, err := tx.ExecContext(ctx, `UPDATE event_counts SET n = max(n - ?, 0) WHERE channel_id = ? AND hour = ?`,
+			n, k.channel, k.hour); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// SetRetention sets how many days the project keeps its events.
+func (db *DB) SetRetention(ctx context.Context, accountID int64, project string, days int) error {
+	if !tidings.ValidRetention(days) {
+		var p tidings.Problems
+		p.Add("retention_days", "enum", "must be one of %v (0: forever)", tidings.RetentionChoices)
+		return p.Err()
+	}
+	res, err := db.write.ExecContext(ctx, `UPDATE projects SET retention_days = ? WHERE account_id = ? AND name = ?`, days, accountID, project)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return tidings.ProjectNotFound(project)
+	}
+	return nil
+}
+
+// PurgeExpired deletes up to max expired events, the oldest of one project with a
+// retention at a time, in one group-committed transaction: a short one, so that
+// publishing goes on beside a purge of millions of events.
+func (db *DB) PurgeExpired(ctx context.Context, now time.Time, max int) (int, error) {
+	type kept struct{ id, days int64 }
+	rows, err := db.read.QueryContext(ctx, `SELECT id, retention_days FROM projects WHERE retention_days > 0 ORDER BY id`)
+	if err != nil {
+		return 0, err
+	}
+	var projects []kept
+	for rows.Next() {
+		var k kept
+		if err := rows.Scan(&k.id, &k.days); err != nil {
+			rows.Close()
+			return 0, err
+		}
+		projects = append(projects, k)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, err
+	}
+	deleted := 0
+	for _, k := range projects {
+		cutoff := ms(now) - k.days*24*3_600_000
+		err := db.inBatch(ctx, func(ctx context.Context, tx *sql.Tx) error {
+			rows, err := tx.QueryContext(ctx, `SELECT seq, ts, channel_id, tags FROM events WHERE project_id = ? AND ts < ?
+				ORDER BY ts, seq LIMIT ?`, k.id, cutoff, max-deleted)
+			if err != nil {
+				return err
+			}
+			var events []doomed
+			for rows.Next() {
+				var d doomed
+				if err := rows.Scan(&d.seq, &d.ts, &d.channel, &d.tags); err != nil {
+					rows.Close()
+					return err
+				}
+				events = append(events, d)
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil {
+				return err
+			}
+			if err := deleteEvents(ctx, tx, k.id, events); err != nil {
+				return err
+			}
+			deleted += len(events)
+			return nil
+		})
+		if err != nil || deleted >= max {
+			return deleted, err
+		}
+	}
+	return deleted, nil
 }

@@ -16,7 +16,7 @@ type querier interface {
 func findProject(ctx context.Context, q querier, accountID int64, name string) (*tidings.Project, error) {
 	p := &tidings.Project{AccountID: accountID}
 	var created int64
-	err := q.QueryRowContext(ctx, sqlFindProject, accountID, name).Scan(&p.ID, &p.Name, &p.AutoCreateChannels, &created)
+	err := q.QueryRowContext(ctx, sqlFindProject, accountID, name).Scan(&p.ID, &p.Name, &p.AutoCreateChannels, &p.RetentionDays, &created)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, tidings.ProjectNotFound(name)
 	}
@@ -53,7 +53,7 @@ func (db *DB) FindProject(ctx context.Context, accountID int64, name string) (*t
 // ListProjects returns the account's projects by name.
 func (db *DB) ListProjects(ctx context.Context, accountID int64) ([]*tidings.Project, error) {
 	rows, err := db.read.QueryContext(ctx,
-		`SELECT id, name, auto_create_channels, created_at FROM projects WHERE account_id = ? ORDER BY name`, accountID)
+		`SELECT id, name, auto_create_channels, retention_days, created_at FROM projects WHERE account_id = ? ORDER BY name`, accountID)
 	if err != nil {
 		return nil, err
 	}
@@ -62,7 +62,7 @@ func (db *DB) ListProjects(ctx context.Context, accountID int64) ([]*tidings.Pro
 	for rows.Next() {
 		p := &tidings.Project{AccountID: accountID}
 		var created int64
-		if err := rows.Scan(&p.ID, &p.Name, &p.AutoCreateChannels, &created); err != nil {
+		if err := rows.Scan(&p.ID, &p.Name, &p.AutoCreateChannels, &p.RetentionDays, &created); err != nil {
 			return nil, err
 		}
 		p.CreatedAt = fromMS(created)

@@ -504,3 +504,71 @@ func testDeleteOne(t *testing.T, open Opener) {
 		t.Errorf("history of a re-created insight: %+v %v", h, err)
 	}
 }
+
+// testRetention: a project that keeps events for 7 days loses the older ones to
+// PurgeExpired, in batches of at most max, with its counts, tag filters and search
+// kept right; a project kept forever, and another account's, lose nothing.
+func testRetention(t *testing.T, open Opener) {
+	ctx := context.Background()
+	f := setup(t, open)
+	other := newAccount(t, f.s, "globex")
+	now := time.Now().UTC()
+	str := func(k, v string) tidings.Tag { return tidings.Tag{Key: k, Kind: tidings.KindString, Value: v} }
+	var recent []string
+	for i := range 25 {
+		age := time.Duration(i) * 12 * time.Hour // 0 to 12 days old
+		ev := f.publish(t, tidings.NewEvent{Event: fmt.Sprintf("Paid %d", i), Timestamp: now.Add(-age),
+			Tags: tidings.Tags{str("plan", []string{"free", "pro"}[i%2])}})
+		if age <= 7*24*time.Hour { // exactly 7 days old is still kept
+			recent = append(recent, ev.ID)
+		}
+		if _, err := f.s.PublishEvent(ctx, other.ID, &tidings.NewEvent{Project: "my-saas", Channel: "payments", Event: "Theirs", Parser: tidings.ParserText, Timestamp: now.Add(-age)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(t, f.s.SetRetention(ctx, f.account.ID, "my-saas", 7))
+	wantCode(t, f.s.SetRetention(ctx, f.account.ID, "my-saas", 8), tidings.EValidation)
+	wantCode(t, f.s.SetRetention(ctx, f.account.ID, "nope", 7), tidings.EProjectNotFound)
+	if p, _ := f.s.FindProject(ctx, f.account.ID, "my-saas"); p.RetentionDays != 7 {
+		t.Fatalf("retention = %d", p.RetentionDays)
+	}
+	total := 0
+	for round := 0; ; round++ {
+		n, err := f.s.PurgeExpired(ctx, now, 4)
+		must(t, err)
+		if n > 4 {
+			t.Fatalf("a purge of at most 4 deleted %d", n)
+		}
+		total += n
+		if n == 0 {
+			break
+		}
+		if round > 20 {
+			t.Fatal("the purge does not end")
+		}
+	}
+	if total != 25-len(recent) {
+		t.Fatalf("purged %d events, want %d", total, 25-len(recent))
+	}
+	p, err := f.s.ListEvents(ctx, f.account.ID, tidings.EventQuery{Project: "my-saas", Limit: 100})
+	must(t, err)
+	var ids []string
+	for _, ev := range p.Events {
+		ids = append(ids, ev.ID)
+	}
+	if !slices.Equal(ids, recent) {
+		t.Fatalf("kept %v, want %v", ids, recent)
+	}
+	if n, _ := f.s.CountEvents(ctx, f.account.ID, "my-saas", ""); n != len(recent) {
+		t.Fatalf("count after the purge: %d, want %d", n, len(recent))
+	}
+	pro, _ := f.s.ListEvents(ctx, f.account.ID, tidings.EventQuery{Project: "my-saas", Tags: []tidings.Tag{{Key: "plan", Value: "pro"}}, Limit: 100})
+	paid, _ := tidings.ParseSearch("paid", now)
+	found, _ := f.s.ListEvents(ctx, f.account.ID, tidings.EventQuery{Project: "my-saas", Terms: paid.Terms, Limit: 100})
+	if len(pro.Events) != len(recent)/2 || len(found.Events) != len(recent) {
+		t.Fatalf("after the purge: plan:pro finds %d, paid finds %d; %d are kept", len(pro.Events), len(found.Events), len(recent))
+	}
+	if n, _ := f.s.CountEvents(ctx, other.ID, "my-saas", ""); n != 25 {
+		t.Fatalf("the other account kept %d of 25 events", n)
+	}
+}

@@ -451,3 +451,21 @@ func TestExportInDashboard(t *testing.T) {
 	c.get("/p/my-saas/export?format=xlsx").want(t, 400)
 	c.get("/p/nope/export").want(t, 404)
 }
+
+// An owner chooses how long a project keeps its events; a member sees the choice.
+func TestRetentionSetting(t *testing.T) {
+	e := newEnv(t, false)
+	c := e.owner()
+	acme := e.account("acme")
+	c.get("/settings/projects").want(t, 200, `<label for="keep-my-saas">Keep events</label>`, `<option value="0" selected>forever</option>`)
+	c.post("/settings/projects/my-saas/retention", "days", "30").redirects(t, "/settings/projects#project-my-saas")
+	c.get("/settings/projects").want(t, 200, `<option value="30" selected>30 days</option>`)
+	if p, _ := e.store.FindProject(t.Context(), acme.ID, "my-saas"); p.RetentionDays != 30 {
+		t.Fatalf("retention %d", p.RetentionDays)
+	}
+	c.post("/settings/projects/my-saas/retention", "days", "8").want(t, 400, "must be one of")
+	c.post("/settings/projects/my-saas/retention", "days", "x").want(t, 400)
+	member, _ := e.member(acme, "bob@example.com")
+	member.get("/settings/projects").want(t, 200, "Keep events: 30 days")
+	member.post("/settings/projects/my-saas/retention", "days", "0").want(t, 403)
+}

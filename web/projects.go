@@ -2,6 +2,7 @@ package web
 
 import (
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/tidings-dev/tidings"
@@ -9,9 +10,31 @@ import (
 
 type projectRow struct {
 	*tidings.Project
-	Channels []*tidings.Channel
-	Events   int
+	Channels  []*tidings.Channel
+	Events    int
+	Retention []retentionOption
 }
+
+type retentionOption struct {
+	Days     int
+	Label    string
+	Selected bool
+}
+
+// retentionOptions are the choices of "keep events", the project's selected.
+func retentionOptions(days int) []retentionOption {
+	var out []retentionOption
+	for _, d := range tidings.RetentionChoices {
+		label := "forever"
+		if d > 0 {
+			label = strconv.Itoa(d) + " days"
+		}
+		out = append(out, retentionOption{Days: d, Label: label, Selected: d == days})
+	}
+	return out
+}
+
+
 
 type projectsData struct {
 	Projects []projectRow
@@ -38,7 +61,7 @@ func (s *Server) renderProjects(w http.ResponseWriter, r *http.Request, status i
 		if err != nil {
 			return err
 		}
-		d.Projects = append(d.Projects, projectRow{Project: p, Channels: cs, Events: n})
+		d.Projects = append(d.Projects, projectRow{Project: p, Channels: cs, Events: n, Retention: retentionOptions(p.RetentionDays)})
 	}
 	return s.render(w, r, "projects", &view{Title: "Projects and channels", Section: "settings", Status: status, Error: msg, Data: d})
 }
@@ -82,6 +105,20 @@ func (s *Server) setAutoCreate(w http.ResponseWriter, r *http.Request) error {
 	on := r.PostFormValue("on") == "true"
 	if err := s.store.SetAutoCreateChannels(r.Context(), sessionFrom(r).account.ID, project, on); err != nil {
 		return err
+	}
+	return redirect(w, r, "/settings/projects#project-"+project)
+}
+
+// setRetention sets how long a project keeps its events; older ones are deleted by
+// the background purge within a minute or so.
+func (s *Server) setRetention(w http.ResponseWriter, r *http.Request) error {
+	project := r.PathValue("project")
+	days, err := strconv.Atoi(r.PostFormValue("days"))
+	if err != nil {
+		days = -1
+	}
+	if err := s.store.SetRetention(r.Context(), sessionFrom(r).account.ID, project, days); err != nil {
+		return s.formError(w, r, err, "")
 	}
 	return redirect(w, r, "/settings/projects#project-"+project)
 }

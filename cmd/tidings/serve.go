@@ -55,6 +55,8 @@ type Main struct {
 	stopRelay  context.CancelFunc // stops the relay from other instances
 	stopSend   context.CancelFunc // stops the delivery runner
 	sent       chan struct{}      // closed when it has stopped
+	stopPurge  context.CancelFunc // stops the retention purge
+	purged     chan struct{}      // closed when it has stopped
 	stopFlush  chan struct{}
 	flushed    chan struct{}
 	closeOnce  sync.Once
@@ -183,7 +185,55 @@ func (m *Main) Run(ctx context.Context) error {
 	m.stopFlush, m.flushed = make(chan struct{}), make(chan struct{})
 	go m.flushUsage()
 	m.startDelivery(store, met, vapid)
+	m.startPurge(store)
 	return nil
+}
+
+// Retention's purge: every purgeEvery, PurgeExpired in batches of purgeBatch, a pause
+// between batches, so that a project that gives up years of events at once loses them
+// over a while, without holding the writer long enough to slow publishing.
+const (
+	purgeEvery = time.Minute
+	purgeBatch = 500
+	purgePause = 20 * time.Millisecond
+)
+
+func (m *Main) startPurge(store tidings.Store) {
+	ctx, cancel := context.WithCancel(context.Background())
+	m.stopPurge, m.purged = cancel, make(chan struct{})
+	go func() {
+		defer close(m.purged)
+		t := time.NewTicker(purgeEvery)
+		defer t.Stop()
+		for {
+			total := 0
+			for ctx.Err() == nil {
+				n, err := store.PurgeExpired(ctx, m.Now(), purgeBatch)
+				total += n
+				if err != nil {
+					if ctx.Err() == nil {
+						m.Logger.Warn("retention: purging expired events", "err", err)
+					}
+					break
+				}
+				if n < purgeBatch {
+					break
+				}
+				select {
+				case <-ctx.Done():
+				case <-time.After(purgePause):
+				}
+			}
+			if total > 0 {
+				m.Logger.Info("retention: deleted expired events", "events", total)
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	}()
 }
 
 // startDelivery runs the outbox's sender beside the server, with its own context.
@@ -279,6 +329,10 @@ func (m *Main) close() error {
 	if m.stopSend != nil {
 		m.stopSend() // what is being sent is cut short; its lease makes it due again
 		<-m.sent
+	}
+	if m.stopPurge != nil {
+		m.stopPurge()
+		<-m.purged
 	}
 	if m.stopFlush != nil {
 		close(m.stopFlush)

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tidings-dev/tidings"
 	"github.com/tidings-dev/tidings/internal/testbackend"
 	"github.com/tidings-dev/tidings/internal/tokencache"
 	"github.com/tidings-dev/tidings/sqlite"
@@ -301,5 +302,40 @@ func TestBackupWhileServing(t *testing.T) {
 	n, err := copied.CountEvents(context.Background(), acme.ID, "my-saas", "")
 	if err != nil || n < 20 {
 		t.Fatalf("the copy holds %d events (%v), want at least the 20 acknowledged before", n, err)
+	}
+}
+
+// The server purges what a project keeps no longer, in the background, from its start.
+func TestServeRetentionPurge(t *testing.T) {
+	loc := testbackend.Location(t)
+	ctx := context.Background()
+	s := testbackend.Open(t, loc)
+	a, _ := s.CreateAccount(ctx, "acme")
+	s.CreateProject(ctx, a.ID, "shop")
+	s.CreateChannel(ctx, a.ID, "shop", "payments")
+	now := time.Now()
+	for i := range 30 {
+		if _, err := s.PublishEvent(ctx, a.ID, &tidings.NewEvent{Project: "shop", Channel: "payments", Event: "Paid",
+			Parser: tidings.ParserText, Timestamp: now.Add(-time.Duration(i)*24*time.Hour + time.Hour)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.SetRetention(ctx, a.ID, "shop", 7); err != nil {
+		t.Fatal(err)
+	}
+	startServer(t, loc, nil)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		n, err := s.CountEvents(ctx, a.ID, "shop", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n == 8 { // today and the 7 days before
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d events left 5 s after the start, want 8", n)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
