@@ -34,8 +34,6 @@ func retentionOptions(days int) []retentionOption {
 	return out
 }
 
-
-
 type projectsData struct {
 	Projects []projectRow
 	Name     string // the name typed into a failed form
