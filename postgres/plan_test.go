@@ -48,17 +48,8 @@ func TestQueryPlans(t *testing.T) {
 		"tag in a channel, deep page": {channel: 2, tags: []tidings.Tag{pro}, driver: 0, before: before},
 		"channel with a tag":          {channel: 2, tags: []tidings.Tag{pro}, driver: -1},
 		"two tags":                    {tags: []tidings.Tag{pro, eu}, driver: 1},
-		"two tags and text":           {tags: []tidings.Tag{pro, eu}, driver: 0},
 	} {
-		text := ""
-		if strings.Contains(name, "text") {
-			text = "paid"
-		}
-		var terms []tidings.Term
-		if text != "" {
-			terms = []tidings.Term{{Words: []string{text}}}
-		}
-		q, args := listQuery(1, c.channel, c.tags, c.driver, terms, time.Time{}, time.Time{}, c.before, 51)
+		q, args := listQuery(1, c.channel, c.tags, c.driver, time.Time{}, time.Time{}, c.before, 51)
 		var plan string
 		if err := conn.QueryRow(ctx, `EXPLAIN (FORMAT JSON) `+q, args...).Scan(&plan); err != nil {
 			t.Fatalf("%s: %v", name, err)
@@ -68,6 +59,35 @@ func TestQueryPlans(t *testing.T) {
 		}
 		if c.before != nil && !strings.Contains(plan, `"Index Cond": "((`) || c.before != nil && !strings.Contains(plan, "ROW(") {
 			t.Errorf("%s: the cursor does not bound the index scan:\n%s\n%s", name, q, plan)
+		}
+	}
+	// Word searches: the walk reads the project's id index in order; the other sources
+	// read their candidates from an index (and sort at most searchCandidates of them).
+	words := []tidings.Term{{Words: []string{"payment", "failed"}}, {Words: []string{"subscr"}, Prefix: true}}
+	if _, err := conn.Exec(ctx, `SET enable_bitmapscan = on`); err != nil { // a GIN index is read only by bitmap
+		t.Fatal(err)
+	}
+	for name, c := range map[string]struct {
+		channel int64
+		tags    []tidings.Tag
+		src     source
+	}{
+		"walk":                {src: source{kind: fromProject}},
+		"walk, channel, tags": {channel: 2, tags: []tidings.Tag{pro, eu}, src: source{kind: fromProject}},
+		"from a tag":          {tags: []tidings.Tag{pro, eu}, src: source{kind: fromTag, tag: 1}},
+		"from a channel":      {channel: 2, tags: []tidings.Tag{pro}, src: source{kind: fromChannel}},
+		"from the GIN index":  {tags: []tidings.Tag{pro}, src: source{kind: fromWords}},
+	} {
+		q, args := searchQuery(1, c.channel, c.tags, words, time.Unix(1, 0), time.Time{}, before, 51, c.src)
+		var plan string
+		if err := conn.QueryRow(ctx, `EXPLAIN (FORMAT JSON) `+q, args...).Scan(&plan); err != nil {
+			t.Fatalf("search %s: %v\n%s", name, err, q)
+		}
+		if strings.Contains(plan, `"Seq Scan"`) || c.src.kind == fromProject && strings.Contains(plan, `Sort"`) {
+			t.Errorf("search %s: the plan scans a table or sorts a walk:\n%s\n%s", name, q, plan)
+		}
+		if c.src.kind == fromWords && !strings.Contains(plan, "events_search") {
+			t.Errorf("search %s: the GIN index is not used:\n%s", name, plan)
 		}
 	}
 }

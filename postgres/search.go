@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"strings"
 	"time"
 
@@ -119,4 +120,112 @@ func (db *DB) backfillOne(ctx context.Context) (n int64, more bool, err error) {
 		return err
 	})
 	return n, more, err
+}
+
+// searchCandidates is the most events a word search reads from a set it cannot read
+// in order (a tag's, a channel's, the GIN index's matches) before sorting them by
+// arrival; above it, the search walks the project's events newest first instead.
+var searchCandidates int64 = 20_000 // a var so that tests can force each source
+
+// Where a word search reads its candidates from.
+const (
+	fromProject = iota // walk the project's events newest first, checking each
+	fromTag            // the rarest filter tag's events
+	fromChannel        // the channel's events
+	fromWords          // the GIN index's matches of the words
+)
+
+type source struct {
+	kind int
+	tag  int // index in tags, for fromTag
+}
+
+// searchSource picks the smallest of the filter's sets (tag_counts, event_counts, and
+// the planner's estimate of the words' matches) when it is small enough to read whole;
+// else the walk, which finds a common word's newest matches at once. PostgreSQL's own
+// choice, a walk whenever LIMIT is small, read all 10 million events for a word that
+// no event has.
+func (db *DB) searchSource(ctx context.Context, project, channel int64, tags []tidings.Tag, terms []tidings.Term) (source, error) {
+	best, src := searchCandidates, source{kind: fromProject}
+	if len(tags) > 0 {
+		counts, err := db.tagCounts(ctx, project, tags)
+		if err != nil {
+			return src, err
+		}
+		for i, n := range counts {
+			if n <= best {
+				best, src = n, source{kind: fromTag, tag: i}
+			}
+		}
+	}
+	if channel != 0 {
+		var n int64
+		if err := db.row(ctx, `SELECT coalesce(sum(n), 0) FROM event_counts WHERE channel_id = $1`, channel).Scan(&n); err != nil {
+			return src, err
+		}
+		if n <= best {
+			best, src = n, source{kind: fromChannel}
+		}
+	}
+	var plan []struct {
+		Plan struct {
+			Rows float64 `json:"Plan Rows"`
+		} `json:"Plan"`
+	}
+	var raw []byte
+	if err := db.row(ctx, `EXPLAIN (FORMAT JSON) SELECT 1 FROM events WHERE search @@ to_tsquery('simple', $1)`,
+		tsQuery(terms)).Scan(&raw); err != nil {
+		return src, err
+	}
+	if err := json.Unmarshal(raw, &plan); err == nil && len(plan) == 1 && int64(plan[0].Plan.Rows) <= best {
+		src = source{kind: fromWords}
+	}
+	return src, nil
+}
+
+// searchQuery builds a word search's page: newest first by arrival (id), from the
+// source's candidates, every other condition checked on each.
+func searchQuery(project, channel int64, tags []tidings.Tag, terms []tidings.Term, since, until time.Time, before *cursor, limit int, src source) (string, []any) {
+	var sb strings.Builder
+	var args []any
+	arg := func(v any) string {
+		args = append(args, v)
+		return "$" + strconv.Itoa(len(args))
+	}
+	words := arg(tsQuery(terms))
+	proj := arg(project)
+	// The candidates are materialised: read whole, then sorted, whatever the planner
+	// would guess about their order.
+	switch src.kind {
+	case fromTag:
+		t := tags[src.tag]
+		sb.WriteString(`WITH cand AS MATERIALIZED (SELECT event_id AS id FROM event_tags WHERE project_id = ` + proj +
+			` AND key = ` + arg(t.Key) + ` AND value = ` + arg(t.Value) + `) `)
+	case fromChannel:
+		sb.WriteString(`WITH cand AS MATERIALIZED (SELECT id FROM events WHERE channel_id = ` + arg(channel) + `) `)
+	case fromWords:
+		sb.WriteString(`WITH cand AS MATERIALIZED (SELECT id FROM events WHERE search @@ to_tsquery('simple', ` + words + `)) `)
+	}
+	sb.WriteString(`SELECT ` + eventFields)
+	if src.kind == fromProject {
+		sb.WriteString(eventFrom)
+	} else {
+		sb.WriteString(` FROM cand JOIN events e ON e.id = cand.id JOIN channels c ON c.id = e.channel_id`)
+	}
+	sb.WriteString(` WHERE e.project_id = ` + proj + ` AND e.search @@ to_tsquery('simple', ` + words + `)`)
+	if channel != 0 {
+		sb.WriteString(` AND e.channel_id = ` + arg(channel))
+	}
+	if before != nil {
+		sb.WriteString(` AND e.id < ` + arg(before.id))
+	}
+	timeRange(&sb, "e", since, until, arg)
+	for i, t := range tags {
+		if src.kind == fromTag && i == src.tag {
+			continue
+		}
+		sb.WriteString(` AND (e.tags::jsonb ->> ` + arg(t.Key) + `) = ` + arg(t.Value))
+	}
+	sb.WriteString(` ORDER BY e.id DESC LIMIT ` + arg(limit))
+	return sb.String(), args
 }
