@@ -63,6 +63,8 @@ func TestQueryPlans(t *testing.T) {
 	}
 	// Word searches: the walk reads the project's id index in order; the other sources
 	// read their candidates from an index (and sort at most searchCandidates of them).
+	// Which index the GIN source reads depends on statistics an empty table lacks: the
+	// read benchmark at 10 million events shows it (bench/seed -reads).
 	words := []tidings.Term{{Words: []string{"payment", "failed"}}, {Words: []string{"subscr"}, Prefix: true}}
 	if _, err := conn.Exec(ctx, `SET enable_bitmapscan = on`); err != nil { // a GIN index is read only by bitmap
 		t.Fatal(err)
@@ -85,9 +87,6 @@ func TestQueryPlans(t *testing.T) {
 		}
 		if strings.Contains(plan, `"Seq Scan"`) || c.src.kind == fromProject && strings.Contains(plan, `Sort"`) {
 			t.Errorf("search %s: the plan scans a table or sorts a walk:\n%s\n%s", name, q, plan)
-		}
-		if c.src.kind == fromWords && !strings.Contains(plan, "events_search") {
-			t.Errorf("search %s: the GIN index is not used:\n%s", name, plan)
 		}
 	}
 }

@@ -183,8 +183,11 @@ func (db *DB) searchSource(ctx context.Context, project, channel int64, tags []t
 	return src, nil
 }
 
-// searchQuery builds a word search's page: newest first by arrival (id), from the
-// source's candidates, every other condition checked on each.
+// searchQuery builds a word search's page: newest first by arrival (id). The walk
+// reads the project's id index in order, checking each event. Every other source is
+// read whole, with every condition, in a materialised CTE, and only its matches are
+// sorted: left to itself, the planner would walk the id index for these too, guessing
+// that the LIMIT is reached soon, and read hundreds of thousands of rows.
 func searchQuery(project, channel int64, tags []tidings.Tag, terms []tidings.Term, since, until time.Time, before *cursor, limit int, src source) (string, []any) {
 	var sb strings.Builder
 	var args []any
@@ -194,38 +197,45 @@ func searchQuery(project, channel int64, tags []tidings.Tag, terms []tidings.Ter
 	}
 	words := arg(tsQuery(terms))
 	proj := arg(project)
-	// The candidates are materialised: read whole, then sorted, whatever the planner
-	// would guess about their order.
+	conditions := func() {
+		match := `e.search @@ to_tsquery('simple', ` + words + `)`
+		if src.kind == fromTag || src.kind == fromChannel {
+			// Checked on the candidates only: as a plain condition the planner would also
+			// read the GIN index's million matches of a common word to intersect them.
+			match = `coalesce(` + match + `, false)`
+		}
+		sb.WriteString(` AND ` + match)
+		if channel != 0 {
+			sb.WriteString(` AND e.channel_id = ` + arg(channel))
+		}
+		if before != nil {
+			sb.WriteString(` AND e.id < ` + arg(before.id))
+		}
+		timeRange(&sb, "e", since, until, arg)
+		for i, t := range tags {
+			if src.kind == fromTag && i == src.tag {
+				continue
+			}
+			sb.WriteString(` AND (e.tags::jsonb ->> ` + arg(t.Key) + `) = ` + arg(t.Value))
+		}
+	}
+	if src.kind == fromProject {
+		sb.WriteString(`SELECT ` + eventColumns + ` WHERE e.project_id = ` + proj)
+		conditions()
+		sb.WriteString(` ORDER BY e.id DESC LIMIT ` + arg(limit))
+		return sb.String(), args
+	}
+	sb.WriteString(`WITH cand AS MATERIALIZED (SELECT e.id FROM `)
 	switch src.kind {
 	case fromTag:
 		t := tags[src.tag]
-		sb.WriteString(`WITH cand AS MATERIALIZED (SELECT event_id AS id FROM event_tags WHERE project_id = ` + proj +
-			` AND key = ` + arg(t.Key) + ` AND value = ` + arg(t.Value) + `) `)
-	case fromChannel:
-		sb.WriteString(`WITH cand AS MATERIALIZED (SELECT id FROM events WHERE channel_id = ` + arg(channel) + `) `)
-	case fromWords:
-		sb.WriteString(`WITH cand AS MATERIALIZED (SELECT id FROM events WHERE search @@ to_tsquery('simple', ` + words + `)) `)
+		sb.WriteString(`event_tags d JOIN events e ON e.id = d.event_id WHERE d.project_id = ` + proj +
+			` AND d.key = ` + arg(t.Key) + ` AND d.value = ` + arg(t.Value) + ` AND e.project_id = ` + proj)
+	default: // fromChannel (its condition is among the others), fromWords
+		sb.WriteString(`events e WHERE e.project_id = ` + proj)
 	}
-	sb.WriteString(`SELECT ` + eventFields)
-	if src.kind == fromProject {
-		sb.WriteString(eventFrom)
-	} else {
-		sb.WriteString(` FROM cand JOIN events e ON e.id = cand.id JOIN channels c ON c.id = e.channel_id`)
-	}
-	sb.WriteString(` WHERE e.project_id = ` + proj + ` AND e.search @@ to_tsquery('simple', ` + words + `)`)
-	if channel != 0 {
-		sb.WriteString(` AND e.channel_id = ` + arg(channel))
-	}
-	if before != nil {
-		sb.WriteString(` AND e.id < ` + arg(before.id))
-	}
-	timeRange(&sb, "e", since, until, arg)
-	for i, t := range tags {
-		if src.kind == fromTag && i == src.tag {
-			continue
-		}
-		sb.WriteString(` AND (e.tags::jsonb ->> ` + arg(t.Key) + `) = ` + arg(t.Value))
-	}
-	sb.WriteString(` ORDER BY e.id DESC LIMIT ` + arg(limit))
+	conditions()
+	sb.WriteString(`), top AS (SELECT id FROM cand ORDER BY id DESC LIMIT ` + arg(limit) + `)
+		SELECT ` + eventFields + ` FROM top JOIN events e ON e.id = top.id JOIN channels c ON c.id = e.channel_id ORDER BY e.id DESC`)
 	return sb.String(), args
 }
