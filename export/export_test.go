@@ -50,7 +50,7 @@ func TestExport(t *testing.T) {
 	a, _ := s.CreateAccount(ctx, "acme")
 	s.CreateProject(ctx, a.ID, "shop")
 	s.CreateChannel(ctx, a.ID, "shop", "payments")
-	const n = 5_000
+	const n = 2_000
 	base := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
 	for i := range n {
 		plan := []string{"free", "pro"}[i%2]
