@@ -348,6 +348,16 @@ func TestDashboardInChromium(t *testing.T) {
 	b.screenshot("insights-dark")
 	chromedp.Call(b.ctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{})
 
+	// An owner deletes an insight from the board (after confirming) and it is gone.
+	b.do(chromedp.Navigate(m.URL() + "/p/my-saas/insights"))
+	b.do(chromedp.Evaluate[chromedp.Void](`document.querySelector(".manage").open = true`))
+	b.do(chromedp.SetValue(chromedp.CSS("#delete-title"), "Status"))
+	b.screenshot("insights-delete")
+	b.click(`document.querySelector('.manage form button').click()`)
+	if n := get(b, chromedp.Evaluate[int](`document.querySelectorAll('.grid .card').length`)); n != 1 || strings.Contains(b.text(".grid"), "Operational") {
+		t.Fatalf("after deleting Status: %d cards: %s", n, b.text(".grid"))
+	}
+
 	// Charts are a picture.
 	b.do(chromedp.Navigate(m.URL() + "/p/my-saas/charts"))
 	b.mustUntil(`document.querySelectorAll(".chart svg rect.bar").length === 78`)
