@@ -2,7 +2,6 @@ package api
 
 import (
 	"errors"
-	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
@@ -129,36 +128,5 @@ func (s *Server) handleExport(w http.ResponseWriter, r *http.Request) error {
 	if err := tok.AllowRead(q.Project, q.Channel); err != nil {
 		return err
 	}
-	// The project and channel exist before the answer starts: an error can still be one.
-	if _, err := s.store.ListEvents(r.Context(), tok.AccountID, tidings.EventQuery{Project: q.Project, Channel: q.Channel, Limit: 1}); err != nil {
-		return err
-	}
-	done, ok := export.Start()
-	if !ok {
-		return export.Busy()
-	}
-	defer done()
-	return streamExport(w, r, s.store, tok.AccountID, q, format, s.log)
+	return export.Serve(w, r, s.store, tok.AccountID, q, format, s.log)
 }
-
-// streamExport writes an export as the answer. Once it has begun, an error can only
-// cut it short (and is logged): a client sees an export without its end.
-func streamExport(w http.ResponseWriter, r *http.Request, store tidings.EventStore, account int64, q tidings.EventQuery, format string, log *slog.Logger) error {
-	h := w.Header()
-	h.Set("Content-Type", export.ContentType(format))
-	h.Set("Content-Disposition", `attachment; filename="`+export.Filename(q.Project, q.Channel, format)+`"`)
-	h.Set("Cache-Control", "no-store")
-	rc := http.NewResponseController(w)
-	rc.SetWriteDeadline(time.Now().Add(exportWriteTimeout))
-	flush := func() {
-		rc.Flush()
-		rc.SetWriteDeadline(time.Now().Add(exportWriteTimeout)) // a client that stops reading is cut off
-	}
-	if err := export.Write(r.Context(), w, flush, store, account, q, format); err != nil && r.Context().Err() == nil {
-		log.Warn("export cut short", "project", q.Project, "err", err)
-	}
-	return nil
-}
-
-// exportWriteTimeout bounds the write of one page of an export.
-const exportWriteTimeout = 30 * time.Second

@@ -8,6 +8,8 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"io"
+	"log/slog"
+	"net/http"
 	"strconv"
 	"strings"
 	"time"
@@ -144,4 +146,37 @@ func Start() (done func(), ok bool) {
 // Busy is the error for an export refused because MaxRunning are running.
 func Busy() error {
 	return tidings.Errorf(tidings.EUnavailable, "%d exports are running; try again when one has finished", MaxRunning)
+}
+
+// writeTimeout bounds the write of one page: a client that stops reading is cut off.
+const writeTimeout = 30 * time.Second
+
+// Serve answers a request with the export as a download, after taking an export slot
+// (Busy when none is free). Once the answer has begun an error can only cut it short:
+// it is logged, and the client sees an export without its end.
+func Serve(w http.ResponseWriter, r *http.Request, store tidings.EventStore, accountID int64, q tidings.EventQuery, format string, log *slog.Logger) error {
+	// That the project and channel exist is checked before the answer starts, while an
+	// error can still be one.
+	if _, err := store.ListEvents(r.Context(), accountID, tidings.EventQuery{Project: q.Project, Channel: q.Channel, Limit: 1}); err != nil {
+		return err
+	}
+	done, ok := Start()
+	if !ok {
+		return Busy()
+	}
+	defer done()
+	h := w.Header()
+	h.Set("Content-Type", ContentType(format))
+	h.Set("Content-Disposition", `attachment; filename="`+Filename(q.Project, q.Channel, format)+`"`)
+	h.Set("Cache-Control", "no-store")
+	rc := http.NewResponseController(w)
+	rc.SetWriteDeadline(time.Now().Add(writeTimeout))
+	flush := func() {
+		rc.Flush()
+		rc.SetWriteDeadline(time.Now().Add(writeTimeout))
+	}
+	if err := Write(r.Context(), w, flush, store, accountID, q, format); err != nil && r.Context().Err() == nil {
+		log.Warn("export cut short", "project", q.Project, "err", err)
+	}
+	return nil
 }

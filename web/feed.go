@@ -242,25 +242,5 @@ func (s *Server) export(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	account := sessionFrom(r).account.ID
-	if _, err := s.store.ListEvents(r.Context(), account, tidings.EventQuery{Project: q.Project, Channel: q.Channel, Limit: 1}); err != nil {
-		return err
-	}
-	done, ok := export.Start()
-	if !ok {
-		return export.Busy()
-	}
-	defer done()
-	h := w.Header()
-	h.Set("Content-Type", export.ContentType(format))
-	h.Set("Content-Disposition", `attachment; filename="`+export.Filename(q.Project, q.Channel, format)+`"`)
-	rc := http.NewResponseController(w)
-	rc.SetWriteDeadline(time.Now().Add(writeTimeout))
-	flush := func() {
-		rc.Flush()
-		rc.SetWriteDeadline(time.Now().Add(writeTimeout))
-	}
-	if err := export.Write(r.Context(), w, flush, s.store, account, q, format); err != nil && r.Context().Err() == nil {
-		s.log.Warn("export cut short", "project", q.Project, "err", err)
-	}
-	return nil
+	return export.Serve(w, r, s.store, account, q, format, s.log)
 }
