@@ -42,14 +42,16 @@ type Project struct {
 // RetentionChoices are the retention periods offered, in days; 0 is forever.
 var RetentionChoices = []int{0, 7, 30, 90, 365}
 
-// ValidRetention reports whether days is one of RetentionChoices.
-func ValidRetention(days int) bool {
+// CheckRetention returns EValidation unless days is one of RetentionChoices.
+func CheckRetention(days int) error {
 	for _, d := range RetentionChoices {
 		if d == days {
-			return true
+			return nil
 		}
 	}
-	return false
+	var p Problems
+	p.Add("retention_days", "enum", "must be one of %v (0: forever)", RetentionChoices)
+	return p.Err()
 }
 
 // Channel groups the events of a project.

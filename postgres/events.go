@@ -362,10 +362,8 @@ func (db *DB) DeleteEvent(ctx context.Context, accountID int64, project, id stri
 
 // SetRetention sets how many days the project keeps its events.
 func (db *DB) SetRetention(ctx context.Context, accountID int64, project string, days int) error {
-	if !tidings.ValidRetention(days) {
-		var p tidings.Problems
-		p.Add("retention_days", "enum", "must be one of %v (0: forever)", tidings.RetentionChoices)
-		return p.Err()
+	if err := tidings.CheckRetention(days); err != nil {
+		return err
 	}
 	tag, err := db.exec(ctx, `UPDATE projects SET retention_days = $1 WHERE account_id = $2 AND name = $3`, days, accountID, project)
 	if err != nil {

@@ -587,10 +587,8 @@ func deleteEvents(ctx context.Context, tx *sql.Tx, project int64, events []doome
 
 // SetRetention sets how many days the project keeps its events.
 func (db *DB) SetRetention(ctx context.Context, accountID int64, project string, days int) error {
-	if !tidings.ValidRetention(days) {
-		var p tidings.Problems
-		p.Add("retention_days", "enum", "must be one of %v (0: forever)", tidings.RetentionChoices)
-		return p.Err()
+	if err := tidings.CheckRetention(days); err != nil {
+		return err
 	}
 	res, err := db.write.ExecContext(ctx, `UPDATE projects SET retention_days = ? WHERE account_id = ? AND name = ?`, days, accountID, project)
 	if err != nil {
