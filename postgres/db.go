@@ -45,6 +45,9 @@ type Options struct {
 	MaxConns int32
 	// Log is told about long work at Open: indexing the stored events for search.
 	Log *slog.Logger
+	// SkipSearchBackfill leaves the events stored before search unindexed at Open
+	// (a management command; the server indexes them).
+	SkipSearchBackfill bool
 }
 
 // DB is a tidings.Store on PostgreSQL.
@@ -104,9 +107,11 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	if err := db.backfillSearch(ctx, log); err != nil {
-		pool.Close()
-		return nil, err
+	if !opts.SkipSearchBackfill {
+		if err := db.backfillSearch(ctx, log); err != nil {
+			pool.Close()
+			return nil, err
+		}
 	}
 	maxBatch := opts.MaxBatch
 	if maxBatch <= 0 {

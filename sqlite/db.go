@@ -37,6 +37,9 @@ type Options struct {
 	MaxBatch int               // jobs per transaction (default 256)
 	OnCommit groupcommit.Stats // told about each batch, for metrics
 	Log      *slog.Logger      // where a long migration reports its progress (default: discarded)
+	// SkipSearchBackfill leaves the events stored before search unindexed at Open
+	// (a management command; the server indexes them).
+	SkipSearchBackfill bool
 }
 
 // DB is a tidings.Store on SQLite.
@@ -102,7 +105,7 @@ func Open(ctx context.Context, dir string, opts Options) (*DB, error) {
 	if db.now == nil {
 		db.now = time.Now
 	}
-	if err := db.migrate(ctx, opts.Log); err != nil {
+	if err := db.migrate(ctx, opts.Log, opts.SkipSearchBackfill); err != nil {
 		db.write.Close()
 		db.read.Close()
 		return nil, err
@@ -131,7 +134,7 @@ func Open(ctx context.Context, dir string, opts Options) (*DB, error) {
 	return db, nil
 }
 
-func (db *DB) migrate(ctx context.Context, log *slog.Logger) error {
+func (db *DB) migrate(ctx context.Context, log *slog.Logger, skipBackfill bool) error {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -155,6 +158,9 @@ func (db *DB) migrate(ctx context.Context, log *slog.Logger) error {
 	}
 	if err != nil {
 		return fmt.Errorf("migrate: %w", err)
+	}
+	if skipBackfill {
+		return nil
 	}
 	return backfillSearch(ctx, db.write, log)
 }

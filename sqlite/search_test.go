@@ -79,6 +79,14 @@ func TestSearchBackfill(t *testing.T) {
 		t.Fatalf("after one chunk search finds %d events, want %d", got, backfillChunk)
 	}
 	db.Close()
+	// A management command leaves the rest to the server.
+	if db, err = Open(ctx, dir, Options{SkipSearchBackfill: true}); err != nil {
+		t.Fatal(err)
+	}
+	if got := searchCount(t, db, "shop", "event"); got != int(backfillChunk) {
+		t.Fatalf("a management command indexed: search finds %d events, want %d", got, backfillChunk)
+	}
+	db.Close()
 	if db, err = Open(ctx, dir, Options{}); err != nil {
 		t.Fatal(err)
 	}

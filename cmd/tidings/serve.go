@@ -65,15 +65,18 @@ type Main struct {
 
 // openStore picks the store backend from the configuration: PostgreSQL with
 // --database, else the embedded store in the data folder. conns sizes a PostgreSQL
-// pool (0: the default, for a server).
+// pool (0: the default, for a server). A management command (conns > 0) leaves the
+// indexing of stored events for search, after an upgrade, to the server.
 func openStore(ctx context.Context, c Config, onCommit func(int, time.Duration, error), conns int32) (tidings.Store, error) {
+	manage := conns > 0
 	if c.DatabaseURL != "" {
 		if !strings.HasPrefix(c.DatabaseURL, "postgres://") && !strings.HasPrefix(c.DatabaseURL, "postgresql://") {
 			return nil, errors.New("--database must be a postgres://user:password@host:5432/dbname URL")
 		}
-		return postgres.Open(ctx, c.DatabaseURL, postgres.Options{OnCommit: onCommit, MaxConns: conns, Log: slog.Default()})
+		return postgres.Open(ctx, c.DatabaseURL, postgres.Options{OnCommit: onCommit, MaxConns: conns, Log: slog.Default(),
+			SkipSearchBackfill: manage})
 	}
-	return sqlite.Open(ctx, c.Data, sqlite.Options{OnCommit: onCommit, Log: slog.Default()})
+	return sqlite.Open(ctx, c.Data, sqlite.Options{OnCommit: onCommit, Log: slog.Default(), SkipSearchBackfill: manage})
 }
 
 // Run opens the store, listens and serves in the background.
