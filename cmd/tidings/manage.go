@@ -364,7 +364,7 @@ func migrateStore(ctx context.Context, c *cli, _ []string) error {
 		return fmt.Errorf("%s holds no Tidings store (no %s)", c.from, sqlite.FileName)
 	}
 	// Opening it brings the folder's schema up to this version's.
-	s, err := sqlite.Open(ctx, c.from, sqlite.Options{})
+	s, err := sqlite.Open(ctx, c.from, sqlite.Options{SkipSearchBackfill: true}) // PostgreSQL indexes the copy itself
 	if err != nil {
 		return err
 	}
