@@ -122,6 +122,7 @@ type Store interface {
 	InsightStore
 	DeliveryStore
 	PushStore
+	PeopleStore
 	// Ping reports whether the store answers (readiness).
 	Ping(ctx context.Context) error
 	// Close commits what is pending, then releases the store.

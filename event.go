@@ -65,24 +65,7 @@ func (e *NewEvent) Check(p *Problems, now time.Time) {
 	}
 	checkDescription(p, "description", e.Description)
 	CheckIcon(p, "icon", &e.Icon)
-	if len(e.Tags) > MaxTags {
-		p.Add("tags", "too_many", "at most %d tags are allowed (got %d)", MaxTags, len(e.Tags))
-	}
-	for _, tag := range e.Tags {
-		path := "tags." + tag.Key
-		if !ValidName(tag.Key) {
-			p.Add(path, "pattern", "tag key %s", NameRuleMessage)
-		}
-		switch tag.Kind {
-		case KindString:
-			if n := utf8.RuneCountInString(tag.Value); n > MaxTagValueLen {
-				p.Add(path, "too_long", "must be at most %d characters (got %d)", MaxTagValueLen, n)
-			}
-			checkText(p, path, tag.Value, ruleLabel)
-		case KindNumber:
-			checkTagNumber(p, path, tag.Value)
-		}
-	}
+	checkTags(p, "tags", e.Tags, MaxTags, "tag")
 	switch e.Parser {
 	case "":
 		e.Parser = ParserText
@@ -91,11 +74,7 @@ func (e *NewEvent) Check(p *Problems, now time.Time) {
 		p.Add("parser", "enum", `must be "markdown" or "text"`)
 	}
 	if e.UserID != "" {
-		if n := utf8.RuneCountInString(e.UserID); n > MaxUserIDLen {
-			p.Add("user_id", "too_long", "must be at most %d characters (got %d)", MaxUserIDLen, n)
-		}
-		checkText(p, "user_id", e.UserID, ruleLine)
-		checkVisible(p, "user_id", e.UserID)
+		checkID(p, "user_id", e.UserID)
 	}
 	if !e.Timestamp.IsZero() {
 		latest := now.Add(24 * time.Hour)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"unicode/utf8"
 )
 
 // Tag limits.
@@ -111,4 +112,38 @@ func (t *Tags) UnmarshalJSON(data []byte) error {
 	}
 	*t = out
 	return nil
+}
+
+// checkTags checks key/value pairs (an event's tags, a user's properties) under path:
+// at most max, keys by the naming rule, strings by the label rule and length, numbers
+// readable.
+func checkTags(p *Problems, path string, tags Tags, max int, noun string) {
+	if len(tags) > max {
+		p.Add(path, "too_many", "at most %d %ss are allowed (got %d)", max, noun, len(tags))
+	}
+	for _, tag := range tags {
+		at := path + "." + tag.Key
+		if !ValidName(tag.Key) {
+			p.Add(at, "pattern", "%s key %s", noun, NameRuleMessage)
+		}
+		switch tag.Kind {
+		case KindString:
+			if n := utf8.RuneCountInString(tag.Value); n > MaxTagValueLen {
+				p.Add(at, "too_long", "must be at most %d characters (got %d)", MaxTagValueLen, n)
+			}
+			checkText(p, at, tag.Value, ruleLabel)
+		case KindNumber:
+			checkTagNumber(p, at, tag.Value)
+		}
+	}
+}
+
+// checkID checks an application's identifier of a user or group (user_id, group_id):
+// required by the caller, at most MaxUserIDLen characters, one visible line.
+func checkID(p *Problems, path, id string) {
+	if n := utf8.RuneCountInString(id); n > MaxUserIDLen {
+		p.Add(path, "too_long", "must be at most %d characters (got %d)", MaxUserIDLen, n)
+	}
+	checkText(p, path, id, ruleLine)
+	checkVisible(p, path, id)
 }

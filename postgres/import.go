@@ -12,7 +12,7 @@ import (
 
 // importOrder lists the tables in an order that satisfies their foreign keys.
 var importOrder = []string{"accounts", "users", "projects", "channels", "tokens", "events", "event_tags", "event_counts", "tag_counts",
-	"insights", "insight_points", "sessions", "invites", "webhooks", "deliveries", "webhook_attempts",
+	"insights", "insight_points", "people", "groups", "group_members", "sessions", "invites", "webhooks", "deliveries", "webhook_attempts",
 	"push_subscriptions", "notify_prefs", "push_records", "settings"}
 
 // uuidText is SQL (SQLite) for a 16-byte UUID column as its text form.

@@ -1,0 +1,153 @@
+package tidings
+
+import (
+	"context"
+	"time"
+)
+
+// Limits of a user's or group's properties.
+const (
+	MaxPropertiesPerCall = MaxTags // properties one identify or group call may send
+	MaxProperties        = 100     // properties a user or group keeps, after merging
+)
+
+// Identify sets properties of one of a project's users (LogSnag's identify): the
+// keys sent overwrite the stored ones, Remove deletes keys (sent as null), the rest
+// stay.
+type Identify struct {
+	Project    string
+	UserID     string
+	Properties Tags
+	Remove     []string
+}
+
+// Check validates an identify call.
+func (c *Identify) Check(p *Problems) {
+	CheckName(p, "project", c.Project)
+	if c.UserID == "" {
+		p.Add("user_id", "required", "is required")
+	} else {
+		checkID(p, "user_id", c.UserID)
+	}
+	checkProperties(p, c.Properties, c.Remove)
+}
+
+// GroupChange sets properties of one of a project's groups and, with UserID, makes
+// the user a member (LogSnag's group).
+type GroupChange struct {
+	Project    string
+	GroupID    string
+	UserID     string // "" to change the group only
+	Properties Tags
+	Remove     []string
+}
+
+// Check validates a group call.
+func (c *GroupChange) Check(p *Problems) {
+	CheckName(p, "project", c.Project)
+	if c.GroupID == "" {
+		p.Add("group_id", "required", "is required")
+	} else {
+		checkID(p, "group_id", c.GroupID)
+	}
+	if c.UserID != "" {
+		checkID(p, "user_id", c.UserID)
+	}
+	checkProperties(p, c.Properties, c.Remove)
+}
+
+func checkProperties(p *Problems, set Tags, remove []string) {
+	checkTags(p, "properties", set, MaxPropertiesPerCall, "property")
+	if len(set)+len(remove) > MaxPropertiesPerCall {
+		p.Add("properties", "too_many", "at most %d properties are allowed (got %d)", MaxPropertiesPerCall, len(set)+len(remove))
+	}
+	for _, k := range remove {
+		if !ValidName(k) {
+			p.Add("properties."+k, "pattern", "property key %s", NameRuleMessage)
+		}
+	}
+}
+
+// MergeProperties applies a change to stored properties: sent keys overwrite in place
+// or are added at the end, removed keys go. It refuses (EValidation) a result of more
+// than MaxProperties.
+func MergeProperties(stored, set Tags, remove []string) (Tags, error) {
+	out := make(Tags, 0, len(stored)+len(set))
+	gone := map[string]bool{}
+	for _, k := range remove {
+		gone[k] = true
+	}
+	sent := map[string]Tag{}
+	for _, t := range set {
+		sent[t.Key] = t
+	}
+	for _, t := range stored {
+		if gone[t.Key] {
+			continue
+		}
+		if n, ok := sent[t.Key]; ok {
+			t = n
+			delete(sent, t.Key)
+		}
+		out = append(out, t)
+	}
+	for _, t := range set {
+		if _, ok := sent[t.Key]; ok {
+			out = append(out, t)
+		}
+	}
+	if len(out) > MaxProperties {
+		var p Problems
+		p.Add("properties", "too_many", "a user or group keeps at most %d properties; remove some (send them as null) first", MaxProperties)
+		return nil, p.Err()
+	}
+	return out, nil
+}
+
+// Person is one of a project's users, as identify calls described them.
+type Person struct {
+	Project    string
+	UserID     string
+	Properties Tags
+	Groups     []string // the groups it is a member of, by group ID
+	FirstSeen  time.Time
+	LastSeen   time.Time // the last identify or group call naming it
+}
+
+// Group is one of a project's groups.
+type Group struct {
+	Project    string
+	GroupID    string
+	Properties Tags
+	Members    int
+	FirstSeen  time.Time
+	LastSeen   time.Time
+}
+
+// PersonQuery selects a page of a project's users, most recently seen first.
+type PersonQuery struct {
+	Project    string
+	Properties []Tag  // all must match (values compared as text, like tag filters)
+	Before     string // a user ID: only users after it in the order
+	Limit      int    // 1 to 100
+}
+
+// PersonPage is one page of users; Next is the cursor of the following page.
+type PersonPage struct {
+	People []*Person
+	Next   string
+}
+
+// PeopleStore keeps a project's users and groups. Every method is scoped to one account.
+type PeopleStore interface {
+	// Identify merges properties into a user, creating it. Errors: EProjectNotFound, EValidation.
+	Identify(ctx context.Context, accountID int64, c *Identify) (*Person, error)
+	// Group merges properties into a group, creating it, and adds the user to it when
+	// one is named. Errors: EProjectNotFound, EValidation.
+	Group(ctx context.Context, accountID int64, c *GroupChange) (*Group, error)
+	// ListPeople returns a page of the project's users. Errors: EProjectNotFound,
+	// EValidation for an unknown Before cursor.
+	ListPeople(ctx context.Context, accountID int64, q PersonQuery) (*PersonPage, error)
+	// FindPerson returns one user with its groups. Errors: EProjectNotFound, ENotFound.
+	FindPerson(ctx context.Context, accountID int64, project, userID string) (*Person, error)
+}

@@ -1,0 +1,170 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/tidings-dev/tidings"
+)
+
+// Identify merges properties into a user, creating it.
+func (db *DB) Identify(ctx context.Context, accountID int64, c *tidings.Identify) (*tidings.Person, error) {
+	p, err := findProject(ctx, db.pool, accountID, c.Project)
+	if err != nil {
+		return nil, err
+	}
+	now := ms(db.stamp())
+	if err := db.inTx(ctx, func(tx pgx.Tx) error {
+		_, err := upsertProperties(ctx, tx, "people", "user_id", p.ID, c.UserID, c.Properties, c.Remove, now)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	return db.FindPerson(ctx, accountID, c.Project, c.UserID)
+}
+
+// Group merges properties into a group and adds the user to it, in one transaction.
+func (db *DB) Group(ctx context.Context, accountID int64, c *tidings.GroupChange) (*tidings.Group, error) {
+	p, err := findProject(ctx, db.pool, accountID, c.Project)
+	if err != nil {
+		return nil, err
+	}
+	now := ms(db.stamp())
+	if err := db.inTx(ctx, func(tx pgx.Tx) error {
+		group, err := upsertProperties(ctx, tx, "groups", "group_id", p.ID, c.GroupID, c.Properties, c.Remove, now)
+		if err != nil || c.UserID == "" {
+			return err
+		}
+		person, err := upsertProperties(ctx, tx, "people", "user_id", p.ID, c.UserID, nil, nil, now)
+		if err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, `INSERT INTO group_members (group_ref, person_ref) VALUES ($1, $2) ON CONFLICT DO NOTHING`, group, person)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	g := &tidings.Group{Project: c.Project, GroupID: c.GroupID}
+	var props string
+	var first, last int64
+	if err := db.row(ctx, `SELECT g.properties, g.first_seen, g.last_seen,
+		(SELECT count(*) FROM group_members m WHERE m.group_ref = g.id) FROM groups g WHERE g.project_id = $1 AND g.group_id = $2`,
+		p.ID, c.GroupID).Scan(&props, &first, &last, &g.Members); err != nil {
+		return nil, err
+	}
+	g.FirstSeen, g.LastSeen = fromMS(first), fromMS(last)
+	return g, json.Unmarshal([]byte(props), &g.Properties)
+}
+
+// upsertProperties merges properties into the row of table (people or groups) named
+// id in the project, creating it, and returns its row id. The row is locked while it
+// is merged, so two instances' calls do not lose each other's keys.
+func upsertProperties(ctx context.Context, tx pgx.Tx, table, idColumn string, project int64, id string, set tidings.Tags, remove []string, now int64) (int64, error) {
+	if _, err := tx.Exec(ctx, `INSERT INTO `+table+` (project_id, `+idColumn+`, properties, first_seen, last_seen)
+		VALUES ($1, $2, '{}', $3, $3) ON CONFLICT (project_id, `+idColumn+`) DO NOTHING`, project, id, now); err != nil {
+		return 0, err
+	}
+	var ref int64
+	var stored string
+	if err := tx.QueryRow(ctx, `SELECT id, properties FROM `+table+` WHERE project_id = $1 AND `+idColumn+` = $2 FOR UPDATE`,
+		project, id).Scan(&ref, &stored); err != nil {
+		return 0, err
+	}
+	var props tidings.Tags
+	if err := json.Unmarshal([]byte(stored), &props); err != nil {
+		return 0, err
+	}
+	merged, err := tidings.MergeProperties(props, set, remove)
+	if err != nil {
+		return 0, err
+	}
+	out, _ := json.Marshal(merged)
+	_, err = tx.Exec(ctx, `UPDATE `+table+` SET properties = $1, last_seen = $2 WHERE id = $3`, string(out), now, ref)
+	return ref, err
+}
+
+const personColumns = `u.id, u.user_id, u.properties, u.first_seen, u.last_seen`
+
+func scanPerson(project string, r pgx.Row) (*tidings.Person, int64, error) {
+	u := &tidings.Person{Project: project}
+	var ref, first, last int64
+	var props string
+	if err := r.Scan(&ref, &u.UserID, &props, &first, &last); err != nil {
+		return nil, 0, err
+	}
+	u.FirstSeen, u.LastSeen = fromMS(first), fromMS(last)
+	return u, ref, json.Unmarshal([]byte(props), &u.Properties)
+}
+
+// FindPerson returns one user with its groups.
+func (db *DB) FindPerson(ctx context.Context, accountID int64, project, userID string) (*tidings.Person, error) {
+	p, err := findProject(ctx, db.pool, accountID, project)
+	if err != nil {
+		return nil, err
+	}
+	u, ref, err := scanPerson(project, db.row(ctx, `SELECT `+personColumns+` FROM people u WHERE u.project_id = $1 AND u.user_id = $2`,
+		p.ID, userID))
+	if noRows(err) {
+		return nil, tidings.Errorf(tidings.ENotFound, "no user %q in project %q", userID, project)
+	}
+	if err != nil {
+		return nil, err
+	}
+	u.Groups, err = query(ctx, db.pool, func(r pgx.Row) (string, error) {
+		var g string
+		return g, r.Scan(&g)
+	}, `SELECT g.group_id FROM group_members m JOIN groups g ON g.id = m.group_ref WHERE m.person_ref = $1 ORDER BY g.group_id COLLATE "C"`, ref)
+	return u, err
+}
+
+// ListPeople returns a page of the project's users, most recently seen first.
+func (db *DB) ListPeople(ctx context.Context, accountID int64, q tidings.PersonQuery) (*tidings.PersonPage, error) {
+	p, err := findProject(ctx, db.pool, accountID, q.Project)
+	if err != nil {
+		return nil, err
+	}
+	var sb strings.Builder
+	args := []any{p.ID}
+	arg := func(v any) string {
+		args = append(args, v)
+		return "$" + strconv.Itoa(len(args))
+	}
+	sb.WriteString(`SELECT ` + personColumns + ` FROM people u WHERE u.project_id = $1`)
+	if q.Before != "" {
+		var last, ref int64
+		err := db.row(ctx, `SELECT last_seen, id FROM people WHERE project_id = $1 AND user_id = $2`, p.ID, q.Before).Scan(&last, &ref)
+		if noRows(err) {
+			var pr tidings.Problems
+			pr.Add("before", "cursor", "no user %q in project %q", q.Before, q.Project)
+			return nil, pr.Err()
+		}
+		if err != nil {
+			return nil, err
+		}
+		sb.WriteString(` AND (u.last_seen, u.id) < (` + arg(last) + `, ` + arg(ref) + `)`)
+	}
+	for _, f := range q.Properties {
+		sb.WriteString(` AND (u.properties::jsonb ->> ` + arg(f.Key) + `) = ` + arg(f.Value))
+	}
+	sb.WriteString(` ORDER BY u.last_seen DESC, u.id DESC LIMIT ` + arg(q.Limit+1))
+	people, err := query(ctx, db.pool, func(r pgx.Row) (*tidings.Person, error) {
+		u, _, err := scanPerson(q.Project, r)
+		return u, err
+	}, sb.String(), args...)
+	if err != nil {
+		return nil, err
+	}
+	page := &tidings.PersonPage{People: people}
+	if page.People == nil {
+		page.People = []*tidings.Person{}
+	}
+	if len(page.People) > q.Limit {
+		page.People = page.People[:q.Limit]
+		page.Next = page.People[q.Limit-1].UserID
+	}
+	return page, nil
+}

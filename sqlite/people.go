@@ -1,0 +1,195 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"strings"
+
+	"github.com/tidings-dev/tidings"
+)
+
+// Identify merges properties into a user, in a group-committed transaction.
+func (db *DB) Identify(ctx context.Context, accountID int64, c *tidings.Identify) (*tidings.Person, error) {
+	p, err := findProject(ctx, db.read, accountID, c.Project)
+	if err != nil {
+		return nil, err
+	}
+	now := ms(db.stamp())
+	var merr error
+	err = db.inBatch(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		_, merr = upsertProperties(ctx, tx, "people", "user_id", p.ID, c.UserID, c.Properties, c.Remove, now)
+		return merr
+	})
+	if err != nil {
+		return nil, err
+	}
+	return db.FindPerson(ctx, accountID, c.Project, c.UserID)
+}
+
+// Group merges properties into a group and adds the user to it, in one transaction.
+func (db *DB) Group(ctx context.Context, accountID int64, c *tidings.GroupChange) (*tidings.Group, error) {
+	p, err := findProject(ctx, db.read, accountID, c.Project)
+	if err != nil {
+		return nil, err
+	}
+	now := ms(db.stamp())
+	err = db.inBatch(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		group, err := upsertProperties(ctx, tx, "groups", "group_id", p.ID, c.GroupID, c.Properties, c.Remove, now)
+		if err != nil || c.UserID == "" {
+			return err
+		}
+		person, err := upsertProperties(ctx, tx, "people", "user_id", p.ID, c.UserID, nil, nil, now)
+		if err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `INSERT OR IGNORE INTO group_members (group_ref, person_ref) VALUES (?, ?)`, group, person)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	g := &tidings.Group{Project: c.Project, GroupID: c.GroupID}
+	var props string
+	var first, last int64
+	err = db.read.QueryRowContext(ctx, `SELECT g.properties, g.first_seen, g.last_seen,
+		(SELECT count(*) FROM group_members m WHERE m.group_ref = g.id) FROM groups g WHERE g.project_id = ? AND g.group_id = ?`,
+		p.ID, c.GroupID).Scan(&props, &first, &last, &g.Members)
+	if err != nil {
+		return nil, err
+	}
+	g.FirstSeen, g.LastSeen = fromMS(first), fromMS(last)
+	return g, json.Unmarshal([]byte(props), &g.Properties)
+}
+
+// upsertProperties merges properties into the row of table (people or groups) named
+// id in the project, creating it, and returns its row id.
+func upsertProperties(ctx context.Context, tx *sql.Tx, table, idColumn string, project int64, id string, set tidings.Tags, remove []string, now int64) (int64, error) {
+	var ref int64
+	var stored string
+	err := tx.QueryRowContext(ctx, `SELECT id, properties FROM `+table+` WHERE project_id = ? AND `+idColumn+` = ?`, project, id).
+		Scan(&ref, &stored)
+	if errors.Is(err, sql.ErrNoRows) {
+		stored = "{}"
+	} else if err != nil {
+		return 0, err
+	}
+	var props tidings.Tags
+	if err := json.Unmarshal([]byte(stored), &props); err != nil {
+		return 0, err
+	}
+	merged, err := tidings.MergeProperties(props, set, remove)
+	if err != nil {
+		return 0, err
+	}
+	out, _ := json.Marshal(merged)
+	if ref == 0 {
+		err = tx.QueryRowContext(ctx, `INSERT INTO `+table+` (project_id, `+idColumn+`, properties, first_seen, last_seen)
+			VALUES (?, ?, ?, ?, ?) RETURNING id`, project, id, string(out), now, now).Scan(&ref)
+		return ref, err
+	}
+	_, err = tx.ExecContext(ctx, `UPDATE `+table+` SET properties = ?, last_seen = ? WHERE id = ?`, string(out), now, ref)
+	return ref, err
+}
+
+// personColumns are what scanPerson reads, from people aliased u.
+const personColumns = `u.id, u.user_id, u.properties, u.first_seen, u.last_seen`
+
+func scanPerson(project string, r interface{ Scan(...any) error }) (*tidings.Person, int64, error) {
+	u := &tidings.Person{Project: project}
+	var ref, first, last int64
+	var props string
+	if err := r.Scan(&ref, &u.UserID, &props, &first, &last); err != nil {
+		return nil, 0, err
+	}
+	u.FirstSeen, u.LastSeen = fromMS(first), fromMS(last)
+	return u, ref, json.Unmarshal([]byte(props), &u.Properties)
+}
+
+// FindPerson returns one user with its groups.
+func (db *DB) FindPerson(ctx context.Context, accountID int64, project, userID string) (*tidings.Person, error) {
+	p, err := findProject(ctx, db.read, accountID, project)
+	if err != nil {
+		return nil, err
+	}
+	u, ref, err := scanPerson(project, db.read.QueryRowContext(ctx,
+		`SELECT `+personColumns+` FROM people u WHERE u.project_id = ? AND u.user_id = ?`, p.ID, userID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, tidings.Errorf(tidings.ENotFound, "no user %q in project %q", userID, project)
+	}
+	if err != nil {
+		return nil, err
+	}
+	rows, err := db.read.QueryContext(ctx, `SELECT g.group_id FROM group_members m JOIN groups g ON g.id = m.group_ref
+		WHERE m.person_ref = ? ORDER BY g.group_id`, ref)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var g string
+		if err := rows.Scan(&g); err != nil {
+			return nil, err
+		}
+		u.Groups = append(u.Groups, g)
+	}
+	return u, rows.Err()
+}
+
+// ListPeople returns a page of the project's users, most recently seen first. Property
+// filters are checked on each user walked (a project's users are far fewer than its
+// events; the walk stops at the page's end).
+func (db *DB) ListPeople(ctx context.Context, accountID int64, q tidings.PersonQuery) (*tidings.PersonPage, error) {
+	p, err := findProject(ctx, db.read, accountID, q.Project)
+	if err != nil {
+		return nil, err
+	}
+	var sb strings.Builder
+	args := []any{p.ID}
+	sb.WriteString(`SELECT ` + personColumns + ` FROM people u WHERE u.project_id = ?`)
+	if q.Before != "" {
+		var last, ref int64
+		err := db.read.QueryRowContext(ctx, `SELECT last_seen, id FROM people WHERE project_id = ? AND user_id = ?`, p.ID, q.Before).
+			Scan(&last, &ref)
+		if errors.Is(err, sql.ErrNoRows) {
+			var pr tidings.Problems
+			pr.Add("before", "cursor", "no user %q in project %q", q.Before, q.Project)
+			return nil, pr.Err()
+		}
+		if err != nil {
+			return nil, err
+		}
+		sb.WriteString(` AND (u.last_seen, u.id) < (?, ?)`)
+		args = append(args, last, ref)
+	}
+	for _, f := range q.Properties {
+		// The value as text, as tags compare: true/false for booleans, a number as written.
+		sb.WriteString(` AND EXISTS (SELECT 1 FROM json_each(u.properties) j WHERE j.key = ? AND
+			(CASE j.type WHEN 'true' THEN 'true' WHEN 'false' THEN 'false' ELSE CAST(j.value AS TEXT) END) = ?)`)
+		args = append(args, f.Key, f.Value)
+	}
+	sb.WriteString(` ORDER BY u.last_seen DESC, u.id DESC LIMIT ?`)
+	args = append(args, q.Limit+1)
+	rows, err := db.read.QueryContext(ctx, sb.String(), args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	page := &tidings.PersonPage{People: []*tidings.Person{}}
+	for rows.Next() {
+		u, _, err := scanPerson(q.Project, rows)
+		if err != nil {
+			return nil, err
+		}
+		page.People = append(page.People, u)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if len(page.People) > q.Limit {
+		page.People = page.People[:q.Limit]
+		page.Next = page.People[q.Limit-1].UserID
+	}
+	return page, nil
+}

@@ -1,0 +1,109 @@
+package storetest
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/tidings-dev/tidings"
+)
+
+// testPeople: identify merges properties (sent keys overwrite, null removes, the rest
+// stay), group adds members, users list most recently seen first with property
+// filters and pages, and nothing of one account reaches another.
+func testPeople(t *testing.T, open Opener) {
+	ctx := context.Background()
+	f := setup(t, open)
+	other := newAccount(t, f.s, "globex")
+	str := func(k, v string) tidings.Tag { return tidings.Tag{Key: k, Kind: tidings.KindString, Value: v} }
+	num := func(k, v string) tidings.Tag { return tidings.Tag{Key: k, Kind: tidings.KindNumber, Value: v} }
+	u, err := f.s.Identify(ctx, f.account.ID, &tidings.Identify{Project: "my-saas", UserID: "user-1",
+		Properties: tidings.Tags{str("name", "Ada"), str("plan", "free"), num("seats", "3")}})
+	must(t, err)
+	if len(u.Properties) != 3 || u.FirstSeen.IsZero() {
+		t.Fatalf("identified: %+v", u)
+	}
+	u, err = f.s.Identify(ctx, f.account.ID, &tidings.Identify{Project: "my-saas", UserID: "user-1",
+		Properties: tidings.Tags{str("plan", "pro"), {Key: "beta", Kind: tidings.KindBool, Value: "true"}}, Remove: []string{"seats"}})
+	must(t, err)
+	want := tidings.Tags{str("name", "Ada"), str("plan", "pro"), {Key: "beta", Kind: tidings.KindBool, Value: "true"}}
+	if !slices.Equal(u.Properties, want) {
+		t.Fatalf("merged: %+v, want %+v", u.Properties, want)
+	}
+	for i := 2; i <= 7; i++ {
+		_, err := f.s.Identify(ctx, f.account.ID, &tidings.Identify{Project: "my-saas", UserID: fmt.Sprint("user-", i),
+			Properties: tidings.Tags{str("plan", []string{"free", "pro"}[i%2])}})
+		must(t, err)
+	}
+	g, err := f.s.Group(ctx, f.account.ID, &tidings.GroupChange{Project: "my-saas", GroupID: "acme-inc", UserID: "user-1",
+		Properties: tidings.Tags{str("industry", "retail")}})
+	must(t, err)
+	g, err = f.s.Group(ctx, f.account.ID, &tidings.GroupChange{Project: "my-saas", GroupID: "acme-inc", UserID: "user-9"})
+	must(t, err)
+	if g.Members != 2 || len(g.Properties) != 1 {
+		t.Fatalf("group: %+v", g)
+	}
+	u, err = f.s.FindPerson(ctx, f.account.ID, "my-saas", "user-1")
+	must(t, err)
+	if !slices.Equal(u.Groups, []string{"acme-inc"}) {
+		t.Fatalf("groups of user-1: %v", u.Groups)
+	}
+	_, err = f.s.FindPerson(ctx, other.ID, "my-saas", "user-1")
+	wantCode(t, err, tidings.ENotFound)
+	_, err = f.s.FindPerson(ctx, f.account.ID, "my-saas", "nobody")
+	wantCode(t, err, tidings.ENotFound)
+	_, err = f.s.Identify(ctx, f.account.ID, &tidings.Identify{Project: "nope", UserID: "x"})
+	wantCode(t, err, tidings.EProjectNotFound)
+
+	walk := func(q tidings.PersonQuery) []string {
+		t.Helper()
+		q.Project, q.Limit = "my-saas", 3
+		var ids []string
+		for pages := 0; ; pages++ {
+			if pages > 10 {
+				t.Fatal("pages do not end")
+			}
+			p, err := f.s.ListPeople(ctx, f.account.ID, q)
+			must(t, err)
+			for _, u := range p.People {
+				ids = append(ids, u.UserID)
+			}
+			if p.Next == "" {
+				return ids
+			}
+			q.Before = p.Next
+		}
+	}
+	all := walk(tidings.PersonQuery{})
+	if len(all) != 8 || all[0] != "user-9" {
+		t.Fatalf("all users, most recent first: %v", all)
+	}
+	// user-1 was seen again by the group call.
+	if pro := walk(tidings.PersonQuery{Properties: []tidings.Tag{{Key: "plan", Value: "pro"}}}); !slices.Equal(pro, []string{"user-1", "user-7", "user-5", "user-3"}) {
+		t.Fatalf("plan=pro: %v", pro)
+	}
+	if beta := walk(tidings.PersonQuery{Properties: []tidings.Tag{{Key: "beta", Value: "true"}, {Key: "plan", Value: "pro"}}}); !slices.Equal(beta, []string{"user-1"}) {
+		t.Fatalf("beta=true, plan=pro: %v", beta)
+	}
+	if p, _ := f.s.ListPeople(ctx, other.ID, tidings.PersonQuery{Project: "my-saas", Limit: 10}); len(p.People) != 0 {
+		t.Fatalf("another account lists %d users", len(p.People))
+	}
+	_, err = f.s.ListPeople(ctx, f.account.ID, tidings.PersonQuery{Project: "my-saas", Before: "nobody", Limit: 3})
+	wantCode(t, err, tidings.EValidation)
+
+	// A user keeps at most MaxProperties; more is refused and changes nothing.
+	for i := 0; i < tidings.MaxProperties; i += tidings.MaxPropertiesPerCall {
+		var props tidings.Tags
+		for j := i; j < min(i+tidings.MaxPropertiesPerCall, tidings.MaxProperties); j++ {
+			props = append(props, num(fmt.Sprint("k", j), "1"))
+		}
+		_, err := f.s.Identify(ctx, f.account.ID, &tidings.Identify{Project: "my-saas", UserID: "full", Properties: props})
+		must(t, err)
+	}
+	_, err = f.s.Identify(ctx, f.account.ID, &tidings.Identify{Project: "my-saas", UserID: "full", Properties: tidings.Tags{num("one-more", "1")}})
+	wantCode(t, err, tidings.EValidation)
+	if u, _ := f.s.FindPerson(ctx, f.account.ID, "my-saas", "full"); len(u.Properties) != tidings.MaxProperties {
+		t.Fatalf("a refused identify changed the user: %d properties", len(u.Properties))
+	}
+}
