@@ -64,6 +64,8 @@ func (s *Server) Register(mux *http.ServeMux) {
 			route{"POST", prefix + "/v1/log", s.handleLog, true},
 			route{"POST", prefix + "/v1/insight", s.handleInsight, true},
 			route{"PATCH", prefix + "/v1/insight", s.handleIncrement, true},
+			route{"POST", prefix + "/v1/identify", s.handleIdentify, true},
+			route{"POST", prefix + "/v1/group", s.handleGroup, true},
 		)
 	}
 	routes = append(routes,
@@ -71,6 +73,8 @@ func (s *Server) Register(mux *http.ServeMux) {
 		route{"GET", "/v1/events/export", s.handleExport, false},
 		route{"DELETE", "/v1/events/{id}", s.handleDeleteEvent, false},
 		route{"GET", "/v1/insights", s.handleInsights, false},
+		route{"GET", "/v1/users", s.handleUsers, false},
+		route{"GET", "/v1/users/{user_id}", s.handleUser, false},
 		route{"DELETE", "/v1/insights", s.handleDeleteInsight, false},
 		route{"GET", "/healthz", s.handleHealth, false},
 		route{"GET", "/readyz", s.handleReady, false},

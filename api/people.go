@@ -1,0 +1,252 @@
+package api
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tidings-dev/tidings"
+)
+
+var (
+	identifyFields = fieldOrder{"project", "user_id", "properties"}
+	groupFields    = fieldOrder{"project", "group_id", "user_id", "properties"}
+)
+
+// decodeProperties reads a properties object: values are strings, numbers or
+// booleans, as tags; null removes the key.
+func decodeProperties(f *fields, p *tidings.Problems) (set tidings.Tags, remove []string) {
+	raw, ok := f.get("properties")
+	if !ok {
+		return nil, nil
+	}
+	if raw[0] != '{' {
+		p.Add("properties", "type", "must be an object of key/value pairs")
+		return nil, nil
+	}
+	obj, err := decodeObject(raw)
+	if err != nil {
+		p.Add("properties", "invalid", "%s", tidings.ErrorMessage(err))
+		return nil, nil
+	}
+	for _, m := range obj {
+		if string(m.raw) == "null" {
+			remove = append(remove, m.key)
+			continue
+		}
+		text, kind := scalarOf(m.raw)
+		if kind == "" {
+			p.Add("properties."+m.key, "type", "must be a string, number, boolean, or null to remove it")
+			continue
+		}
+		set = append(set, tidings.Tag{Key: m.key, Kind: kind, Value: text})
+	}
+	return set, remove
+}
+
+func decodeIdentify(body []byte) (*tidings.Identify, error) {
+	obj, err := decodeObject(body)
+	if err != nil {
+		return nil, err
+	}
+	var p tidings.Problems
+	f := newFields(obj, "", &p)
+	c := &tidings.Identify{Project: f.required("project"), UserID: f.required("user_id")}
+	c.Properties, c.Remove = decodeProperties(f, &p)
+	f.rejectUnknown(obj, identifyFields.String())
+	if !p.Has("project") && !p.Has("user_id") {
+		c.Check(&p)
+	}
+	p.SortBy(identifyFields)
+	return c, p.Err()
+}
+
+func decodeGroup(body []byte) (*tidings.GroupChange, error) {
+	obj, err := decodeObject(body)
+	if err != nil {
+		return nil, err
+	}
+	var p tidings.Problems
+	f := newFields(obj, "", &p)
+	c := &tidings.GroupChange{Project: f.required("project"), GroupID: f.required("group_id")}
+	if uid, set := f.str("user_id"); set {
+		if uid == "" {
+			p.Add("user_id", "required", "must not be empty when sent")
+		}
+		c.UserID = uid
+	}
+	c.Properties, c.Remove = decodeProperties(f, &p)
+	f.rejectUnknown(obj, groupFields.String())
+	if !p.Has("project") && !p.Has("group_id") {
+		c.Check(&p)
+	}
+	p.SortBy(groupFields)
+	return c, p.Err()
+}
+
+// allowPeople checks that the token may describe the project's users: the log role
+// and the project limit (a channel limit does not apply: users are the project's).
+func allowPeople(tok *tidings.Token, project string) error {
+	return tok.AllowPublish(tidings.RoleLog, project, tok.Channel)
+}
+
+// handleIdentify merges properties into a user: POST /v1/identify (LogSnag's identify).
+func (s *Server) handleIdentify(w http.ResponseWriter, r *http.Request) error {
+	tok, err := s.authenticate(w, r)
+	if err != nil {
+		return err
+	}
+	body, err := readBody(w, r)
+	if err != nil {
+		return err
+	}
+	c, err := decodeIdentify(body)
+	if err != nil {
+		return err
+	}
+	if err := allowPeople(tok, c.Project); err != nil {
+		return err
+	}
+	u, err := s.store.Identify(r.Context(), tok.AccountID, c)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, personOut(u))
+}
+
+// handleGroup merges properties into a group and adds the user: POST /v1/group.
+func (s *Server) handleGroup(w http.ResponseWriter, r *http.Request) error {
+	tok, err := s.authenticate(w, r)
+	if err != nil {
+		return err
+	}
+	body, err := readBody(w, r)
+	if err != nil {
+		return err
+	}
+	c, err := decodeGroup(body)
+	if err != nil {
+		return err
+	}
+	if err := allowPeople(tok, c.Project); err != nil {
+		return err
+	}
+	g, err := s.store.Group(r.Context(), tok.AccountID, c)
+	if err != nil {
+		return err
+	}
+	props := g.Properties
+	if props == nil {
+		props = tidings.Tags{}
+	}
+	return writeJSON(w, struct {
+		Project    string       `json:"project"`
+		GroupID    string       `json:"group_id"`
+		Properties tidings.Tags `json:"properties"`
+		Members    int          `json:"members"`
+		FirstSeen  time.Time    `json:"first_seen"`
+		LastSeen   time.Time    `json:"last_seen"`
+	}{g.Project, g.GroupID, props, g.Members, g.FirstSeen, g.LastSeen})
+}
+
+type personJSON struct {
+	Project    string       `json:"project"`
+	UserID     string       `json:"user_id"`
+	Properties tidings.Tags `json:"properties"`
+	Groups     []string     `json:"groups"`
+	FirstSeen  time.Time    `json:"first_seen"`
+	LastSeen   time.Time    `json:"last_seen"`
+}
+
+func personOut(u *tidings.Person) personJSON {
+	out := personJSON{Project: u.Project, UserID: u.UserID, Properties: u.Properties, Groups: u.Groups,
+		FirstSeen: u.FirstSeen, LastSeen: u.LastSeen}
+	if out.Properties == nil {
+		out.Properties = tidings.Tags{}
+	}
+	if out.Groups == nil {
+		out.Groups = []string{}
+	}
+	return out
+}
+
+// allowReadPeople checks that the token may read the project's users: full access,
+// the project limit, and no channel limit (users belong to the whole project).
+func allowReadPeople(tok *tidings.Token, project string) error {
+	if err := tok.AllowRead(project, tok.Channel); err != nil {
+		return err
+	}
+	if tok.Channel != "" {
+		return tidings.Errorf(tidings.EForbidden, "this token is limited to channel %q; users belong to the whole project", tok.Channel)
+	}
+	return nil
+}
+
+// handleUsers lists a project's users: GET /v1/users?project=P[&property=k:v…][&before=ID][&limit=N].
+func (s *Server) handleUsers(w http.ResponseWriter, r *http.Request) error {
+	tok, err := s.authenticate(w, r)
+	if err != nil {
+		return err
+	}
+	v := r.URL.Query()
+	var p tidings.Problems
+	q := tidings.PersonQuery{Project: v.Get("project"), Before: v.Get("before"), Limit: 50}
+	tidings.CheckName(&p, "project", q.Project)
+	for _, prop := range v["property"] {
+		key, value, ok := strings.Cut(prop, ":")
+		if !ok || !tidings.ValidName(key) {
+			p.Add("property", "format", "must be key:value with a key like plan (got %q)", prop)
+			continue
+		}
+		q.Properties = append(q.Properties, tidings.Tag{Key: key, Value: value})
+	}
+	if l := v.Get("limit"); l != "" {
+		n, err := strconv.Atoi(l)
+		if err != nil || n < 1 || n > 100 {
+			p.Add("limit", "range", "must be a whole number from 1 to 100")
+		}
+		q.Limit = n
+	}
+	if err := p.Err(); err != nil {
+		return err
+	}
+	if err := allowReadPeople(tok, q.Project); err != nil {
+		return err
+	}
+	page, err := s.store.ListPeople(r.Context(), tok.AccountID, q)
+	if err != nil {
+		return err
+	}
+	out := struct {
+		Users []personJSON `json:"users"`
+		Next  *string      `json:"next"`
+	}{Users: make([]personJSON, len(page.People))}
+	for i, u := range page.People {
+		out.Users[i] = personOut(u)
+	}
+	if page.Next != "" {
+		out.Next = &page.Next
+	}
+	return writeJSON(w, out)
+}
+
+// handleUser shows one user with its groups: GET /v1/users/{user_id}?project=P.
+func (s *Server) handleUser(w http.ResponseWriter, r *http.Request) error {
+	tok, err := s.authenticate(w, r)
+	if err != nil {
+		return err
+	}
+	project := r.URL.Query().Get("project")
+	if err := tidings.ValidateName("project", project); err != nil {
+		return err
+	}
+	if err := allowReadPeople(tok, project); err != nil {
+		return err
+	}
+	u, err := s.store.FindPerson(r.Context(), tok.AccountID, project, r.PathValue("user_id"))
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, personOut(u))
+}
