@@ -168,8 +168,11 @@ type EventQuery struct {
 	Terms []Term
 	// Since and Until bound the timestamp: Since <= ts < Until; zero is open.
 	Since, Until time.Time
-	Before       string // an event ID: only events older than it
-	Limit        int    // 1 to 100
+	// UserID keeps only the events sent with this user_id (a user's journey). Like a
+	// word search, such a page lists events by arrival.
+	UserID string
+	Before string // an event ID: only events older than it
+	Limit  int    // 1 to 100
 }
 
 // AddSearch narrows q by a parsed search.
@@ -229,7 +232,7 @@ type EventStore interface {
 // Matches reports whether ev belongs in a feed filtered by q (its project is assumed):
 // the live feed applies the same filter to new events as the store applies to pages.
 func (q EventQuery) Matches(ev *Event) bool {
-	if q.Channel != "" && ev.Channel != q.Channel {
+	if q.Channel != "" && ev.Channel != q.Channel || q.UserID != "" && ev.UserID != q.UserID {
 		return false
 	}
 	for _, want := range q.Tags {

@@ -122,12 +122,12 @@ func (db *DB) ListEvents(ctx context.Context, accountID int64, q tidings.EventQu
 	}
 	var sqlText string
 	var args []any
-	if len(q.Terms) > 0 {
-		src, err := db.searchSource(ctx, p.ID, channelID, q.Tags, q.Terms)
+	if len(q.Terms) > 0 || q.UserID != "" {
+		src, err := db.searchSource(ctx, p.ID, channelID, q.Tags, q.Terms, q.UserID)
 		if err != nil {
 			return nil, err
 		}
-		sqlText, args = searchQuery(p.ID, channelID, q.Tags, q.Terms, q.Since, q.Until, before, q.Limit+1, src)
+		sqlText, args = searchQuery(p.ID, channelID, q.Tags, q.Terms, q.UserID, q.Since, q.Until, before, q.Limit+1, src)
 	} else {
 		sqlText, args = listQuery(p.ID, channelID, q.Tags, driver, q.Since, q.Until, before, q.Limit+1)
 	}

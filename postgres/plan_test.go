@@ -80,13 +80,20 @@ func TestQueryPlans(t *testing.T) {
 		"from a channel":      {channel: 2, tags: []tidings.Tag{pro}, src: source{kind: fromChannel}},
 		"from the GIN index":  {tags: []tidings.Tag{pro}, src: source{kind: fromWords}},
 	} {
-		q, args := searchQuery(1, c.channel, c.tags, words, time.Unix(1, 0), time.Time{}, before, 51, c.src)
+		user := ""
+		if c.src.kind == fromUser {
+			user = "user-42"
+		}
+		q, args := searchQuery(1, c.channel, c.tags, words, user, time.Unix(1, 0), time.Time{}, before, 51, c.src)
 		var plan string
 		if err := conn.QueryRow(ctx, `EXPLAIN (FORMAT JSON) `+q, args...).Scan(&plan); err != nil {
 			t.Fatalf("search %s: %v\n%s", name, err, q)
 		}
-		if strings.Contains(plan, `"Seq Scan"`) || c.src.kind == fromProject && strings.Contains(plan, `Sort"`) {
+		if strings.Contains(plan, `"Seq Scan"`) || (c.src.kind == fromProject || c.src.kind == fromUser) && strings.Contains(plan, `Sort"`) {
 			t.Errorf("search %s: the plan scans a table or sorts a walk:\n%s\n%s", name, q, plan)
+		}
+		if c.src.kind == fromUser && !strings.Contains(plan, "events_user") {
+			t.Errorf("search %s: the journey does not read events_user:\n%s", name, plan)
 		}
 	}
 }

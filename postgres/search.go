@@ -133,6 +133,7 @@ const (
 	fromTag            // the rarest filter tag's events
 	fromChannel        // the channel's events
 	fromWords          // the GIN index's matches of the words
+	fromUser           // the user's events (its journey), by events_user
 )
 
 type source struct {
@@ -145,8 +146,12 @@ type source struct {
 // else the walk, which finds a common word's newest matches at once. PostgreSQL's own
 // choice, a walk whenever LIMIT is small, read all 10 million events for a word that
 // no event has.
-func (db *DB) searchSource(ctx context.Context, project, channel int64, tags []tidings.Tag, terms []tidings.Term) (source, error) {
+func (db *DB) searchSource(ctx context.Context, project, channel int64, tags []tidings.Tag, terms []tidings.Term, user string) (source, error) {
 	best, src := searchCandidates, source{kind: fromProject}
+	if user != "" {
+		// One user's events are read in order from their own index.
+		return source{kind: fromUser}, nil
+	}
 	if len(tags) > 0 {
 		counts, err := db.tagCounts(ctx, project, tags)
 		if err != nil {
@@ -188,23 +193,31 @@ func (db *DB) searchSource(ctx context.Context, project, channel int64, tags []t
 // read whole, with every condition, in a materialised CTE, and only its matches are
 // sorted: left to itself, the planner would walk the id index for these too, guessing
 // that the LIMIT is reached soon, and read hundreds of thousands of rows.
-func searchQuery(project, channel int64, tags []tidings.Tag, terms []tidings.Term, since, until time.Time, before *cursor, limit int, src source) (string, []any) {
+func searchQuery(project, channel int64, tags []tidings.Tag, terms []tidings.Term, user string, since, until time.Time, before *cursor, limit int, src source) (string, []any) {
 	var sb strings.Builder
 	var args []any
 	arg := func(v any) string {
 		args = append(args, v)
 		return "$" + strconv.Itoa(len(args))
 	}
-	words := arg(tsQuery(terms))
 	proj := arg(project)
+	var words string
+	if len(terms) > 0 {
+		words = arg(tsQuery(terms))
+	}
 	conditions := func() {
-		match := `e.search @@ to_tsquery('simple', ` + words + `)`
-		if src.kind == fromTag || src.kind == fromChannel {
-			// Checked on the candidates only: as a plain condition the planner would also
-			// read the GIN index's million matches of a common word to intersect them.
-			match = `coalesce(` + match + `, false)`
+		if words != "" {
+			match := `e.search @@ to_tsquery('simple', ` + words + `)`
+			if src.kind == fromTag || src.kind == fromChannel || src.kind == fromUser {
+				// Checked on the candidates only: as a plain condition the planner would also
+				// read the GIN index's million matches of a common word to intersect them.
+				match = `coalesce(` + match + `, false)`
+			}
+			sb.WriteString(` AND ` + match)
 		}
-		sb.WriteString(` AND ` + match)
+		if user != "" {
+			sb.WriteString(` AND e.user_id = ` + arg(user))
+		}
 		if channel != 0 {
 			sb.WriteString(` AND e.channel_id = ` + arg(channel))
 		}
@@ -219,7 +232,7 @@ func searchQuery(project, channel int64, tags []tidings.Tag, terms []tidings.Ter
 			sb.WriteString(` AND (e.tags::jsonb ->> ` + arg(t.Key) + `) = ` + arg(t.Value))
 		}
 	}
-	if src.kind == fromProject {
+	if src.kind == fromProject || src.kind == fromUser {
 		sb.WriteString(`SELECT ` + eventColumns + ` WHERE e.project_id = ` + proj)
 		conditions()
 		sb.WriteString(` ORDER BY e.id DESC LIMIT ` + arg(limit))

@@ -1,16 +1,18 @@
 package sqlite
 
 import (
-	"fmt"
-
 	"context"
+	"crypto/sha256"
 	"database/sql"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"github.com/google/uuid"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/tidings-dev/tidings"
 )
@@ -77,7 +79,7 @@ func (b *batch) writeEvent(ctx context.Context, accountID int64, p *tidings.Proj
 		b.jobTag[tagID]++
 		tagIDs = append(tagIDs, tagID)
 	}
-	b.searchRows = append(b.searchRows, seq, ev.SearchText(), searchScope(p.ID, channelID, tagIDs))
+	b.searchRows = append(b.searchRows, seq, ev.SearchText(), searchScope(p.ID, channelID, tagIDs, ev.UserID))
 	b.jobHours[hourKey{channelID, hourOf(ts)}]++
 	if err := b.outboxFor(ctx, accountID, p, ev); err != nil {
 		return nil, err
@@ -103,7 +105,8 @@ type feedFilter struct {
 	project, channel, channelCount int64
 	tags                           []feedTag
 	terms                          []tidings.Term
-	since, until                   int64 // unix ms; 0 is open
+	user                           string // only this user_id's events
+	since, until                   int64  // unix ms; 0 is open
 	before                         *cursor
 	limit                          int
 }
@@ -116,7 +119,7 @@ type feedFilter struct {
 //
 // A search for words reads the full-text index instead (searchQuery).
 func listQuery(f feedFilter) eventQuery {
-	if len(f.terms) > 0 {
+	if len(f.terms) > 0 || f.user != "" {
 		return searchQuery(f)
 	}
 	var sb strings.Builder
@@ -185,6 +188,10 @@ func searchQuery(f feedFilter) eventQuery {
 	var sb strings.Builder
 	args := []any{matchExpr(f)}
 	sb.WriteString(`SELECT ` + eventColumns + ` FROM events_fts s CROSS JOIN events e ON e.seq = s.rowid WHERE events_fts MATCH ?`)
+	if f.user != "" {
+		sb.WriteString(` AND e.user_id = ?`) // its scope token is a hash: this makes it exact
+		args = append(args, f.user)
+	}
 	if f.before != nil {
 		sb.WriteString(` AND s.rowid < ?`)
 		args = append(args, f.before.seq)
@@ -214,6 +221,9 @@ func matchExpr(f feedFilter) string {
 	for _, t := range f.tags {
 		fmt.Fprintf(&b, ` AND scope:"t%d"`, t.id)
 	}
+	if f.user != "" {
+		b.WriteString(` AND scope:"` + userToken(f.user) + `"`)
+	}
 	for _, t := range f.terms {
 		b.WriteString(` AND text:"` + strings.Join(t.Words, " ") + `"`)
 		if t.Prefix {
@@ -223,9 +233,17 @@ func matchExpr(f feedFilter) string {
 	return b.String()
 }
 
+// userToken is an event's user_id as a token of the scope column: u and 16 hex
+// digits of its SHA-256 (a user_id may hold any characters; the query checks the
+// user_id itself too).
+func userToken(userID string) string {
+	sum := sha256.Sum256([]byte(userID))
+	return "u" + hex.EncodeToString(sum[:8])
+}
+
 // searchScope is the scope column of an event's row in the full-text index.
-func searchScope(project, channel int64, tagIDs []int64) string {
-	b := make([]byte, 0, 16+8*len(tagIDs))
+func searchScope(project, channel int64, tagIDs []int64, userID string) string {
+	b := make([]byte, 0, 40+8*len(tagIDs))
 	b = append(b, 'p')
 	b = strconv.AppendInt(b, project, 10)
 	b = append(b, " c"...)
@@ -233,6 +251,10 @@ func searchScope(project, channel int64, tagIDs []int64) string {
 	for _, id := range tagIDs {
 		b = append(b, " t"...)
 		b = strconv.AppendInt(b, id, 10)
+	}
+	if userID != "" {
+		b = append(b, ' ')
+		b = append(b, userToken(userID)...)
 	}
 	return string(b)
 }
@@ -283,7 +305,7 @@ func (db *DB) ListEvents(ctx context.Context, accountID int64, q tidings.EventQu
 		}
 		tags = append(tags, ft)
 	}
-	eq := listQuery(feedFilter{project: p.ID, channel: channelID, channelCount: channelCount, tags: tags, terms: q.Terms,
+	eq := listQuery(feedFilter{project: p.ID, channel: channelID, channelCount: channelCount, tags: tags, terms: q.Terms, user: q.UserID,
 		since: msOrZero(q.Since), until: msOrZero(q.Until), before: before, limit: q.Limit + 1})
 	events, err := db.queryEvents(ctx, p, eq.sql, eq.args...)
 	if err != nil {

@@ -56,7 +56,7 @@ func backfillOne(ctx context.Context, db *sql.DB) (int64, error) {
 		return 0, err
 	}
 	lo := max(next-backfillChunk, 0)
-	rows, err := tx.QueryContext(ctx, `SELECT seq, project_id, channel_id, event, description, tags FROM events
+	rows, err := tx.QueryContext(ctx, `SELECT seq, project_id, channel_id, event, description, tags, user_id FROM events
 		WHERE seq > ? AND seq <= ?`, lo, next)
 	if err != nil {
 		return 0, err
@@ -69,7 +69,7 @@ func backfillOne(ctx context.Context, db *sql.DB) (int64, error) {
 	for rows.Next() {
 		var r row
 		var tags string
-		if err := rows.Scan(&r.seq, &r.project, &r.channel, &r.ev.Event, &r.ev.Description, &tags); err != nil {
+		if err := rows.Scan(&r.seq, &r.project, &r.channel, &r.ev.Event, &r.ev.Description, &tags, &r.ev.UserID); err != nil {
 			rows.Close()
 			return 0, err
 		}
@@ -113,7 +113,7 @@ func backfillOne(ctx context.Context, db *sql.DB) (int64, error) {
 				ids = append(ids, id)
 			}
 		}
-		args = append(args, r.seq, r.ev.SearchText(), searchScope(r.project, r.channel, ids))
+		args = append(args, r.seq, r.ev.SearchText(), searchScope(r.project, r.channel, ids, r.ev.UserID))
 		if len(args) == 3*searchChunk {
 			if err := flush(); err != nil {
 				return 0, err

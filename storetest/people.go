@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/tidings-dev/tidings"
 )
@@ -105,5 +106,64 @@ func testPeople(t *testing.T, open Opener) {
 	wantCode(t, err, tidings.EValidation)
 	if u, _ := f.s.FindPerson(ctx, f.account.ID, "my-saas", "full"); len(u.Properties) != tidings.MaxProperties {
 		t.Fatalf("a refused identify changed the user: %d properties", len(u.Properties))
+	}
+}
+
+// testJourney: a user's events across channels, newest first by arrival, in pages,
+// with words and a channel narrowing them; other users' and accounts' events never.
+func testJourney(t *testing.T, open Opener) {
+	ctx := context.Background()
+	f := setup(t, open)
+	other := newAccount(t, f.s, "globex")
+	_, err := f.s.CreateChannel(ctx, f.account.ID, "my-saas", "signups")
+	must(t, err)
+	var ada []string
+	for i := range 9 {
+		ch := []string{"payments", "signups", "payments"}[i%3]
+		user := []string{"ada", "bob", "ada"}[i%3]
+		ev := f.publish(t, tidings.NewEvent{Channel: ch, Event: fmt.Sprintf("Step %d", i), UserID: user})
+		if user == "ada" {
+			ada = append([]string{ev.ID}, ada...)
+		}
+	}
+	f.publish(t, tidings.NewEvent{Event: "Ada elsewhere", UserID: "Ada"}) // user IDs are exact
+	if _, err := f.s.PublishEvent(ctx, other.ID, &tidings.NewEvent{Project: "my-saas", Channel: "payments", Event: "Theirs",
+		UserID: "ada", Parser: tidings.ParserText}); err != nil {
+		t.Fatal(err)
+	}
+	walk := func(q tidings.EventQuery) []string {
+		t.Helper()
+		q.Project, q.Limit = "my-saas", 2
+		var ids []string
+		for pages := 0; ; pages++ {
+			if pages > 10 {
+				t.Fatal("pages do not end")
+			}
+			p, err := f.s.ListEvents(ctx, f.account.ID, q)
+			must(t, err)
+			for _, ev := range p.Events {
+				if ev.UserID != "ada" {
+					t.Fatalf("another user's event in ada's journey: %+v", ev)
+				}
+				ids = append(ids, ev.ID)
+			}
+			if p.Next == "" {
+				return ids
+			}
+			q.Before = p.Next
+		}
+	}
+	if got := walk(tidings.EventQuery{UserID: "ada"}); !slices.Equal(got, ada) {
+		t.Fatalf("ada's journey: %v, want %v", got, ada)
+	}
+	step8, _ := tidings.ParseSearch("step 8", time.Now())
+	if got := walk(tidings.EventQuery{UserID: "ada", Terms: step8.Terms}); !slices.Equal(got, ada[:1]) {
+		t.Fatalf("ada's journey searched for step 8: %v", got)
+	}
+	if got := walk(tidings.EventQuery{UserID: "nobody"}); len(got) != 0 {
+		t.Fatalf("nobody's journey: %v", got)
+	}
+	if !(tidings.EventQuery{UserID: "ada"}).Matches(&tidings.Event{UserID: "ada"}) || (tidings.EventQuery{UserID: "ada"}).Matches(&tidings.Event{UserID: "Ada"}) {
+		t.Fatal("the live filter of a journey")
 	}
 }

@@ -26,6 +26,7 @@ func Run(t *testing.T, open Opener) {
 	t.Run("DeleteOne", func(t *testing.T) { testDeleteOne(t, open) })
 	t.Run("Retention", func(t *testing.T) { testRetention(t, open) })
 	t.Run("People", func(t *testing.T) { testPeople(t, open) })
+	t.Run("Journey", func(t *testing.T) { testJourney(t, open) })
 	t.Run("Insights", func(t *testing.T) { testInsights(t, open) })
 	t.Run("ConcurrentIncrements", func(t *testing.T) { testConcurrentIncrements(t, open) })
 	t.Run("Tenancy", func(t *testing.T) { testTenancy(t, open) })
