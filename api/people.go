@@ -231,7 +231,7 @@ func (s *Server) handleUsers(w http.ResponseWriter, r *http.Request) error {
 	return writeJSON(w, out)
 }
 
-// handleUser shows one user with its groups: GET /v1/users/{user_id}?project=P.
+// handleUser shows one user with its groups and recent events: GET /v1/users/{user_id}?project=P.
 func (s *Server) handleUser(w http.ResponseWriter, r *http.Request) error {
 	tok, err := s.authenticate(w, r)
 	if err != nil {
@@ -248,5 +248,16 @@ func (s *Server) handleUser(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, personOut(u))
+	recent, err := s.store.ListEvents(r.Context(), tok.AccountID, tidings.EventQuery{Project: project, UserID: u.UserID, Limit: 20})
+	if err != nil {
+		return err
+	}
+	out := struct {
+		personJSON
+		Events []tidings.EventJSON `json:"events"` // the 20 most recent, newest first
+	}{personJSON: personOut(u), Events: make([]tidings.EventJSON, len(recent.Events))}
+	for i, ev := range recent.Events {
+		out.Events[i] = eventOut(ev)
+	}
+	return writeJSON(w, out)
 }

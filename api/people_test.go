@@ -79,8 +79,11 @@ func TestIdentifyAndGroup(t *testing.T) {
 	if len(u.Users) != 1 || u.Next == nil || u.Users[0].UserID != "user-2" {
 		t.Fatalf("first page of 1: %s", r.body)
 	}
-	if r := e.do("GET", "/v1/users/user-1?project=my-saas", e.full, ""); r.status != 200 || !strings.Contains(r.body, `"groups":["acme-inc"]`) {
-		t.Fatalf("one user: %d %s", r.status, r.body)
+	e.do("POST", "/v1/log", e.full, merge(goodLog, map[string]any{"event": "Upgraded", "user_id": "user-1"}))
+	e.do("POST", "/v1/log", e.full, merge(goodLog, map[string]any{"event": "Someone else", "user_id": "user-2"}))
+	if r := e.do("GET", "/v1/users/user-1?project=my-saas", e.full, ""); r.status != 200 || !strings.Contains(r.body, `"groups":["acme-inc"]`) ||
+		!strings.Contains(r.body, `"event":"Upgraded"`) || strings.Contains(r.body, "Someone else") {
+		t.Fatalf("one user with its events: %d %s", r.status, r.body)
 	}
 	for q, want := range map[string]int{
 		"/v1/users?project=my-saas&property=nocolon": 400,

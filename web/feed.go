@@ -17,8 +17,14 @@ type eventView struct {
 	Description any // safe HTML
 	URL         string
 	ChannelURL  string
+	UserURL     string // the journey of its user_id, "" without one
 	Chips       []chip
 	Time        time.Time
+}
+
+// userURL is the page of one of a project's users: its properties and journey.
+func userURL(project, userID string) string {
+	return "/p/" + project + "/users/" + url.PathEscape(userID)
 }
 
 type chip struct {
@@ -102,6 +108,9 @@ func (s *Server) feedQuery(r *http.Request) (q tidings.EventQuery, params url.Va
 func (s *Server) eventView(ev *tidings.Event, base string, params url.Values) eventView {
 	v := eventView{Event: ev, Description: s.renders.description(ev), Time: ev.Timestamp,
 		URL: "/p/" + ev.Project + "/events/" + ev.ID, ChannelURL: feedURL(ev.Project, ev.Channel)}
+	if ev.UserID != "" {
+		v.UserURL = userURL(ev.Project, ev.UserID)
+	}
 	for _, t := range ev.Tags {
 		p := clone(params)
 		p.Add("tag", t.Key+":"+t.Value)

@@ -469,3 +469,52 @@ func TestRetentionSetting(t *testing.T) {
 	member.get("/settings/projects").want(t, 200, "Keep events: 30 days")
 	member.post("/settings/projects/my-saas/retention", "days", "0").want(t, 403)
 }
+
+// Users: the list with property filters, a user's page with its properties, groups
+// and journey by day, and the event card linking to it; another account's users stay
+// out of reach.
+func TestUsersPages(t *testing.T) {
+	e := newEnv(t, false)
+	c := e.owner()
+	acme := e.account("acme")
+	ctx := t.Context()
+	str := func(k, v string) tidings.Tag { return tidings.Tag{Key: k, Kind: tidings.KindString, Value: v} }
+	c.get("/p/my-saas/users").want(t, 200, "No users yet", "POST /v1/identify")
+	for _, u := range []struct{ id, plan string }{{"ada/1", "pro"}, {"bob", "free"}} {
+		if _, err := e.store.Identify(ctx, acme.ID, &tidings.Identify{Project: "my-saas", UserID: u.id,
+			Properties: tidings.Tags{str("plan", u.plan)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.store.Group(ctx, acme.ID, &tidings.GroupChange{Project: "my-saas", GroupID: "acme-inc", UserID: "ada/1"})
+	ev := e.publish(acme, tidings.NewEvent{Event: "Upgraded to pro", UserID: "ada/1"})
+	e.publish(acme, tidings.NewEvent{Event: "Bob did something", UserID: "bob"})
+	e.publish(acme, tidings.NewEvent{Event: "Anonymous visit", UserID: "visitor-9"}) // never identified
+
+	c.get("/p/my-saas/users").want(t, 200, `href="/p/my-saas/users/ada%2F1"`, "plan: pro", ">bob<")
+	p := c.get("/p/my-saas/users?q=plan:pro")
+	p.want(t, 200, "ada/1", "Clear filter")
+	if strings.Contains(p.body, ">bob<") {
+		t.Fatal("the plan:pro filter shows bob")
+	}
+	c.get("/p/my-saas/users?q=nocolon").want(t, 200, "is not key:value")
+	c.get("/p/my-saas/users/ada%2F1").want(t, 200, "Journey", "Upgraded to pro", "plan: pro", "acme-inc", `class="day"`)
+	if strings.Contains(c.get("/p/my-saas/users/ada%2F1").body, "Bob did something") {
+		t.Fatal("bob's event in ada's journey")
+	}
+	c.get("/p/my-saas/users/visitor-9").want(t, 200, "Anonymous visit", "identify this user")
+	c.get("/p/my-saas/users/nobody").want(t, 404)
+	c.get("/p/my-saas/events/"+ev.ID).want(t, 200, `<a href="/p/my-saas/users/ada%2F1">ada/1</a>`)
+	c.get("/p/my-saas").want(t, 200, `class="ev-user" href="/p/my-saas/users/ada%2F1"`)
+
+	globex, err := e.store.CreateAccount(ctx, "globex")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.store.CreateProject(ctx, globex.ID, "my-saas")
+	other, _ := e.user(globex, "eve@example.com", tidings.UserOwner)
+	if p := other.get("/p/my-saas/users"); strings.Contains(p.body, "ada/1") {
+		t.Fatal("another account lists acme's users")
+	}
+	other.get("/p/my-saas/users/ada%2F1").want(t, 404)
+}

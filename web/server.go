@@ -148,6 +148,8 @@ func (s *Server) Register(mux *http.ServeMux) {
 		{"GET /p/{project}/insights", user, s.insightsPage},
 		{"POST /p/{project}/insights/delete", owner, s.deleteInsight},
 		{"GET /p/{project}/charts", user, s.chartsPage},
+		{"GET /p/{project}/users", user, s.usersPage},
+		{"GET /p/{project}/users/{user_id}", user, s.userPage},
 
 		{"GET /settings/password", user, s.passwordPage},
 		{"POST /settings/password", user, s.changePassword},

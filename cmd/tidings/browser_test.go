@@ -348,6 +348,22 @@ func TestDashboardInChromium(t *testing.T) {
 	b.screenshot("insights-dark")
 	chromedp.Call(b.ctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{})
 
+	// Users: identified over the API, listed, and one user's journey by day.
+	post(t, m.URL()+"/v1/identify", token, `{"project":"my-saas","user_id":"user-42","properties":{"name":"Ada Lovelace","plan":"premium","seats":3}}`)
+	post(t, m.URL()+"/v1/group", token, `{"project":"my-saas","group_id":"analytical-engines","user_id":"user-42","properties":{"industry":"computing"}}`)
+	post(t, m.URL()+"/v1/identify", token, `{"project":"my-saas","user_id":"user-7","properties":{"plan":"free"}}`)
+	post(t, m.URL()+"/v1/log", token, `{"project":"my-saas","channel":"payments","event":"Upgraded to premium","icon":"⭐","user_id":"user-42","tags":{"plan":"premium"}}`)
+	b.do(chromedp.Navigate(m.URL() + "/p/my-saas/users"))
+	if txt := b.text("table.people"); !strings.Contains(txt, "user-42") || !strings.Contains(txt, "plan: premium") {
+		t.Fatalf("users page: %s", txt)
+	}
+	b.screenshot("users")
+	b.click(`[...document.querySelectorAll("table.people a")].find(a => a.textContent === "user-42").click()`)
+	if txt := b.text(".feed"); !strings.Contains(txt, "Upgraded to premium") || !strings.Contains(txt, "analytical-engines") {
+		t.Fatalf("user page: %s", txt)
+	}
+	b.screenshot("user-journey")
+
 	// An owner deletes an insight from the board (after confirming) and it is gone.
 	b.do(chromedp.Navigate(m.URL() + "/p/my-saas/insights"))
 	b.do(chromedp.Evaluate[chromedp.Void](`document.querySelector(".manage").open = true`))
