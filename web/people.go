@@ -124,4 +124,3 @@ func (s *Server) userPage(w http.ResponseWriter, r *http.Request) error {
 	}
 	return s.render(w, r, "user", &view{Title: userID + " · " + project, Project: project, Section: "users", Data: d})
 }
-
