@@ -120,8 +120,18 @@ type Group struct {
 	GroupID    string
 	Properties Tags
 	Members    int
+	MemberIDs  []string // FindGroup's: the members' user IDs, at most MaxGroupMembersShown
 	FirstSeen  time.Time
 	LastSeen   time.Time
+}
+
+// MaxGroupMembersShown is how many members' IDs FindGroup returns (by user ID).
+const MaxGroupMembersShown = 500
+
+// GroupPage is one page of groups, most recently seen first.
+type GroupPage struct {
+	Groups []*Group
+	Next   string
 }
 
 // PersonQuery selects a page of a project's users, most recently seen first.
@@ -150,4 +160,9 @@ type PeopleStore interface {
 	ListPeople(ctx context.Context, accountID int64, q PersonQuery) (*PersonPage, error)
 	// FindPerson returns one user with its groups. Errors: EProjectNotFound, ENotFound.
 	FindPerson(ctx context.Context, accountID int64, project, userID string) (*Person, error)
+	// ListGroups returns a page of the project's groups, most recently seen first;
+	// before is a group ID from a previous page. Errors: EProjectNotFound, EValidation.
+	ListGroups(ctx context.Context, accountID int64, project, before string, limit int) (*GroupPage, error)
+	// FindGroup returns one group with its members' IDs. Errors: EProjectNotFound, ENotFound.
+	FindGroup(ctx context.Context, accountID int64, project, groupID string) (*Group, error)
 }

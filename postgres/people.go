@@ -168,3 +168,78 @@ func (db *DB) ListPeople(ctx context.Context, accountID int64, q tidings.PersonQ
 	}
 	return page, nil
 }
+
+const groupColumns = `g.id, g.group_id, g.properties, g.first_seen, g.last_seen, (SELECT count(*) FROM group_members m WHERE m.group_ref = g.id)`
+
+func scanGroup(project string, r pgx.Row) (*tidings.Group, int64, error) {
+	g := &tidings.Group{Project: project}
+	var ref, first, last int64
+	var props string
+	if err := r.Scan(&ref, &g.GroupID, &props, &first, &last, &g.Members); err != nil {
+		return nil, 0, err
+	}
+	g.FirstSeen, g.LastSeen = fromMS(first), fromMS(last)
+	return g, ref, json.Unmarshal([]byte(props), &g.Properties)
+}
+
+// ListGroups returns a page of the project's groups, most recently seen first.
+func (db *DB) ListGroups(ctx context.Context, accountID int64, project, before string, limit int) (*tidings.GroupPage, error) {
+	p, err := findProject(ctx, db.pool, accountID, project)
+	if err != nil {
+		return nil, err
+	}
+	q := `SELECT ` + groupColumns + ` FROM groups g WHERE g.project_id = $1`
+	args := []any{p.ID}
+	if before != "" {
+		var last, ref int64
+		err := db.row(ctx, `SELECT last_seen, id FROM groups WHERE project_id = $1 AND group_id = $2`, p.ID, before).Scan(&last, &ref)
+		if noRows(err) {
+			var pr tidings.Problems
+			pr.Add("before", "cursor", "no group %q in project %q", before, project)
+			return nil, pr.Err()
+		}
+		if err != nil {
+			return nil, err
+		}
+		q += ` AND (g.last_seen, g.id) < ($2, $3)`
+		args = append(args, last, ref)
+	}
+	args = append(args, limit+1)
+	groups, err := query(ctx, db.pool, func(r pgx.Row) (*tidings.Group, error) {
+		g, _, err := scanGroup(project, r)
+		return g, err
+	}, q+` ORDER BY g.last_seen DESC, g.id DESC LIMIT $`+strconv.Itoa(len(args)), args...)
+	if err != nil {
+		return nil, err
+	}
+	page := &tidings.GroupPage{Groups: groups}
+	if page.Groups == nil {
+		page.Groups = []*tidings.Group{}
+	}
+	if len(page.Groups) > limit {
+		page.Groups = page.Groups[:limit]
+		page.Next = page.Groups[limit-1].GroupID
+	}
+	return page, nil
+}
+
+// FindGroup returns one group with its members' IDs.
+func (db *DB) FindGroup(ctx context.Context, accountID int64, project, groupID string) (*tidings.Group, error) {
+	p, err := findProject(ctx, db.pool, accountID, project)
+	if err != nil {
+		return nil, err
+	}
+	g, ref, err := scanGroup(project, db.row(ctx, `SELECT `+groupColumns+` FROM groups g WHERE g.project_id = $1 AND g.group_id = $2`, p.ID, groupID))
+	if noRows(err) {
+		return nil, tidings.Errorf(tidings.ENotFound, "no group %q in project %q", groupID, project)
+	}
+	if err != nil {
+		return nil, err
+	}
+	g.MemberIDs, err = query(ctx, db.pool, func(r pgx.Row) (string, error) {
+		var id string
+		return id, r.Scan(&id)
+	}, `SELECT u.user_id FROM group_members m JOIN people u ON u.id = m.person_ref WHERE m.group_ref = $1
+		ORDER BY u.user_id COLLATE "C" LIMIT $2`, ref, tidings.MaxGroupMembersShown)
+	return g, err
+}

@@ -193,3 +193,91 @@ func (db *DB) ListPeople(ctx context.Context, accountID int64, q tidings.PersonQ
 	}
 	return page, nil
 }
+
+const groupColumns = `g.id, g.group_id, g.properties, g.first_seen, g.last_seen, (SELECT count(*) FROM group_members m WHERE m.group_ref = g.id)`
+
+func scanGroup(project string, r interface{ Scan(...any) error }) (*tidings.Group, int64, error) {
+	g := &tidings.Group{Project: project}
+	var ref, first, last int64
+	var props string
+	if err := r.Scan(&ref, &g.GroupID, &props, &first, &last, &g.Members); err != nil {
+		return nil, 0, err
+	}
+	g.FirstSeen, g.LastSeen = fromMS(first), fromMS(last)
+	return g, ref, json.Unmarshal([]byte(props), &g.Properties)
+}
+
+// ListGroups returns a page of the project's groups, most recently seen first.
+func (db *DB) ListGroups(ctx context.Context, accountID int64, project, before string, limit int) (*tidings.GroupPage, error) {
+	p, err := findProject(ctx, db.read, accountID, project)
+	if err != nil {
+		return nil, err
+	}
+	q := `SELECT ` + groupColumns + ` FROM groups g WHERE g.project_id = ?`
+	args := []any{p.ID}
+	if before != "" {
+		var last, ref int64
+		err := db.read.QueryRowContext(ctx, `SELECT last_seen, id FROM groups WHERE project_id = ? AND group_id = ?`, p.ID, before).Scan(&last, &ref)
+		if errors.Is(err, sql.ErrNoRows) {
+			var pr tidings.Problems
+			pr.Add("before", "cursor", "no group %q in project %q", before, project)
+			return nil, pr.Err()
+		}
+		if err != nil {
+			return nil, err
+		}
+		q += ` AND (g.last_seen, g.id) < (?, ?)`
+		args = append(args, last, ref)
+	}
+	rows, err := db.read.QueryContext(ctx, q+` ORDER BY g.last_seen DESC, g.id DESC LIMIT ?`, append(args, limit+1)...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	page := &tidings.GroupPage{Groups: []*tidings.Group{}}
+	for rows.Next() {
+		g, _, err := scanGroup(project, rows)
+		if err != nil {
+			return nil, err
+		}
+		page.Groups = append(page.Groups, g)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if len(page.Groups) > limit {
+		page.Groups = page.Groups[:limit]
+		page.Next = page.Groups[limit-1].GroupID
+	}
+	return page, nil
+}
+
+// FindGroup returns one group with its members' IDs.
+func (db *DB) FindGroup(ctx context.Context, accountID int64, project, groupID string) (*tidings.Group, error) {
+	p, err := findProject(ctx, db.read, accountID, project)
+	if err != nil {
+		return nil, err
+	}
+	g, ref, err := scanGroup(project, db.read.QueryRowContext(ctx,
+		`SELECT `+groupColumns+` FROM groups g WHERE g.project_id = ? AND g.group_id = ?`, p.ID, groupID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, tidings.Errorf(tidings.ENotFound, "no group %q in project %q", groupID, project)
+	}
+	if err != nil {
+		return nil, err
+	}
+	rows, err := db.read.QueryContext(ctx, `SELECT u.user_id FROM group_members m JOIN people u ON u.id = m.person_ref
+		WHERE m.group_ref = ? ORDER BY u.user_id LIMIT ?`, ref, tidings.MaxGroupMembersShown)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		g.MemberIDs = append(g.MemberIDs, id)
+	}
+	return g, rows.Err()
+}

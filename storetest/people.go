@@ -50,6 +50,30 @@ func testPeople(t *testing.T, open Opener) {
 	if !slices.Equal(u.Groups, []string{"acme-inc"}) {
 		t.Fatalf("groups of user-1: %v", u.Groups)
 	}
+	_, err = f.s.Group(ctx, f.account.ID, &tidings.GroupChange{Project: "my-saas", GroupID: "globex-llc"})
+	must(t, err)
+	gp, err := f.s.ListGroups(ctx, f.account.ID, "my-saas", "", 1)
+	must(t, err)
+	if len(gp.Groups) != 1 || gp.Groups[0].GroupID != "globex-llc" || gp.Next != "globex-llc" {
+		t.Fatalf("first page of groups: %+v", gp)
+	}
+	gp, err = f.s.ListGroups(ctx, f.account.ID, "my-saas", gp.Next, 1)
+	must(t, err)
+	if len(gp.Groups) != 1 || gp.Groups[0].GroupID != "acme-inc" || gp.Groups[0].Members != 2 || gp.Next != "" {
+		t.Fatalf("second page of groups: %+v", gp)
+	}
+	_, err = f.s.ListGroups(ctx, f.account.ID, "my-saas", "nope", 1)
+	wantCode(t, err, tidings.EValidation)
+	g, err = f.s.FindGroup(ctx, f.account.ID, "my-saas", "acme-inc")
+	must(t, err)
+	if !slices.Equal(g.MemberIDs, []string{"user-1", "user-9"}) || g.Properties[0].Value != "retail" {
+		t.Fatalf("group acme-inc: %+v", g)
+	}
+	_, err = f.s.FindGroup(ctx, other.ID, "my-saas", "acme-inc")
+	wantCode(t, err, tidings.ENotFound)
+	if gp, _ := f.s.ListGroups(ctx, other.ID, "my-saas", "", 10); len(gp.Groups) != 0 {
+		t.Fatalf("another account lists %d groups", len(gp.Groups))
+	}
 	_, err = f.s.FindPerson(ctx, other.ID, "my-saas", "user-1")
 	wantCode(t, err, tidings.ENotFound)
 	_, err = f.s.FindPerson(ctx, f.account.ID, "my-saas", "nobody")

@@ -503,6 +503,10 @@ func TestUsersPages(t *testing.T) {
 		t.Fatal("bob's event in ada's journey")
 	}
 	c.get("/p/my-saas/users/visitor-9").want(t, 200, "Anonymous visit", "identify this user")
+	c.get("/p/my-saas/groups").want(t, 200, `href="/p/my-saas/groups/acme-inc"`, "<td>1</td>")
+	c.get("/p/my-saas/groups/acme-inc").want(t, 200, "Members (1)", `<a href="/p/my-saas/users/ada%2F1">ada/1</a>`)
+	c.get("/p/my-saas/groups/nope").want(t, 404)
+	c.get("/p/my-saas/users/ada%2F1").want(t, 200, `<a href="/p/my-saas/groups/acme-inc">acme-inc</a>`)
 	c.get("/p/my-saas/users/nobody").want(t, 404)
 	c.get("/p/my-saas/events/"+ev.ID).want(t, 200, `<a href="/p/my-saas/users/ada%2F1">ada/1</a>`)
 	c.get("/p/my-saas").want(t, 200, `class="ev-user" href="/p/my-saas/users/ada%2F1"`)
@@ -517,4 +521,5 @@ func TestUsersPages(t *testing.T) {
 		t.Fatal("another account lists acme's users")
 	}
 	other.get("/p/my-saas/users/ada%2F1").want(t, 404)
+	other.get("/p/my-saas/groups/acme-inc").want(t, 404)
 }

@@ -77,9 +77,10 @@ type journeyDay struct {
 
 type userData struct {
 	*tidings.Person
-	Chips []string
-	Days  []journeyDay
-	Older string
+	Chips      []string
+	GroupLinks []memberLink
+	Days       []journeyDay
+	Older      string
 }
 
 // userPage shows one user: its properties, groups and journey — its events across
@@ -110,6 +111,9 @@ func (s *Server) userPage(w http.ResponseWriter, r *http.Request) error {
 		return tidings.Errorf(tidings.ENotFound, "no user %q in project %q", userID, project)
 	}
 	d := userData{Person: u, Chips: propertyChips(u.Properties)}
+	for _, g := range u.Groups {
+		d.GroupLinks = append(d.GroupLinks, memberLink{g, groupURL(project, g)})
+	}
 	base := feedURL(project, "")
 	for _, ev := range page.Events {
 		day := ev.Timestamp.UTC().Format("Monday, 2 January 2006")
@@ -123,4 +127,61 @@ func (s *Server) userPage(w http.ResponseWriter, r *http.Request) error {
 		d.Older = userURL(project, userID) + "?before=" + url.QueryEscape(page.Next)
 	}
 	return s.render(w, r, "user", &view{Title: userID + " · " + project, Project: project, Section: "users", Data: d})
+}
+
+type groupRow struct {
+	*tidings.Group
+	URL   string
+	Chips []string
+}
+
+type groupsData struct {
+	Groups []groupRow
+	Older  string
+}
+
+func groupURL(project, groupID string) string {
+	return "/p/" + project + "/groups/" + url.PathEscape(groupID)
+}
+
+// groupsPage lists a project's groups, most recently seen first.
+func (s *Server) groupsPage(w http.ResponseWriter, r *http.Request) error {
+	project := r.PathValue("project")
+	page, err := s.store.ListGroups(r.Context(), sessionFrom(r).account.ID, project, r.URL.Query().Get("before"), 50)
+	if tidings.ErrorCode(err) == tidings.EValidation {
+		return redirect(w, r, "/p/"+project+"/groups")
+	}
+	if err != nil {
+		return err
+	}
+	var d groupsData
+	for _, g := range page.Groups {
+		d.Groups = append(d.Groups, groupRow{Group: g, URL: groupURL(project, g.GroupID), Chips: propertyChips(g.Properties)})
+	}
+	if page.Next != "" {
+		d.Older = "/p/" + project + "/groups?before=" + url.QueryEscape(page.Next)
+	}
+	return s.render(w, r, "groups", &view{Title: project + " groups", Project: project, Section: "users", Data: d})
+}
+
+type memberLink struct{ ID, URL string }
+
+type groupData struct {
+	*tidings.Group
+	Chips   []string
+	Members []memberLink
+}
+
+// groupPage shows one group: its properties and members, each linking to its journey.
+func (s *Server) groupPage(w http.ResponseWriter, r *http.Request) error {
+	project := r.PathValue("project")
+	g, err := s.store.FindGroup(r.Context(), sessionFrom(r).account.ID, project, r.PathValue("group_id"))
+	if err != nil {
+		return err
+	}
+	d := groupData{Group: g, Chips: propertyChips(g.Properties)}
+	for _, id := range g.MemberIDs {
+		d.Members = append(d.Members, memberLink{id, userURL(project, id)})
+	}
+	return s.render(w, r, "group", &view{Title: g.GroupID + " · " + project, Project: project, Section: "users", Data: d})
 }

@@ -150,6 +150,8 @@ func (s *Server) Register(mux *http.ServeMux) {
 		{"GET /p/{project}/charts", user, s.chartsPage},
 		{"GET /p/{project}/users", user, s.usersPage},
 		{"GET /p/{project}/users/{user_id}", user, s.userPage},
+		{"GET /p/{project}/groups", user, s.groupsPage},
+		{"GET /p/{project}/groups/{group_id}", user, s.groupPage},
 
 		{"GET /settings/password", user, s.passwordPage},
 		{"POST /settings/password", user, s.changePassword},
