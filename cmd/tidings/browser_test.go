@@ -363,6 +363,11 @@ func TestDashboardInChromium(t *testing.T) {
 		t.Fatalf("user page: %s", txt)
 	}
 	b.screenshot("user-journey")
+	b.click(`document.querySelector('a[href="/p/my-saas/groups/analytical-engines"]').click()`)
+	if txt := b.text("main"); !strings.Contains(txt, "industry: computing") || !strings.Contains(txt, "user-42") {
+		t.Fatalf("group page: %s", txt)
+	}
+	b.screenshot("group")
 
 	// An owner deletes an insight from the board (after confirming) and it is gone.
 	b.do(chromedp.Navigate(m.URL() + "/p/my-saas/insights"))
