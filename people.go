@@ -110,8 +110,9 @@ type Person struct {
 	UserID     string
 	Properties Tags
 	Groups     []string // the groups it is a member of, by group ID
-	FirstSeen  time.Time
-	LastSeen   time.Time // the last identify or group call naming it
+	Events     int64     // events received with its user_id (deleted ones excepted)
+	FirstSeen  time.Time // the first identify, group call or event naming it
+	LastSeen   time.Time // the last one
 }
 
 // Group is one of a project's groups.

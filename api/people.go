@@ -155,12 +155,13 @@ type personJSON struct {
 	UserID     string       `json:"user_id"`
 	Properties tidings.Tags `json:"properties"`
 	Groups     []string     `json:"groups"`
+	Events     int64        `json:"events"`
 	FirstSeen  time.Time    `json:"first_seen"`
 	LastSeen   time.Time    `json:"last_seen"`
 }
 
 func personOut(u *tidings.Person) personJSON {
-	out := personJSON{Project: u.Project, UserID: u.UserID, Properties: u.Properties, Groups: u.Groups,
+	out := personJSON{Project: u.Project, UserID: u.UserID, Properties: u.Properties, Groups: u.Groups, Events: u.Events,
 		FirstSeen: u.FirstSeen, LastSeen: u.LastSeen}
 	if out.Properties == nil {
 		out.Properties = tidings.Tags{}

@@ -329,8 +329,9 @@ func (db *DB) DeleteEvent(ctx context.Context, accountID int64, project, id stri
 	found := false
 	err = db.inTx(ctx, func(tx pgx.Tx) error {
 		var channel, ts int64
-		err := tx.QueryRow(ctx, `SELECT channel_id, ts FROM events WHERE id = $1 AND project_id = $2 FOR UPDATE`, id, p.ID).
-			Scan(&channel, &ts)
+		var user string
+		err := tx.QueryRow(ctx, `SELECT channel_id, ts, user_id FROM events WHERE id = $1 AND project_id = $2 FOR UPDATE`, id, p.ID).
+			Scan(&channel, &ts, &user)
 		if noRows(err) {
 			return nil
 		}
@@ -347,6 +348,12 @@ func (db *DB) DeleteEvent(ctx context.Context, accountID int64, project, id stri
 		if _, err := tx.Exec(ctx, `UPDATE event_counts SET n = n - 1 WHERE channel_id = $1 AND hour = $2 AND n > 0`,
 			channel, ts-ts%3_600_000); err != nil {
 			return err
+		}
+		if user != "" {
+			if _, err := tx.Exec(ctx, `UPDATE people SET events = greatest(events - 1, 0) WHERE project_id = $1 AND user_id = $2`,
+				p.ID, user); err != nil {
+				return err
+			}
 		}
 		_, err = tx.Exec(ctx, `DELETE FROM events WHERE id = $1`, id)
 		return err
@@ -379,7 +386,7 @@ func (db *DB) SetRetention(ctx context.Context, accountID int64, project string,
 // takes them off the tag and hourly counts (locked in key order, as batches lock
 // them). SKIP LOCKED lets two instances purge side by side.
 const sqlPurge = `WITH doomed AS (
-	  SELECT id, channel_id, ts FROM events WHERE project_id = $1 AND ts < $2 ORDER BY ts, id LIMIT $3 FOR UPDATE SKIP LOCKED),
+	  SELECT id, channel_id, ts, user_id FROM events WHERE project_id = $1 AND ts < $2 ORDER BY ts, id LIMIT $3 FOR UPDATE SKIP LOCKED),
 	tags AS (
 	  SELECT t.key, t.value, count(*) AS n FROM event_tags t JOIN doomed d ON d.id = t.event_id GROUP BY 1, 2),
 	tag_rows AS (
@@ -392,7 +399,12 @@ const sqlPurge = `WITH doomed AS (
 	  SELECT channel_id, ts - ts % 3600000 AS hour, count(*) AS n FROM doomed GROUP BY 1, 2),
 	uncount AS (
 	  UPDATE event_counts c SET n = greatest(c.n - hours.n, 0) FROM hours
-	  WHERE c.channel_id = hours.channel_id AND c.hour = hours.hour)
+	  WHERE c.channel_id = hours.channel_id AND c.hour = hours.hour),
+	users AS (
+	  SELECT user_id, count(*) AS n FROM doomed WHERE user_id <> '' GROUP BY 1),
+	unuser AS (
+	  UPDATE people c SET events = greatest(c.events - users.n, 0) FROM users
+	  WHERE c.project_id = $1 AND c.user_id = users.user_id)
 	DELETE FROM events e USING doomed d WHERE e.id = d.id`
 
 // PurgeExpired deletes up to max expired events, one project with a retention at a

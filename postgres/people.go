@@ -87,13 +87,13 @@ func upsertProperties(ctx context.Context, tx pgx.Tx, table, idColumn string, pr
 	return ref, err
 }
 
-const personColumns = `u.id, u.user_id, u.properties, u.first_seen, u.last_seen`
+const personColumns = `u.id, u.user_id, u.properties, u.first_seen, u.last_seen, u.events`
 
 func scanPerson(project string, r pgx.Row) (*tidings.Person, int64, error) {
 	u := &tidings.Person{Project: project}
 	var ref, first, last int64
 	var props string
-	if err := r.Scan(&ref, &u.UserID, &props, &first, &last); err != nil {
+	if err := r.Scan(&ref, &u.UserID, &props, &first, &last, &u.Events); err != nil {
 		return nil, 0, err
 	}
 	u.FirstSeen, u.LastSeen = fromMS(first), fromMS(last)

@@ -107,6 +107,13 @@ const sqlCountEvents = `INSERT INTO event_counts (channel_id, hour, n)
 	SELECT c, t - t % 3600000, count(*) FROM unnest($1::bigint[], $2::bigint[]) AS u(c, t) GROUP BY 1, 2 ORDER BY 1, 2
 	ON CONFLICT (channel_id, hour) DO UPDATE SET n = event_counts.n + excluded.n`
 
+// sqlCountUsers creates the users that events name and counts their events, once per
+// batch and user, in key order like sqlCountEvents.
+const sqlCountUsers = `INSERT INTO people (project_id, user_id, properties, first_seen, last_seen, events)
+	SELECT p, u, '{}', $3, $3, count(*) FROM unnest($1::bigint[], $2::text[]) AS x(p, u) WHERE u <> '' GROUP BY 1, 2 ORDER BY 1, 2
+	ON CONFLICT (project_id, user_id) DO UPDATE SET last_seen = greatest(people.last_seen, excluded.last_seen),
+	  events = people.events + excluded.events`
+
 // flush writes the events gathered so far.
 func (b *batch) flush(ctx context.Context) error {
 	r := &b.rows
@@ -119,6 +126,9 @@ func (b *batch) flush(ctx context.Context) error {
 		return err
 	}
 	if _, err := b.tx.Exec(ctx, sqlCountEvents, r.channel, r.ts); err != nil {
+		return err
+	}
+	if _, err := b.tx.Exec(ctx, sqlCountUsers, r.project, r.userID, b.now); err != nil {
 		return err
 	}
 	if len(r.tagEvent) > 0 {

@@ -81,6 +81,9 @@ func (b *batch) writeEvent(ctx context.Context, accountID int64, p *tidings.Proj
 	}
 	b.searchRows = append(b.searchRows, seq, ev.SearchText(), searchScope(p.ID, channelID, tagIDs, ev.UserID))
 	b.jobHours[hourKey{channelID, hourOf(ts)}]++
+	if ev.UserID != "" {
+		b.users[userKey{p.ID, ev.UserID}]++ // an event is never rolled back alone: no job copy needed
+	}
 	if err := b.outboxFor(ctx, accountID, p, ev); err != nil {
 		return nil, err
 	}
@@ -529,8 +532,8 @@ func (db *DB) DeleteEvent(ctx context.Context, accountID int64, project, id stri
 	found := false
 	err = db.inBatch(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		var d doomed
-		err := tx.QueryRowContext(ctx, `SELECT seq, ts, channel_id, tags FROM events WHERE id = ? AND project_id = ?`, key, p.ID).
-			Scan(&d.seq, &d.ts, &d.channel, &d.tags)
+		err := tx.QueryRowContext(ctx, `SELECT seq, ts, channel_id, tags, user_id FROM events WHERE id = ? AND project_id = ?`, key, p.ID).
+			Scan(&d.seq, &d.ts, &d.channel, &d.tags, &d.user)
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil
 		}
@@ -553,6 +556,7 @@ func (db *DB) DeleteEvent(ctx context.Context, accountID int64, project, id stri
 type doomed struct {
 	seq, ts, channel int64
 	tags             string // its tags as stored (JSON)
+	user             string
 }
 
 // deleteEvents deletes events of one project in tx: their rows of the tag index, them
@@ -562,6 +566,7 @@ func deleteEvents(ctx context.Context, tx *sql.Tx, project int64, events []doome
 	tagIDs := map[tagKey]int64{}
 	tagGone := map[int64]int64{}
 	hourGone := map[hourKey]int64{}
+	userGone := map[string]int64{}
 	for _, d := range events {
 		var tt tidings.Tags
 		if err := json.Unmarshal([]byte(d.tags), &tt); err != nil {
@@ -589,12 +594,21 @@ func deleteEvents(ctx context.Context, tx *sql.Tx, project int64, events []doome
 			}
 		}
 		hourGone[hourKey{d.channel, hourOf(d.ts)}]++
+		if d.user != "" {
+			userGone[d.user]++
+		}
 		if _, err := tx.ExecContext(ctx, `DELETE FROM events WHERE seq = ?`, d.seq); err != nil {
 			return err
 		}
 	}
 	for id, n := range tagGone {
 		if _, err := tx.ExecContext(ctx, `UPDATE tags SET count = max(count - ?, 0) WHERE id = ?`, n, id); err != nil {
+			return err
+		}
+	}
+	for u, n := range userGone {
+		if _, err := tx.ExecContext(ctx, `UPDATE people SET events = max(events - ?, 0) WHERE project_id = ? AND user_id = ?`,
+			n, project, u); err != nil {
 			return err
 		}
 	}
@@ -648,7 +662,7 @@ func (db *DB) PurgeExpired(ctx context.Context, now time.Time, max int) (int, er
 	for _, k := range projects {
 		cutoff := ms(now) - k.days*24*3_600_000
 		err := db.inBatch(ctx, func(ctx context.Context, tx *sql.Tx) error {
-			rows, err := tx.QueryContext(ctx, `SELECT seq, ts, channel_id, tags FROM events WHERE project_id = ? AND ts < ?
+			rows, err := tx.QueryContext(ctx, `SELECT seq, ts, channel_id, tags, user_id FROM events WHERE project_id = ? AND ts < ?
 				ORDER BY ts, seq LIMIT ?`, k.id, cutoff, max-deleted)
 			if err != nil {
 				return err
@@ -656,7 +670,7 @@ func (db *DB) PurgeExpired(ctx context.Context, now time.Time, max int) (int, er
 			var events []doomed
 			for rows.Next() {
 				var d doomed
-				if err := rows.Scan(&d.seq, &d.ts, &d.channel, &d.tags); err != nil {
+				if err := rows.Scan(&d.seq, &d.ts, &d.channel, &d.tags, &d.user); err != nil {
 					rows.Close()
 					return err
 				}

@@ -94,13 +94,13 @@ func upsertProperties(ctx context.Context, tx *sql.Tx, table, idColumn string, p
 }
 
 // personColumns are what scanPerson reads, from people aliased u.
-const personColumns = `u.id, u.user_id, u.properties, u.first_seen, u.last_seen`
+const personColumns = `u.id, u.user_id, u.properties, u.first_seen, u.last_seen, u.events`
 
 func scanPerson(project string, r interface{ Scan(...any) error }) (*tidings.Person, int64, error) {
 	u := &tidings.Person{Project: project}
 	var ref, first, last int64
 	var props string
-	if err := r.Scan(&ref, &u.UserID, &props, &first, &last); err != nil {
+	if err := r.Scan(&ref, &u.UserID, &props, &first, &last, &u.Events); err != nil {
 		return nil, 0, err
 	}
 	u.FirstSeen, u.LastSeen = fromMS(first), fromMS(last)

@@ -82,6 +82,9 @@ type batch struct {
 	// the end of the batch; job* are the current job's, kept only if it succeeds.
 	hours, jobHours map[hourKey]int64
 	tagUses, jobTag map[int64]int64
+	// users counts the batch's events per (project, user_id): people rows are
+	// created or counted once per batch, not once per event.
+	users map[userKey]int64
 	// tagRows are the batch's rows of the tag index (4 values each), written together
 	// at the end of the batch: one statement per tagChunk rows, not one per tag.
 	tagRows []any
@@ -96,6 +99,11 @@ type tagKey struct {
 }
 
 type hourKey struct{ channel, hour int64 }
+
+type userKey struct {
+	project int64
+	id      string
+}
 
 // hourOf is the start of ts's hour (UTC), in unix ms: event_counts' key.
 func hourOf(ts int64) int64 { return ts - ts%3_600_000 }
@@ -285,8 +293,17 @@ func (b *batch) writeSearchRows(ctx context.Context) error {
 	return err
 }
 
-// writeCounts adds the batch's events to the hourly and per-tag counts.
+// writeCounts adds the batch's events to the hourly and per-tag counts, and to their
+// users' (creating the users that events name first).
 func (b *batch) writeCounts(ctx context.Context) error {
+	now := ms(b.now)
+	for k, n := range b.users {
+		if _, err := b.tx.ExecContext(ctx, `INSERT INTO people (project_id, user_id, first_seen, last_seen, events) VALUES (?, ?, ?, ?, ?)
+			ON CONFLICT (project_id, user_id) DO UPDATE SET last_seen = max(last_seen, excluded.last_seen), events = events + excluded.events`,
+			k.project, k.id, now, now, n); err != nil {
+			return err
+		}
+	}
 	for k, n := range b.hours {
 		if err := b.exec(ctx, sqlCountHour, k.channel, k.hour, n); err != nil {
 			return err
@@ -320,7 +337,7 @@ func (db *DB) commitBatch(ctx context.Context, jobs []*job) error {
 	b := &batch{db: db, tx: tx, now: db.stamp(),
 		projects: map[projectKey]*tidings.Project{}, channels: map[channelKey]int64{}, tags: map[tagKey]int64{},
 		allWebhooks: map[int64]bool{}, hours: map[hourKey]int64{}, jobHours: map[hourKey]int64{},
-		tagUses: map[int64]int64{}, jobTag: map[int64]int64{}}
+		tagUses: map[int64]int64{}, jobTag: map[int64]int64{}, users: map[userKey]int64{}}
 	for _, j := range jobs {
 		if j.In.event != nil {
 			ev, refused, err := b.insertEvent(ctx, j.In.accountID, j.In.event)

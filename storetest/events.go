@@ -517,7 +517,7 @@ func testRetention(t *testing.T, open Opener) {
 	var recent []string
 	for i := range 25 {
 		age := time.Duration(i) * 12 * time.Hour // 0 to 12 days old
-		ev := f.publish(t, tidings.NewEvent{Event: fmt.Sprintf("Paid %d", i), Timestamp: now.Add(-age),
+		ev := f.publish(t, tidings.NewEvent{Event: fmt.Sprintf("Paid %d", i), Timestamp: now.Add(-age), UserID: "buyer",
 			Tags: tidings.Tags{str("plan", []string{"free", "pro"}[i%2])}})
 		if age <= 7*24*time.Hour { // exactly 7 days old is still kept
 			recent = append(recent, ev.ID)
@@ -567,6 +567,9 @@ func testRetention(t *testing.T, open Opener) {
 	found, _ := f.s.ListEvents(ctx, f.account.ID, tidings.EventQuery{Project: "my-saas", Terms: paid.Terms, Limit: 100})
 	if len(pro.Events) != len(recent)/2 || len(found.Events) != len(recent) {
 		t.Fatalf("after the purge: plan:pro finds %d, paid finds %d; %d are kept", len(pro.Events), len(found.Events), len(recent))
+	}
+	if u, err := f.s.FindPerson(ctx, f.account.ID, "my-saas", "buyer"); err != nil || u.Events != int64(len(recent)) {
+		t.Fatalf("the user's events after the purge: %+v %v, want %d", u, err, len(recent))
 	}
 	if n, _ := f.s.CountEvents(ctx, other.ID, "my-saas", ""); n != 25 {
 		t.Fatalf("the other account kept %d of 25 events", n)

@@ -177,12 +177,30 @@ func testJourney(t *testing.T, open Opener) {
 			q.Before = p.Next
 		}
 	}
+	// Users that only events name are listed too, with their events counted.
+	u, err := f.s.FindPerson(ctx, f.account.ID, "my-saas", "ada")
+	must(t, err)
+	if u.Events != 6 || u.FirstSeen.IsZero() || len(u.Properties) != 0 {
+		t.Fatalf("ada, named by events only: %+v", u)
+	}
+	if u, _ := f.s.FindPerson(ctx, other.ID, "my-saas", "ada"); u == nil || u.Events != 1 {
+		t.Fatalf("globex's ada: %+v", u)
+	}
+	if _, err := f.s.Identify(ctx, f.account.ID, &tidings.Identify{Project: "my-saas", UserID: "ada",
+		Properties: tidings.Tags{{Key: "plan", Kind: tidings.KindString, Value: "pro"}}}); err != nil {
+		t.Fatal(err)
+	}
+	must(t, f.s.DeleteEvent(ctx, f.account.ID, "my-saas", ada[0]))
+	if u, _ := f.s.FindPerson(ctx, f.account.ID, "my-saas", "ada"); u.Events != 5 || len(u.Properties) != 1 {
+		t.Fatalf("ada after identify and one delete: %+v", u)
+	}
+	ada = ada[1:]
 	if got := walk(tidings.EventQuery{UserID: "ada"}); !slices.Equal(got, ada) {
 		t.Fatalf("ada's journey: %v, want %v", got, ada)
 	}
-	step8, _ := tidings.ParseSearch("step 8", time.Now())
-	if got := walk(tidings.EventQuery{UserID: "ada", Terms: step8.Terms}); !slices.Equal(got, ada[:1]) {
-		t.Fatalf("ada's journey searched for step 8: %v", got)
+	step6, _ := tidings.ParseSearch("step 6", time.Now())
+	if got := walk(tidings.EventQuery{UserID: "ada", Terms: step6.Terms}); !slices.Equal(got, ada[:1]) {
+		t.Fatalf("ada's journey searched for step 6: %v", got)
 	}
 	if got := walk(tidings.EventQuery{UserID: "nobody"}); len(got) != 0 {
 		t.Fatalf("nobody's journey: %v", got)

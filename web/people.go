@@ -90,7 +90,7 @@ func (s *Server) userPage(w http.ResponseWriter, r *http.Request) error {
 	account := sessionFrom(r).account.ID
 	u, err := s.store.FindPerson(r.Context(), account, project, userID)
 	if tidings.ErrorCode(err) == tidings.ENotFound {
-		// Events name users that were never identified: their journey still exists.
+		// Events stored before users were kept name users with no row: their journey still exists.
 		if _, perr := s.store.FindProject(r.Context(), account, project); perr != nil {
 			return perr
 		}
@@ -107,7 +107,7 @@ func (s *Server) userPage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if u.FirstSeen.IsZero() && len(page.Events) == 0 && r.URL.Query().Get("before") == "" {
+	if u.FirstSeen.IsZero() && len(page.Events) == 0 && r.URL.Query().Get("before") == "" { // named by nothing
 		return tidings.Errorf(tidings.ENotFound, "no user %q in project %q", userID, project)
 	}
 	d := userData{Person: u, Chips: propertyChips(u.Properties)}

@@ -8,6 +8,7 @@ CREATE TABLE people (
     properties  TEXT   NOT NULL DEFAULT '{}',
     first_seen  BIGINT NOT NULL,
     last_seen   BIGINT NOT NULL,
+    events      BIGINT NOT NULL DEFAULT 0, -- events received with this user_id
     UNIQUE (project_id, user_id)
 );
 CREATE INDEX people_recent ON people (project_id, last_seen, id);
