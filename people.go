@@ -109,7 +109,7 @@ type Person struct {
 	Project    string
 	UserID     string
 	Properties Tags
-	Groups     []string // the groups it is a member of, by group ID
+	Groups     []string  // the groups it is a member of, by group ID
 	Events     int64     // events received with its user_id (deleted ones excepted)
 	FirstSeen  time.Time // the first identify, group call or event naming it
 	LastSeen   time.Time // the last one
