@@ -102,6 +102,10 @@ func (s *Server) feedQuery(r *http.Request) (q tidings.EventQuery, params url.Va
 			params.Add("tag", k+":"+val)
 		}
 	}
+	if u := v.Get("user"); u != "" { // a user's journey
+		q.UserID = u
+		params.Set("user", u)
+	}
 	return q, params, err
 }
 

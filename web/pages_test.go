@@ -502,6 +502,7 @@ func TestUsersPages(t *testing.T) {
 	if strings.Contains(c.get("/p/my-saas/users/ada%2F1").body, "Bob did something") {
 		t.Fatal("bob's event in ada's journey")
 	}
+	c.get("/p/my-saas/users/ada%2F1").want(t, 200, `data-stream="/p/my-saas/stream?last=`, `user=ada%2F1`)
 	c.get("/p/my-saas/users/visitor-9").want(t, 200, "Anonymous visit", "identify this user")
 	c.get("/p/my-saas/groups").want(t, 200, `href="/p/my-saas/groups/acme-inc"`, "<td>1</td>")
 	c.get("/p/my-saas/groups/acme-inc").want(t, 200, "Members (1)", `<a href="/p/my-saas/users/ada%2F1">ada/1</a>`)

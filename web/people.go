@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/tidings-dev/tidings"
 )
@@ -81,6 +82,7 @@ type userData struct {
 	GroupLinks []memberLink
 	Days       []journeyDay
 	Older      string
+	Stream     string // the live stream of its new events, on the first page
 }
 
 // userPage shows one user: its properties, groups and journey — its events across
@@ -125,6 +127,11 @@ func (s *Server) userPage(w http.ResponseWriter, r *http.Request) error {
 	}
 	if page.Next != "" {
 		d.Older = userURL(project, userID) + "?before=" + url.QueryEscape(page.Next)
+	}
+	if r.URL.Query().Get("before") == "" {
+		// Live from a moment before the page was read, as the feed.
+		d.Stream = "/p/" + project + "/stream?" + url.Values{"user": {userID},
+			"last": {tidings.EventIDFloor(s.now().Add(-2 * time.Second))}}.Encode()
 	}
 	return s.render(w, r, "user", &view{Title: userID + " · " + project, Project: project, Section: "users", Data: d})
 }

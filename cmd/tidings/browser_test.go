@@ -362,6 +362,14 @@ func TestDashboardInChromium(t *testing.T) {
 	if txt := b.text(".feed"); !strings.Contains(txt, "Upgraded to premium") || !strings.Contains(txt, "analytical-engines") {
 		t.Fatalf("user page: %s", txt)
 	}
+	// The journey is live: the user's next event appears, another user's does not.
+	b.mustUntil(`document.querySelector('.journey[data-live="on"]')`)
+	post(t, m.URL()+"/v1/log", token, `{"project":"my-saas","channel":"payments","event":"Someone else paid","user_id":"user-7"}`)
+	post(t, m.URL()+"/v1/log", token, `{"project":"my-saas","channel":"payments","event":"Invited a teammate","icon":"👋","user_id":"user-42"}`)
+	b.mustUntil(`[...document.querySelectorAll(".ev-name")].some(a => a.textContent === "Invited a teammate")`)
+	if strings.Contains(b.text(".journey"), "Someone else paid") {
+		t.Fatalf("another user's event in the live journey: %s", b.text(".journey"))
+	}
 	b.screenshot("user-journey")
 	b.click(`document.querySelector('a[href="/p/my-saas/groups/analytical-engines"]').click()`)
 	if txt := b.text("main"); !strings.Contains(txt, "industry: computing") || !strings.Contains(txt, "user-42") {
