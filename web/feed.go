@@ -38,6 +38,8 @@ type feedData struct {
 	SearchError string
 	// ExportCSV and ExportNDJSON download what the page shows, every page of it.
 	ExportCSV, ExportNDJSON string
+	// Journey is the journey page of the one tag the feed is filtered by, if so.
+	Journey, JourneyTag string
 	Older                   string // URL of the next page, "" on the last
 	Stream                  string // URL of the live stream, "" when not live (an older page)
 	Filtered                bool
@@ -142,6 +144,11 @@ func (s *Server) feed(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	d.Empty = len(page.Events) == 0
+	if len(q.Tags) == 1 && len(q.Terms) == 0 && q.UserID == "" {
+		t := q.Tags[0]
+		d.JourneyTag = t.Key + ": " + t.Value
+		d.Journey = "/p/" + q.Project + "/journey?" + url.Values{"tag": {t.Key + ":" + t.Value}}.Encode()
+	}
 	for _, f := range []struct {
 		format string
 		url    *string

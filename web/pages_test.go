@@ -504,6 +504,16 @@ func TestUsersPages(t *testing.T) {
 	}
 	c.get("/p/my-saas/users/ada%2F1").want(t, 200, `data-stream="/p/my-saas/stream?last=`, `user=ada%2F1`)
 	c.get("/p/my-saas/users/visitor-9").want(t, 200, "Anonymous visit", "identify this user")
+	e.publish(acme, tidings.NewEvent{Event: "Order placed", Tags: tidings.Tags{str("order-id", "o-77")}})
+	e.publish(acme, tidings.NewEvent{Event: "Order shipped", Tags: tidings.Tags{str("order-id", "o-77")}})
+	e.publish(acme, tidings.NewEvent{Event: "Other order", Tags: tidings.Tags{str("order-id", "o-78")}})
+	c.get("/p/my-saas?tag=order-id:o-77").want(t, 200, "See order-id: o-77 as a journey", `href="/p/my-saas/journey?tag=order-id%3Ao-77"`)
+	jp := c.get("/p/my-saas/journey?tag=order-id%3Ao-77")
+	jp.want(t, 200, "Order placed", "Order shipped", `class="day"`, "data-stream=")
+	if strings.Contains(jp.body, "Other order") {
+		t.Fatal("another order in o-77's journey")
+	}
+	c.get("/p/my-saas/journey?tag=nocolon").want(t, 400)
 	c.get("/p/my-saas/groups").want(t, 200, `href="/p/my-saas/groups/acme-inc"`, "<td>1</td>")
 	c.get("/p/my-saas/groups/acme-inc").want(t, 200, "Members (1)", `<a href="/p/my-saas/users/ada%2F1">ada/1</a>`)
 	c.get("/p/my-saas/groups/nope").want(t, 404)

@@ -76,17 +76,56 @@ type journeyDay struct {
 	Events []eventView
 }
 
+// journey is a page of events, newest first, grouped by day, with the live stream of
+// new ones on the first page: a user's events, or a tag's.
+type journey struct {
+	Days   []journeyDay
+	Older  string // URL of the next page
+	Stream string // the live stream of new events, on the first page
+}
+
+// readJourney reads a page of q's events (q.Before from the request) into days;
+// pageURL is the journey's own address, stream its live filter's parameters.
+func (s *Server) readJourney(r *http.Request, q tidings.EventQuery, pageURL string, stream url.Values) (*journey, error) {
+	q.Before, q.Limit = r.URL.Query().Get("before"), 50
+	page, err := s.store.ListEvents(r.Context(), sessionFrom(r).account.ID, q)
+	if err != nil {
+		return nil, err
+	}
+	j := &journey{}
+	base := feedURL(q.Project, "")
+	for _, ev := range page.Events {
+		day := ev.Timestamp.UTC().Format("Monday, 2 January 2006")
+		if len(j.Days) == 0 || j.Days[len(j.Days)-1].Day != day {
+			j.Days = append(j.Days, journeyDay{Day: day})
+		}
+		last := &j.Days[len(j.Days)-1]
+		last.Events = append(last.Events, s.eventView(ev, base, url.Values{}))
+	}
+	sep := "?"
+	if strings.Contains(pageURL, "?") {
+		sep = "&"
+	}
+	if page.Next != "" {
+		j.Older = pageURL + sep + "before=" + url.QueryEscape(page.Next)
+	}
+	if q.Before == "" {
+		// Live from a moment before the page was read, as the feed.
+		stream.Set("last", tidings.EventIDFloor(s.now().Add(-2*time.Second)))
+		j.Stream = "/p/" + q.Project + "/stream?" + stream.Encode()
+	}
+	return j, nil
+}
+
 type userData struct {
 	*tidings.Person
 	Chips      []string
 	GroupLinks []memberLink
-	Days       []journeyDay
-	Older      string
-	Stream     string // the live stream of its new events, on the first page
+	*journey
 }
 
 // userPage shows one user: its properties, groups and journey — its events across
-// channels, newest first, by day.
+// channels, newest first, by day, live.
 func (s *Server) userPage(w http.ResponseWriter, r *http.Request) error {
 	project, userID := r.PathValue("project"), r.PathValue("user_id")
 	account := sessionFrom(r).account.ID
@@ -101,39 +140,50 @@ func (s *Server) userPage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	page, err := s.store.ListEvents(r.Context(), account, tidings.EventQuery{Project: project, UserID: userID,
-		Before: r.URL.Query().Get("before"), Limit: 50})
+	j, err := s.readJourney(r, tidings.EventQuery{Project: project, UserID: userID}, userURL(project, userID), url.Values{"user": {userID}})
 	if tidings.ErrorCode(err) == tidings.EValidation {
 		return redirect(w, r, userURL(project, userID))
 	}
 	if err != nil {
 		return err
 	}
-	if u.FirstSeen.IsZero() && len(page.Events) == 0 && r.URL.Query().Get("before") == "" { // named by nothing
+	if u.FirstSeen.IsZero() && len(j.Days) == 0 && r.URL.Query().Get("before") == "" { // named by nothing
 		return tidings.Errorf(tidings.ENotFound, "no user %q in project %q", userID, project)
 	}
-	d := userData{Person: u, Chips: propertyChips(u.Properties)}
+	d := userData{Person: u, Chips: propertyChips(u.Properties), journey: j}
 	for _, g := range u.Groups {
 		d.GroupLinks = append(d.GroupLinks, memberLink{g, groupURL(project, g)})
 	}
-	base := feedURL(project, "")
-	for _, ev := range page.Events {
-		day := ev.Timestamp.UTC().Format("Monday, 2 January 2006")
-		if len(d.Days) == 0 || d.Days[len(d.Days)-1].Day != day {
-			d.Days = append(d.Days, journeyDay{Day: day})
-		}
-		last := &d.Days[len(d.Days)-1]
-		last.Events = append(last.Events, s.eventView(ev, base, url.Values{}))
-	}
-	if page.Next != "" {
-		d.Older = userURL(project, userID) + "?before=" + url.QueryEscape(page.Next)
-	}
-	if r.URL.Query().Get("before") == "" {
-		// Live from a moment before the page was read, as the feed.
-		d.Stream = "/p/" + project + "/stream?" + url.Values{"user": {userID},
-			"last": {tidings.EventIDFloor(s.now().Add(-2 * time.Second))}}.Encode()
-	}
 	return s.render(w, r, "user", &view{Title: userID + " · " + project, Project: project, Section: "users", Data: d})
+}
+
+type tagJourneyData struct {
+	Key, Value string
+	FeedURL    string
+	*journey
+}
+
+// tagJourneyPage is the journey of a tag value — an order, a ticket: every event
+// with the tag, across channels, by day, live. GET /p/{project}/journey?tag=key:value.
+func (s *Server) tagJourneyPage(w http.ResponseWriter, r *http.Request) error {
+	project := r.PathValue("project")
+	key, value, ok := strings.Cut(r.URL.Query().Get("tag"), ":")
+	if !ok || !tidings.ValidName(key) {
+		var p tidings.Problems
+		p.Add("tag", "format", "must be key:value with a key like order-id")
+		return p.Err()
+	}
+	tag := url.Values{"tag": {key + ":" + value}}
+	pageURL := "/p/" + project + "/journey?" + tag.Encode()
+	j, err := s.readJourney(r, tidings.EventQuery{Project: project, Tags: []tidings.Tag{{Key: key, Value: value}}}, pageURL, tag)
+	if tidings.ErrorCode(err) == tidings.EValidation {
+		return redirect(w, r, pageURL)
+	}
+	if err != nil {
+		return err
+	}
+	d := tagJourneyData{Key: key, Value: value, FeedURL: feedURL(project, "") + "?" + tag.Encode(), journey: j}
+	return s.render(w, r, "journey", &view{Title: key + ": " + value + " · " + project, Project: project, Section: "feed", Data: d})
 }
 
 type groupRow struct {

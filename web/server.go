@@ -151,6 +151,7 @@ func (s *Server) Register(mux *http.ServeMux) {
 		{"GET /p/{project}/users", user, s.usersPage},
 		{"GET /p/{project}/users/{user_id}", user, s.userPage},
 		{"GET /p/{project}/groups", user, s.groupsPage},
+		{"GET /p/{project}/journey", user, s.tagJourneyPage},
 		{"GET /p/{project}/groups/{group_id}", user, s.groupPage},
 
 		{"GET /settings/password", user, s.passwordPage},

@@ -376,6 +376,13 @@ func TestDashboardInChromium(t *testing.T) {
 		t.Fatalf("group page: %s", txt)
 	}
 	b.screenshot("group")
+	// Any tag's journey: from the feed filtered by the tag.
+	b.do(chromedp.Navigate(m.URL() + "/p/my-saas?tag=plan:premium"))
+	b.click(`document.querySelector(".journey-link a").click()`)
+	if txt := b.text(".journey"); !strings.Contains(txt, "Upgraded to premium") || !strings.Contains(txt, "New Subscription") {
+		t.Fatalf("journey of plan: premium: %s", txt)
+	}
+	b.screenshot("tag-journey")
 
 	// An owner deletes an insight from the board (after confirming) and it is gone.
 	b.do(chromedp.Navigate(m.URL() + "/p/my-saas/insights"))
