@@ -40,14 +40,14 @@ type feedData struct {
 	ExportCSV, ExportNDJSON string
 	// Journey is the journey page of the one tag the feed is filtered by, if so.
 	Journey, JourneyTag string
-	Older                   string // URL of the next page, "" on the last
-	Stream                  string // URL of the live stream, "" when not live (an older page)
-	Filtered                bool
-	ClearURL                string
-	FeedURL                 string
-	Empty                   bool
-	Channels                []string
-	Published               bool // the project has any event at all
+	Older               string // URL of the next page, "" on the last
+	Stream              string // URL of the live stream, "" when not live (an older page)
+	Filtered            bool
+	ClearURL            string
+	FeedURL             string
+	Empty               bool
+	Channels            []string
+	Published           bool // the project has any event at all
 }
 
 // feedURL is the address of a project's feed or one channel's.
