@@ -20,11 +20,26 @@ func (f *fields) optional(key string) *string {
 	return nil
 }
 
-// decodeInsight turns a POST /v1/insight body into a checked change.
+// decodeInsight turns a POST /v1/insight body into a checked change. A value of the
+// form {"$inc": N} without a change is an increment, as PATCH takes it (a community
+// SDK sends it by POST); any other value still needs its change.
 func decodeInsight(body []byte) (*tidings.InsightChange, error) {
 	obj, err := decodeObject(body)
 	if err != nil {
 		return nil, err
+	}
+	var value []byte
+	hasChange := false
+	for _, m := range obj {
+		switch m.key {
+		case "value":
+			value = m.raw
+		case "change":
+			hasChange = true
+		}
+	}
+	if len(value) > 0 && value[0] == '{' && !hasChange {
+		return decodeIncrement(body)
 	}
 	var p tidings.Problems
 	f := newFields(obj, "", &p)

@@ -112,3 +112,25 @@ func TestIdentifyAndGroup(t *testing.T) {
 		t.Fatalf("another account finds user-1: %d", r.status)
 	}
 }
+
+// POST /v1/insight takes {"value":{"$inc":N}} as an increment (a community SDK sends
+// it there); a plain value without change is still refused.
+func TestInsightIncByPost(t *testing.T) {
+	e := newEnv(t, noLimits)
+	for range 2 {
+		r := e.do("POST", "/v1/insight", e.full, `{"project":"my-saas","title":"Signups","icon":"👥","value":{"$inc":2}}`)
+		if r.status != 200 || !strings.Contains(r.body, `"change":"increment"`) {
+			t.Fatalf("$inc by POST: %d %s", r.status, r.body)
+		}
+	}
+	r := e.do("GET", "/v1/insights?project=my-saas", e.full, "")
+	if !strings.Contains(r.body, `"value":"4"`) {
+		t.Fatalf("after two increments of 2: %s", r.body)
+	}
+	if r := e.do("POST", "/v1/insight", e.full, `{"project":"my-saas","title":"Signups","value":3}`); r.status != 400 || !r.has("change", "required") {
+		t.Fatalf("a plain value without change: %d %s", r.status, r.body)
+	}
+	if r := e.do("POST", "/v1/insight", e.full, `{"project":"my-saas","title":"Signups","value":{"$inc":"x"}}`); r.status != 400 {
+		t.Fatalf("$inc of a word: %d %s", r.status, r.body)
+	}
+}
