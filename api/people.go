@@ -2,8 +2,6 @@ package api
 
 import (
 	"net/http"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/tidings-dev/tidings"
@@ -192,23 +190,10 @@ func (s *Server) handleUsers(w http.ResponseWriter, r *http.Request) error {
 	}
 	v := r.URL.Query()
 	var p tidings.Problems
-	q := tidings.PersonQuery{Project: v.Get("project"), Before: v.Get("before"), Limit: 50}
+	q := tidings.PersonQuery{Project: v.Get("project"), Before: v.Get("before")}
 	tidings.CheckName(&p, "project", q.Project)
-	for _, prop := range v["property"] {
-		key, value, ok := strings.Cut(prop, ":")
-		if !ok || !tidings.ValidName(key) {
-			p.Add("property", "format", "must be key:value with a key like plan (got %q)", prop)
-			continue
-		}
-		q.Properties = append(q.Properties, tidings.Tag{Key: key, Value: value})
-	}
-	if l := v.Get("limit"); l != "" {
-		n, err := strconv.Atoi(l)
-		if err != nil || n < 1 || n > 100 {
-			p.Add("limit", "range", "must be a whole number from 1 to 100")
-		}
-		q.Limit = n
-	}
+	q.Properties = pairs(v, "property", &p)
+	q.Limit = limit(v, &p)
 	if err := p.Err(); err != nil {
 		return err
 	}

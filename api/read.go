@@ -3,6 +3,7 @@ package api
 import (
 	"errors"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -44,33 +45,47 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) error {
 func parseEventQuery(r *http.Request) (tidings.EventQuery, error) {
 	v := r.URL.Query()
 	var p tidings.Problems
-	q := tidings.EventQuery{Project: v.Get("project"), Channel: v.Get("channel"), Before: v.Get("before"), Limit: 50}
+	q := tidings.EventQuery{Project: v.Get("project"), Channel: v.Get("channel"), Before: v.Get("before")}
 	tidings.CheckName(&p, "project", q.Project)
 	if q.Channel != "" {
 		tidings.CheckName(&p, "channel", q.Channel)
 	}
-	for _, t := range v["tag"] {
-		key, value, ok := strings.Cut(t, ":")
-		if !ok || !tidings.ValidName(key) {
-			p.Add("tag", "format", "must be key:value with a key like plan (got %q)", t)
-			continue
-		}
-		q.Tags = append(q.Tags, tidings.Tag{Key: key, Value: value})
-	}
+	q.Tags = pairs(v, "tag", &p)
 	search, err := tidings.ParseSearch(v.Get("q"), time.Now())
 	var perr *tidings.Error
 	if errors.As(err, &perr) {
 		p = append(p, perr.Fields...)
 	}
 	q.AddSearch(search)
-	if l := v.Get("limit"); l != "" {
-		n, err := strconv.Atoi(l)
-		if err != nil || n < 1 || n > 100 {
-			p.Add("limit", "range", "must be a whole number from 1 to 100")
-		}
-		q.Limit = n
-	}
+	q.Limit = limit(v, &p)
 	return q, p.Err()
+}
+
+// pairs reads the repeatable key:value parameter name (tag=, property=).
+func pairs(v url.Values, name string, p *tidings.Problems) []tidings.Tag {
+	var out []tidings.Tag
+	for _, t := range v[name] {
+		key, value, ok := strings.Cut(t, ":")
+		if !ok || !tidings.ValidName(key) {
+			p.Add(name, "format", "must be key:value with a key like plan (got %q)", t)
+			continue
+		}
+		out = append(out, tidings.Tag{Key: key, Value: value})
+	}
+	return out
+}
+
+// limit reads a page's size: 1 to 100, default 50.
+func limit(v url.Values, p *tidings.Problems) int {
+	l := v.Get("limit")
+	if l == "" {
+		return 50
+	}
+	n, err := strconv.Atoi(l)
+	if err != nil || n < 1 || n > 100 {
+		p.Add("limit", "range", "must be a whole number from 1 to 100")
+	}
+	return n
 }
 
 // handleInsights lists a project's insights: GET /v1/insights?project=P.
