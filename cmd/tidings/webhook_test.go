@@ -23,11 +23,13 @@ func TestWebhookDeliveredAfterKill(t *testing.T) {
 	data := testbackend.Location(t)
 	token := setupAccount(t, data)
 	var up atomic.Bool
+	refused := make(chan struct{}, 10)
 	got := make(chan *http.Request, 10)
 	bodies := make(chan []byte, 10)
 	rx := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !up.Load() {
 			w.WriteHeader(http.StatusServiceUnavailable) // down while the first process lives
+			refused <- struct{}{}
 			return
 		}
 		b, _ := io.ReadAll(r.Body)
@@ -52,6 +54,16 @@ func TestWebhookDeliveredAfterKill(t *testing.T) {
 	}
 	var ev struct{ ID string }
 	json.Unmarshal([]byte(resp), &ev)
+	// Killed once its first attempt failed, so that the job waits for a retry rather than
+	// for a lease: a process killed in the middle of an attempt holds the job for the
+	// lease's 2 minutes on PostgreSQL, whose instances share the outbox (and the test's
+	// 20 s would end first; CI hit that once under load).
+	select {
+	case <-refused:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the first process never tried to deliver")
+	}
+	time.Sleep(time.Second) // its failed attempt is recorded
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()
 
