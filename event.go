@@ -3,6 +3,7 @@ package tidings
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -168,9 +169,10 @@ type EventQuery struct {
 	Terms []Term
 	// Since and Until bound the timestamp: Since <= ts < Until; zero is open.
 	Since, Until time.Time
-	// UserID keeps only the events sent with this user_id (a user's journey). Like a
-	// word search, such a page lists events by arrival.
-	UserID string
+	// Users keeps only the events sent with one of these user_ids: a user's journey,
+	// or a group's (its members'). Like a word search, such a page lists events by
+	// arrival. At most MaxQueryUsers.
+	Users  []string
 	Before string // an event ID: only events older than it
 	Limit  int    // 1 to 100
 }
@@ -185,6 +187,20 @@ func (q *EventQuery) AddSearch(s Search) {
 	if !s.Until.IsZero() {
 		q.Until = s.Until
 	}
+}
+
+// MaxQueryUsers is how many user IDs one EventQuery may name: a group's journey reads
+// the events of at most this many of its members (FindGroup returns as many).
+const MaxQueryUsers = MaxGroupMembersShown
+
+// CheckUsers refuses (EValidation) a query naming more than MaxQueryUsers user IDs.
+func (q EventQuery) CheckUsers() error {
+	if len(q.Users) <= MaxQueryUsers {
+		return nil
+	}
+	var p Problems
+	p.Add("user", "too_many", "at most %d user IDs at once (got %d)", MaxQueryUsers, len(q.Users))
+	return p.Err()
 }
 
 // EventPage is one page of events; Next is the cursor of the following page, "" on the last.
@@ -232,7 +248,7 @@ type EventStore interface {
 // Matches reports whether ev belongs in a feed filtered by q (its project is assumed):
 // the live feed applies the same filter to new events as the store applies to pages.
 func (q EventQuery) Matches(ev *Event) bool {
-	if q.Channel != "" && ev.Channel != q.Channel || q.UserID != "" && ev.UserID != q.UserID {
+	if q.Channel != "" && ev.Channel != q.Channel || len(q.Users) > 0 && !slices.Contains(q.Users, ev.UserID) {
 		return false
 	}
 	for _, want := range q.Tags {

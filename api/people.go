@@ -234,7 +234,7 @@ func (s *Server) handleUser(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	recent, err := s.store.ListEvents(r.Context(), tok.AccountID, tidings.EventQuery{Project: project, UserID: u.UserID, Limit: 20})
+	recent, err := s.store.ListEvents(r.Context(), tok.AccountID, tidings.EventQuery{Project: project, Users: []string{u.UserID}, Limit: 20})
 	if err != nil {
 		return err
 	}

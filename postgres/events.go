@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -71,6 +72,10 @@ func (db *DB) eventsByID(ctx context.Context, where string, args ...any) ([]acco
 // say which is smallest), and every other condition is checked on the rows walked, so
 // the scan stops at the page's end whatever the store's size.
 func (db *DB) ListEvents(ctx context.Context, accountID int64, q tidings.EventQuery) (*tidings.EventPage, error) {
+	if err := q.CheckUsers(); err != nil {
+		return nil, err
+	}
+	q.Users = slices.Compact(slices.Sorted(slices.Values(q.Users))) // each user's index is read once
 	p, err := findProject(ctx, db.pool, accountID, q.Project)
 	if err != nil {
 		return nil, err
@@ -122,12 +127,12 @@ func (db *DB) ListEvents(ctx context.Context, accountID int64, q tidings.EventQu
 	}
 	var sqlText string
 	var args []any
-	if len(q.Terms) > 0 || q.UserID != "" {
-		src, err := db.searchSource(ctx, p.ID, channelID, q.Tags, q.Terms, q.UserID)
+	if len(q.Terms) > 0 || len(q.Users) > 0 {
+		src, err := db.searchSource(ctx, p.ID, channelID, q.Tags, q.Terms, q.Users)
 		if err != nil {
 			return nil, err
 		}
-		sqlText, args = searchQuery(p.ID, channelID, q.Tags, q.Terms, q.UserID, q.Since, q.Until, before, q.Limit+1, src)
+		sqlText, args = searchQuery(p.ID, channelID, q.Tags, q.Terms, q.Users, q.Since, q.Until, before, q.Limit+1, src)
 	} else {
 		sqlText, args = listQuery(p.ID, channelID, q.Tags, driver, q.Since, q.Until, before, q.Limit+1)
 	}

@@ -79,18 +79,24 @@ func TestQueryPlans(t *testing.T) {
 		"from a tag":          {tags: []tidings.Tag{pro, eu}, src: source{kind: fromTag, tag: 1}},
 		"from a channel":      {channel: 2, tags: []tidings.Tag{pro}, src: source{kind: fromChannel}},
 		"from the GIN index":  {tags: []tidings.Tag{pro}, src: source{kind: fromWords}},
+		"a user's journey":    {src: source{kind: fromUser}},
+		"a group's journey":   {channel: 2, tags: []tidings.Tag{pro}, src: source{kind: fromUser}},
 	} {
-		user := ""
+		var users []string
 		if c.src.kind == fromUser {
-			user = "user-42"
+			users = []string{"user-42", "user-43", "user-44"}
 		}
-		q, args := searchQuery(1, c.channel, c.tags, words, user, time.Unix(1, 0), time.Time{}, before, 51, c.src)
+		q, args := searchQuery(1, c.channel, c.tags, words, users, time.Unix(1, 0), time.Time{}, before, 51, c.src)
 		var plan string
 		if err := conn.QueryRow(ctx, `EXPLAIN (FORMAT JSON) `+q, args...).Scan(&plan); err != nil {
 			t.Fatalf("search %s: %v\n%s", name, err, q)
 		}
-		if strings.Contains(plan, `"Seq Scan"`) || (c.src.kind == fromProject || c.src.kind == fromUser) && strings.Contains(plan, `Sort"`) {
+		if strings.Contains(plan, `"Seq Scan"`) || c.src.kind == fromProject && strings.Contains(plan, `Sort"`) {
 			t.Errorf("search %s: the plan scans a table or sorts a walk:\n%s\n%s", name, q, plan)
+		}
+		// A journey sorts only each user's first page (Limit over the index, per user).
+		if c.src.kind == fromUser && (strings.Count(plan, `"Node Type": "Sort"`) > 1 || !strings.Contains(plan, `"Node Type": "Limit"`)) {
+			t.Errorf("search %s: a journey sorts more than the users' first pages:\n%s\n%s", name, q, plan)
 		}
 		if c.src.kind == fromUser && !strings.Contains(plan, "events_user") {
 			t.Errorf("search %s: the journey does not read events_user:\n%s", name, plan)

@@ -133,7 +133,7 @@ const (
 	fromTag            // the rarest filter tag's events
 	fromChannel        // the channel's events
 	fromWords          // the GIN index's matches of the words
-	fromUser           // the user's events (its journey), by events_user
+	fromUser           // the users' events (a journey), by events_user
 )
 
 type source struct {
@@ -146,10 +146,10 @@ type source struct {
 // else the walk, which finds a common word's newest matches at once. PostgreSQL's own
 // choice, a walk whenever LIMIT is small, read all 10 million events for a word that
 // no event has.
-func (db *DB) searchSource(ctx context.Context, project, channel int64, tags []tidings.Tag, terms []tidings.Term, user string) (source, error) {
+func (db *DB) searchSource(ctx context.Context, project, channel int64, tags []tidings.Tag, terms []tidings.Term, users []string) (source, error) {
 	best, src := searchCandidates, source{kind: fromProject}
-	if user != "" {
-		// One user's events are read in order from their own index.
+	if len(users) > 0 {
+		// Each user's events are read in order from their own index.
 		return source{kind: fromUser}, nil
 	}
 	if len(tags) > 0 {
@@ -193,7 +193,7 @@ func (db *DB) searchSource(ctx context.Context, project, channel int64, tags []t
 // read whole, with every condition, in a materialised CTE, and only its matches are
 // sorted: left to itself, the planner would walk the id index for these too, guessing
 // that the LIMIT is reached soon, and read hundreds of thousands of rows.
-func searchQuery(project, channel int64, tags []tidings.Tag, terms []tidings.Term, user string, since, until time.Time, before *cursor, limit int, src source) (string, []any) {
+func searchQuery(project, channel int64, tags []tidings.Tag, terms []tidings.Term, users []string, since, until time.Time, before *cursor, limit int, src source) (string, []any) {
 	var sb strings.Builder
 	var args []any
 	arg := func(v any) string {
@@ -215,9 +215,6 @@ func searchQuery(project, channel int64, tags []tidings.Tag, terms []tidings.Ter
 			}
 			sb.WriteString(` AND ` + match)
 		}
-		if user != "" {
-			sb.WriteString(` AND e.user_id = ` + arg(user))
-		}
 		if channel != 0 {
 			sb.WriteString(` AND e.channel_id = ` + arg(channel))
 		}
@@ -232,7 +229,18 @@ func searchQuery(project, channel int64, tags []tidings.Tag, terms []tidings.Ter
 			sb.WriteString(` AND (e.tags::jsonb ->> ` + arg(t.Key) + `) = ` + arg(t.Value))
 		}
 	}
-	if src.kind == fromProject || src.kind == fromUser {
+	if src.kind == fromUser {
+		// Each user's newest matches from its index, then the newest of those: at most
+		// users × limit rows, however many events a group's members have.
+		lim := arg(limit)
+		sb.WriteString(`WITH top AS (SELECT x.id FROM unnest(` + arg(users) + `::text[]) AS m(user_id)
+			CROSS JOIN LATERAL (SELECT e.id FROM events e WHERE e.project_id = ` + proj + ` AND e.user_id = m.user_id AND e.user_id <> ''`) // <> '': events_user is partial
+		conditions()
+		sb.WriteString(` ORDER BY e.id DESC LIMIT ` + lim + `) x ORDER BY x.id DESC LIMIT ` + lim + `)
+		SELECT ` + eventFields + ` FROM top JOIN events e ON e.id = top.id JOIN channels c ON c.id = e.channel_id ORDER BY e.id DESC`)
+		return sb.String(), args
+	}
+	if src.kind == fromProject {
 		sb.WriteString(`SELECT ` + eventColumns + ` WHERE e.project_id = ` + proj)
 		conditions()
 		sb.WriteString(` ORDER BY e.id DESC LIMIT ` + arg(limit))

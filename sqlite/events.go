@@ -108,8 +108,8 @@ type feedFilter struct {
 	project, channel, channelCount int64
 	tags                           []feedTag
 	terms                          []tidings.Term
-	user                           string // only this user_id's events
-	since, until                   int64  // unix ms; 0 is open
+	users                          []string // only these user_ids' events
+	since, until                   int64    // unix ms; 0 is open
 	before                         *cursor
 	limit                          int
 }
@@ -122,7 +122,7 @@ type feedFilter struct {
 //
 // A search for words reads the full-text index instead (searchQuery).
 func listQuery(f feedFilter) eventQuery {
-	if len(f.terms) > 0 || f.user != "" {
+	if len(f.terms) > 0 || len(f.users) > 0 {
 		return searchQuery(f)
 	}
 	var sb strings.Builder
@@ -191,9 +191,12 @@ func searchQuery(f feedFilter) eventQuery {
 	var sb strings.Builder
 	args := []any{matchExpr(f)}
 	sb.WriteString(`SELECT ` + eventColumns + ` FROM events_fts s CROSS JOIN events e ON e.seq = s.rowid WHERE events_fts MATCH ?`)
-	if f.user != "" {
-		sb.WriteString(` AND e.user_id = ?`) // its scope token is a hash: this makes it exact
-		args = append(args, f.user)
+	if len(f.users) > 0 {
+		// Their scope tokens are hashes: this makes it exact.
+		sb.WriteString(` AND e.user_id IN (?` + strings.Repeat(`, ?`, len(f.users)-1) + `)`)
+		for _, u := range f.users {
+			args = append(args, u)
+		}
 	}
 	if f.before != nil {
 		sb.WriteString(` AND s.rowid < ?`)
@@ -224,8 +227,17 @@ func matchExpr(f feedFilter) string {
 	for _, t := range f.tags {
 		fmt.Fprintf(&b, ` AND scope:"t%d"`, t.id)
 	}
-	if f.user != "" {
-		b.WriteString(` AND scope:"` + userToken(f.user) + `"`)
+	for i, u := range f.users {
+		switch {
+		case i == 0:
+			b.WriteString(` AND (`)
+		default:
+			b.WriteString(` OR `)
+		}
+		b.WriteString(`scope:"` + userToken(u) + `"`)
+		if i == len(f.users)-1 {
+			b.WriteString(`)`)
+		}
 	}
 	for _, t := range f.terms {
 		b.WriteString(` AND text:"` + strings.Join(t.Words, " ") + `"`)
@@ -264,6 +276,9 @@ func searchScope(project, channel int64, tagIDs []int64, userID string) string {
 
 // ListEvents returns a page of the project's events, newest first.
 func (db *DB) ListEvents(ctx context.Context, accountID int64, q tidings.EventQuery) (*tidings.EventPage, error) {
+	if err := q.CheckUsers(); err != nil {
+		return nil, err
+	}
 	p, err := findProject(ctx, db.read, accountID, q.Project)
 	if err != nil {
 		return nil, err
@@ -308,7 +323,7 @@ func (db *DB) ListEvents(ctx context.Context, accountID int64, q tidings.EventQu
 		}
 		tags = append(tags, ft)
 	}
-	eq := listQuery(feedFilter{project: p.ID, channel: channelID, channelCount: channelCount, tags: tags, terms: q.Terms, user: q.UserID,
+	eq := listQuery(feedFilter{project: p.ID, channel: channelID, channelCount: channelCount, tags: tags, terms: q.Terms, users: q.Users,
 		since: msOrZero(q.Since), until: msOrZero(q.Until), before: before, limit: q.Limit + 1})
 	events, err := db.queryEvents(ctx, p, eq.sql, eq.args...)
 	if err != nil {

@@ -37,6 +37,7 @@ func testPeople(t *testing.T, open Opener) {
 			Properties: tidings.Tags{str("plan", []string{"free", "pro"}[i%2])}})
 		must(t, err)
 	}
+	time.Sleep(2 * time.Millisecond) // times are kept in ms: the group call sees user-1 last
 	g, err := f.s.Group(ctx, f.account.ID, &tidings.GroupChange{Project: "my-saas", GroupID: "acme-inc", UserID: "user-1",
 		Properties: tidings.Tags{str("industry", "retail")}})
 	must(t, err)
@@ -195,17 +196,64 @@ func testJourney(t *testing.T, open Opener) {
 		t.Fatalf("ada after identify and one delete: %+v", u)
 	}
 	ada = ada[1:]
-	if got := walk(tidings.EventQuery{UserID: "ada"}); !slices.Equal(got, ada) {
+	if got := walk(tidings.EventQuery{Users: []string{"ada"}}); !slices.Equal(got, ada) {
 		t.Fatalf("ada's journey: %v, want %v", got, ada)
 	}
 	step6, _ := tidings.ParseSearch("step 6", time.Now())
-	if got := walk(tidings.EventQuery{UserID: "ada", Terms: step6.Terms}); !slices.Equal(got, ada[:1]) {
+	if got := walk(tidings.EventQuery{Users: []string{"ada"}, Terms: step6.Terms}); !slices.Equal(got, ada[:1]) {
 		t.Fatalf("ada's journey searched for step 6: %v", got)
 	}
-	if got := walk(tidings.EventQuery{UserID: "nobody"}); len(got) != 0 {
+	if got := walk(tidings.EventQuery{Users: []string{"nobody"}}); len(got) != 0 {
 		t.Fatalf("nobody's journey: %v", got)
 	}
-	if !(tidings.EventQuery{UserID: "ada"}).Matches(&tidings.Event{UserID: "ada"}) || (tidings.EventQuery{UserID: "ada"}).Matches(&tidings.Event{UserID: "Ada"}) {
+	ada1 := tidings.EventQuery{Users: []string{"ada"}}
+	if !ada1.Matches(&tidings.Event{UserID: "ada"}) || ada1.Matches(&tidings.Event{UserID: "Ada"}) || ada1.Matches(&tidings.Event{}) {
 		t.Fatal("the live filter of a journey")
+	}
+
+	// A group's journey: its members' events, merged newest first by arrival, in pages;
+	// the same user named twice is read once.
+	all := walkAll(t, f, tidings.EventQuery{Users: []string{"bob", "ada", "bob", "Ada"}})
+	var want []string
+	page, err := f.s.ListEvents(ctx, f.account.ID, tidings.EventQuery{Project: "my-saas", Limit: 100})
+	must(t, err)
+	for _, ev := range page.Events {
+		want = append(want, ev.ID) // every event of the account's project has one of these users
+	}
+	if !slices.Equal(all, want) {
+		t.Fatalf("the journey of ada, bob and Ada: %v, want %v", all, want)
+	}
+	if got := walkAll(t, f, tidings.EventQuery{Users: []string{"bob", "ada"}, Channel: "signups"}); len(got) != 3 {
+		t.Fatalf("ada and bob in signups: %v", got)
+	}
+	tooMany := make([]string, tidings.MaxQueryUsers+1)
+	for i := range tooMany {
+		tooMany[i] = fmt.Sprint("u", i)
+	}
+	_, err = f.s.ListEvents(ctx, f.account.ID, tidings.EventQuery{Project: "my-saas", Users: tooMany, Limit: 10})
+	wantCode(t, err, tidings.EValidation)
+	if got := walkAll(t, f, tidings.EventQuery{Users: tooMany[:tidings.MaxQueryUsers]}); len(got) != 0 {
+		t.Fatalf("the journey of %d users with no events: %v", tidings.MaxQueryUsers, got)
+	}
+}
+
+// walkAll reads every page of q in the project my-saas, two events at a time.
+func walkAll(t *testing.T, f fixture, q tidings.EventQuery) []string {
+	t.Helper()
+	q.Project, q.Limit = "my-saas", 2
+	var ids []string
+	for pages := 0; ; pages++ {
+		if pages > 20 {
+			t.Fatal("pages do not end")
+		}
+		p, err := f.s.ListEvents(context.Background(), f.account.ID, q)
+		must(t, err)
+		for _, ev := range p.Events {
+			ids = append(ids, ev.ID)
+		}
+		if p.Next == "" {
+			return ids
+		}
+		q.Before = p.Next
 	}
 }

@@ -29,6 +29,7 @@ func userURL(project, userID string) string {
 
 type chip struct {
 	Label, URL string
+	Journey    string // the tag's journey page
 }
 
 type feedData struct {
@@ -105,8 +106,18 @@ func (s *Server) feedQuery(r *http.Request) (q tidings.EventQuery, params url.Va
 		}
 	}
 	if u := v.Get("user"); u != "" { // a user's journey
-		q.UserID = u
+		q.Users = []string{u}
 		params.Set("user", u)
+	} else if g := v.Get("group"); g != "" { // a group's: its members' events
+		group, gerr := s.store.FindGroup(r.Context(), sessionFrom(r).account.ID, q.Project, g)
+		if gerr != nil {
+			return q, params, gerr
+		}
+		if len(group.MemberIDs) == 0 {
+			return q, params, tidings.Errorf(tidings.ENotFound, "group %q has no members yet", g)
+		}
+		q.Users = group.MemberIDs
+		params.Set("group", g)
 	}
 	return q, params, err
 }
@@ -120,7 +131,8 @@ func (s *Server) eventView(ev *tidings.Event, base string, params url.Values) ev
 	for _, t := range ev.Tags {
 		p := clone(params)
 		p.Add("tag", t.Key+":"+t.Value)
-		v.Chips = append(v.Chips, chip{Label: t.Key + ": " + t.Value, URL: base + "?" + p.Encode()})
+		v.Chips = append(v.Chips, chip{Label: t.Key + ": " + t.Value, URL: base + "?" + p.Encode(),
+			Journey: "/p/" + ev.Project + "/journey?" + url.Values{"tag": {t.Key + ":" + t.Value}}.Encode()})
 	}
 	return v
 }
@@ -144,7 +156,7 @@ func (s *Server) feed(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	d.Empty = len(page.Events) == 0
-	if len(q.Tags) == 1 && len(q.Terms) == 0 && q.UserID == "" {
+	if len(q.Tags) == 1 && len(q.Terms) == 0 && len(q.Users) == 0 {
 		t := q.Tags[0]
 		d.JourneyTag = t.Key + ": " + t.Value
 		d.Journey = "/p/" + q.Project + "/journey?" + url.Values{"tag": {t.Key + ":" + t.Value}}.Encode()

@@ -508,6 +508,7 @@ func TestUsersPages(t *testing.T) {
 	e.publish(acme, tidings.NewEvent{Event: "Order shipped", Tags: tidings.Tags{str("order-id", "o-77")}})
 	e.publish(acme, tidings.NewEvent{Event: "Other order", Tags: tidings.Tags{str("order-id", "o-78")}})
 	c.get("/p/my-saas?tag=order-id:o-77").want(t, 200, "See order-id: o-77 as a journey", `href="/p/my-saas/journey?tag=order-id%3Ao-77"`)
+	c.get("/p/my-saas").want(t, 200, `class="chip-journey" href="/p/my-saas/journey?tag=order-id%3Ao-78"`) // every chip offers its journey
 	jp := c.get("/p/my-saas/journey?tag=order-id%3Ao-77")
 	jp.want(t, 200, "Order placed", "Order shipped", `class="day"`, "data-stream=")
 	if strings.Contains(jp.body, "Other order") {
@@ -515,7 +516,14 @@ func TestUsersPages(t *testing.T) {
 	}
 	c.get("/p/my-saas/journey?tag=nocolon").want(t, 400)
 	c.get("/p/my-saas/groups").want(t, 200, `href="/p/my-saas/groups/acme-inc"`, "<td>1</td>")
-	c.get("/p/my-saas/groups/acme-inc").want(t, 200, "Members (1)", `<a href="/p/my-saas/users/ada%2F1">ada/1</a>`)
+	gp := c.get("/p/my-saas/groups/acme-inc")
+	gp.want(t, 200, "Members (1)", `<a href="/p/my-saas/users/ada%2F1">ada/1</a>`, "Journey", "Upgraded to pro", `group=acme-inc`)
+	if strings.Contains(gp.body, "Bob did something") {
+		t.Fatal("a non-member's event in the group's journey")
+	}
+	e.store.Group(ctx, acme.ID, &tidings.GroupChange{Project: "my-saas", GroupID: "empty-co"})
+	c.get("/p/my-saas/groups/empty-co").want(t, 200, "No members yet")
+	c.get("/p/my-saas/stream?group=empty-co").want(t, 404)
 	c.get("/p/my-saas/groups/nope").want(t, 404)
 	c.get("/p/my-saas/users/ada%2F1").want(t, 200, `<a href="/p/my-saas/groups/acme-inc">acme-inc</a>`)
 	c.get("/p/my-saas/users/nobody").want(t, 404)

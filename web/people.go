@@ -140,7 +140,7 @@ func (s *Server) userPage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	j, err := s.readJourney(r, tidings.EventQuery{Project: project, UserID: userID}, userURL(project, userID), url.Values{"user": {userID}})
+	j, err := s.readJourney(r, tidings.EventQuery{Project: project, Users: []string{userID}}, userURL(project, userID), url.Values{"user": {userID}})
 	if tidings.ErrorCode(err) == tidings.EValidation {
 		return redirect(w, r, userURL(project, userID))
 	}
@@ -227,18 +227,30 @@ type groupData struct {
 	*tidings.Group
 	Chips   []string
 	Members []memberLink
+	*journey
 }
 
-// groupPage shows one group: its properties and members, each linking to its journey.
+// groupPage shows one group: its properties, its members, each linking to its
+// journey, and the group's journey — its members' events, by day, live.
 func (s *Server) groupPage(w http.ResponseWriter, r *http.Request) error {
-	project := r.PathValue("project")
-	g, err := s.store.FindGroup(r.Context(), sessionFrom(r).account.ID, project, r.PathValue("group_id"))
+	project, groupID := r.PathValue("project"), r.PathValue("group_id")
+	g, err := s.store.FindGroup(r.Context(), sessionFrom(r).account.ID, project, groupID)
 	if err != nil {
 		return err
 	}
-	d := groupData{Group: g, Chips: propertyChips(g.Properties)}
+	d := groupData{Group: g, Chips: propertyChips(g.Properties), journey: &journey{}}
 	for _, id := range g.MemberIDs {
 		d.Members = append(d.Members, memberLink{id, userURL(project, id)})
+	}
+	if len(g.MemberIDs) > 0 {
+		pageURL := groupURL(project, groupID)
+		d.journey, err = s.readJourney(r, tidings.EventQuery{Project: project, Users: g.MemberIDs}, pageURL, url.Values{"group": {groupID}})
+		if tidings.ErrorCode(err) == tidings.EValidation {
+			return redirect(w, r, pageURL)
+		}
+		if err != nil {
+			return err
+		}
 	}
 	return s.render(w, r, "group", &view{Title: g.GroupID + " · " + project, Project: project, Section: "users", Data: d})
 }

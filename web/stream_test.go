@@ -316,3 +316,37 @@ func TestStreamBudget(t *testing.T) {
 		t.Fatalf("ended with %q", why)
 	}
 }
+
+// TestGroupStream: a group's live journey gets its members' new events only.
+func TestGroupStream(t *testing.T) {
+	e := newEnv(t, false)
+	c := e.owner()
+	acme := e.account("acme")
+	for _, u := range []string{"ada", "bob"} {
+		if _, err := e.store.Group(t.Context(), acme.ID, &tidings.GroupChange{Project: "my-saas", GroupID: "acme-inc", UserID: u}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, res := c.openStream("?group=acme-inc")
+	if s == nil {
+		t.Fatalf("the group's stream: %s", res.Status)
+	}
+	time.Sleep(100 * time.Millisecond)
+	want := map[string]bool{}
+	for _, u := range []string{"ada", "eve", "bob", ""} {
+		ev := e.publish(acme, tidings.NewEvent{Event: "Step of " + u, UserID: u})
+		if u == "ada" || u == "bob" {
+			want[ev.ID] = true
+		}
+	}
+	e.publish(acme, tidings.NewEvent{Event: "Last", UserID: "ada"})
+	msgs := readSSE(t, s, 3, 5*time.Second)
+	for _, m := range msgs[:2] {
+		if !want[m["id"]] {
+			t.Fatalf("the group's stream sent %s, not a member's event", m["data"])
+		}
+	}
+	if strings.Contains(msgs[2]["data"], "Step of") {
+		t.Fatalf("the group's stream sent %s", msgs[2]["data"])
+	}
+}

@@ -304,6 +304,18 @@ func timeReads(ctx context.Context, s tidings.Store, account int64, runs int) er
 		{"search: deep page (paid, before=)", search("paid", "", deep)},
 		{"search: time range (since:1d)", search("since:1d", "", "")},
 		{"search: word + time range (failed since:1d)", search("failed since:1d", "", "")},
+		{"a user's journey (user-4242)", func() error {
+			_, err := s.ListEvents(ctx, account, tidings.EventQuery{Project: "shop", Users: []string{"user-4242"}, Limit: 50})
+			return err
+		}},
+		{"a group's journey (500 members)", func() error {
+			users := make([]string, tidings.MaxQueryUsers)
+			for i := range users {
+				users[i] = fmt.Sprintf("user-%d", i*97)
+			}
+			_, err := s.ListEvents(ctx, account, tidings.EventQuery{Project: "shop", Users: users, Limit: 50})
+			return err
+		}},
 		{"open a live stream (catch-up)", func() error {
 			if _, err := s.CountEventsAfter(ctx, account, "shop", latest, 1001); err != nil {
 				return err

@@ -16,8 +16,8 @@ import (
 // logsnagNode is the version of the LogSnag Node SDK the README's snippet is tested with.
 const logsnagNode = "@logsnag/node@1.0.1"
 
-// readmeSnippet returns the code block that follows marker in README.md.
-func readmeSnippet(t *testing.T, marker string) string {
+// readmeSnippet returns the code block (of language lang) that follows marker in README.md.
+func readmeSnippet(t *testing.T, marker, lang string) string {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
 	if err != nil {
@@ -27,7 +27,7 @@ func readmeSnippet(t *testing.T, marker string) string {
 	if !ok {
 		t.Fatalf("README.md has no %s", marker)
 	}
-	_, code, _ := strings.Cut(after, "```js\n")
+	_, code, _ := strings.Cut(after, "```"+lang+"\n")
 	code, _, ok = strings.Cut(code, "```")
 	if !ok {
 		t.Fatalf("no code block after %s in README.md", marker)
@@ -35,17 +35,22 @@ func readmeSnippet(t *testing.T, marker string) string {
 	return code
 }
 
-// TestLogSnagSDK runs the published LogSnag Node SDK, pointed at Tidings by exactly the
-// README's snippet: track, identify, group and an increment arrive, and a refused call
-// surfaces Tidings' message in the SDK's error.
-func TestLogSnagSDK(t *testing.T) {
-	need := func(format string, args ...any) {
+// needer returns a function that skips t, or fails it when TIDINGS_REQUIRE_SERVICES=1.
+func needer(t *testing.T) func(format string, args ...any) {
+	return func(format string, args ...any) {
 		t.Helper()
 		if os.Getenv("TIDINGS_REQUIRE_SERVICES") == "1" {
 			t.Fatalf(format, args...)
 		}
 		t.Skipf(format, args...)
 	}
+}
+
+// TestLogSnagSDK runs the published LogSnag Node SDK, pointed at Tidings by exactly the
+// README's snippet: track, identify, group and an increment arrive, and a refused call
+// surfaces Tidings' message in the SDK's error.
+func TestLogSnagSDK(t *testing.T) {
+	need := needer(t)
 	node, err := exec.LookPath("node")
 	if err != nil {
 		need("Node.js is needed for the LogSnag SDK test (TIDINGS_REQUIRE_SERVICES=1 requires it): apt-get install nodejs npm")
@@ -71,7 +76,7 @@ func TestLogSnagSDK(t *testing.T) {
 		}
 	}
 	_, token, _ := runCLI(t, loc, "", "token", "create", "--access", "public")
-	script := readmeSnippet(t, "<!-- sdk-node -->") + `
+	script := readmeSnippet(t, "<!-- sdk-node -->", "js") + `
 (async () => {
   await logsnag.track({ channel: "payments", event: "New Subscription", icon: "💰", user_id: "user-42", tags: { plan: "premium" } });
   await logsnag.identify({ user_id: "user-42", properties: { name: "Ada", plan: "premium", seats: 3 } });
@@ -119,4 +124,85 @@ func TestLogSnagSDK(t *testing.T) {
 	if err != nil || len(ins) != 1 || ins[0].Value != "2" {
 		t.Fatalf("the incremented insight: %+v %v", ins, err)
 	}
+}
+
+// TestLogSnagPython runs the README's Python snippet: the published logsnag package
+// when pip can install it, else a stand-in that sends what it sends the same way
+// (testdata/python-standin: PyPI is out of reach on some machines, these included).
+// track, identify and an increment arrive; a refused call raises with Tidings' message.
+func TestLogSnagPython(t *testing.T) {
+	need := needer(t)
+	python, err := exec.LookPath("python3")
+	if err != nil {
+		need("python3 is needed for the Python snippet test: apt-get install python3 python3-requests")
+	}
+	if out, err := exec.Command(python, "-c", "import requests").CombinedOutput(); err != nil {
+		need("the Python snippet test needs requests (apt-get install python3-requests): %s", out)
+	}
+	dir := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	pythonPath, sdk := dir, "the published logsnag package"
+	pipCtx, pipCancel := context.WithTimeout(ctx, 30*time.Second)
+	install := exec.CommandContext(pipCtx, python, "-m", "pip", "install", "--quiet", "--no-deps", "--retries", "0", "--timeout", "5",
+		"--target", dir, "logsnag")
+	out, err := install.CombinedOutput()
+	pipCancel()
+	if err != nil {
+		standin, _ := filepath.Abs(filepath.Join("testdata", "python-standin"))
+		pythonPath, sdk = standin, "the stand-in"
+		t.Logf("pip install logsnag failed (no PyPI here?): testing the snippet with testdata/python-standin\n%s", lastLine(out))
+	}
+
+	loc := testbackend.Location(t)
+	m := startServer(t, loc, nil)
+	for _, args := range [][]string{{"account", "create", "acme"}, {"project", "create", "my-saas"}, {"channel", "create", "my-saas", "payments"}} {
+		if code, _, errs := runCLI(t, loc, "", args...); code != 0 {
+			t.Fatalf("%v: %s", args, errs)
+		}
+	}
+	_, token, _ := runCLI(t, loc, "", "token", "create", "--access", "public")
+	script := readmeSnippet(t, "<!-- sdk-python -->", "python") + `
+logsnag.track(channel="payments", event="Python Subscription", icon="🐍", user_id="user-7", tags={"plan": "free"})
+logsnag.identify(user_id="user-7", properties={"name": "Grace", "seats": 2})
+logsnag.insight.increment(title="Signups", value=3, icon="👥")
+try:
+    logsnag.identify(user_id="user-7", properties={"Bad Key": 1})
+    print("refused: no")
+except Exception as e:
+    print("refused:", e)
+`
+	if err := os.WriteFile(filepath.Join(dir, "sdk.py"), []byte(script), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run := exec.CommandContext(ctx, python, "sdk.py")
+	run.Dir = dir
+	run.Env = append(os.Environ(), "PYTHONPATH="+pythonPath, "TIDINGS_URL="+m.URL(), "TIDINGS_TOKEN="+strings.TrimSpace(token))
+	out, err = run.CombinedOutput()
+	if err != nil {
+		t.Fatalf("the snippet with %s failed: %v\n%s", sdk, err, out)
+	}
+	if !strings.Contains(string(out), "refused:") || !strings.Contains(string(out), "property key must be") {
+		t.Fatalf("the error of a refused call, with %s: %s", sdk, out)
+	}
+
+	s := testbackend.Open(t, loc)
+	a, err := s.FindAccount(context.Background(), "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, err := s.FindPerson(context.Background(), a.ID, "my-saas", "user-7")
+	if err != nil || len(u.Properties) != 2 || u.Properties[0].Value != "Grace" || u.Events != 1 {
+		t.Fatalf("user-7 after track and identify: %+v %v", u, err)
+	}
+	ins, err := s.ListInsights(context.Background(), a.ID, "my-saas")
+	if err != nil || len(ins) != 1 || ins[0].Value != "3" {
+		t.Fatalf("the incremented insight: %+v %v", ins, err)
+	}
+}
+
+// lastLine is the last non-empty line of out.
+func lastLine(out []byte) string {
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	return lines[len(lines)-1]
 }
