@@ -121,12 +121,12 @@ type Group struct {
 	GroupID    string
 	Properties Tags
 	Members    int
-	MemberIDs  []string // FindGroup's: the members' user IDs, at most MaxGroupMembersShown
+	MemberIDs  []string // FindGroup's: the members' user IDs, most recently seen first, at most MaxGroupMembersShown
 	FirstSeen  time.Time
 	LastSeen   time.Time
 }
 
-// MaxGroupMembersShown is how many members' IDs FindGroup returns (by user ID).
+// MaxGroupMembersShown is how many members' IDs FindGroup returns.
 const MaxGroupMembersShown = 500
 
 // GroupPage is one page of groups, most recently seen first.

@@ -240,6 +240,6 @@ func (db *DB) FindGroup(ctx context.Context, accountID int64, project, groupID s
 		var id string
 		return id, r.Scan(&id)
 	}, `SELECT u.user_id FROM group_members m JOIN people u ON u.id = m.person_ref WHERE m.group_ref = $1
-		ORDER BY u.user_id COLLATE "C" LIMIT $2`, ref, tidings.MaxGroupMembersShown)
+		ORDER BY u.last_seen DESC, u.user_id COLLATE "C" LIMIT $2`, ref, tidings.MaxGroupMembersShown)
 	return g, err
 }

@@ -267,7 +267,7 @@ func (db *DB) FindGroup(ctx context.Context, accountID int64, project, groupID s
 		return nil, err
 	}
 	rows, err := db.read.QueryContext(ctx, `SELECT u.user_id FROM group_members m JOIN people u ON u.id = m.person_ref
-		WHERE m.group_ref = ? ORDER BY u.user_id LIMIT ?`, ref, tidings.MaxGroupMembersShown)
+		WHERE m.group_ref = ? ORDER BY u.last_seen DESC, u.user_id LIMIT ?`, ref, tidings.MaxGroupMembersShown)
 	if err != nil {
 		return nil, err
 	}

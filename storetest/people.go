@@ -67,7 +67,7 @@ func testPeople(t *testing.T, open Opener) {
 	wantCode(t, err, tidings.EValidation)
 	g, err = f.s.FindGroup(ctx, f.account.ID, "my-saas", "acme-inc")
 	must(t, err)
-	if !slices.Equal(g.MemberIDs, []string{"user-1", "user-9"}) || g.Properties[0].Value != "retail" {
+	if !slices.Equal(g.MemberIDs, []string{"user-9", "user-1"}) || g.Properties[0].Value != "retail" {
 		t.Fatalf("group acme-inc: %+v", g)
 	}
 	_, err = f.s.FindGroup(ctx, other.ID, "my-saas", "acme-inc")

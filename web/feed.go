@@ -116,7 +116,7 @@ func (s *Server) feedQuery(r *http.Request) (q tidings.EventQuery, params url.Va
 		if len(group.MemberIDs) == 0 {
 			return q, params, tidings.Errorf(tidings.ENotFound, "group %q has no members yet", g)
 		}
-		q.Users = group.MemberIDs
+		q.Users = journeyMembers(group)
 		params.Set("group", g)
 	}
 	return q, params, err

@@ -226,7 +226,8 @@ type memberLink struct{ ID, URL string }
 type groupData struct {
 	*tidings.Group
 	Chips   []string
-	Members []memberLink
+	Members   []memberLink
+	JourneyOf int // how many members' events the journey shows
 	*journey
 }
 
@@ -243,8 +244,9 @@ func (s *Server) groupPage(w http.ResponseWriter, r *http.Request) error {
 		d.Members = append(d.Members, memberLink{id, userURL(project, id)})
 	}
 	if len(g.MemberIDs) > 0 {
+		d.JourneyOf = len(journeyMembers(g))
 		pageURL := groupURL(project, groupID)
-		d.journey, err = s.readJourney(r, tidings.EventQuery{Project: project, Users: g.MemberIDs}, pageURL, url.Values{"group": {groupID}})
+		d.journey, err = s.readJourney(r, tidings.EventQuery{Project: project, Users: journeyMembers(g)}, pageURL, url.Values{"group": {groupID}})
 		if tidings.ErrorCode(err) == tidings.EValidation {
 			return redirect(w, r, pageURL)
 		}
@@ -253,4 +255,10 @@ func (s *Server) groupPage(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	return s.render(w, r, "group", &view{Title: g.GroupID + " · " + project, Project: project, Section: "users", Data: d})
+}
+
+// journeyMembers are the members whose events a group's journey shows: its most
+// recently seen ones, as many as one query may name.
+func journeyMembers(g *tidings.Group) []string {
+	return g.MemberIDs[:min(len(g.MemberIDs), tidings.MaxQueryUsers)]
 }

@@ -308,7 +308,7 @@ func timeReads(ctx context.Context, s tidings.Store, account int64, runs int) er
 			_, err := s.ListEvents(ctx, account, tidings.EventQuery{Project: "shop", Users: []string{"user-4242"}, Limit: 50})
 			return err
 		}},
-		{"a group's journey (500 members)", func() error {
+		{"a group's journey (100 members)", func() error {
 			users := make([]string, tidings.MaxQueryUsers)
 			for i := range users {
 				users[i] = fmt.Sprintf("user-%d", i*97)
