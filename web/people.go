@@ -225,7 +225,7 @@ type memberLink struct{ ID, URL string }
 
 type groupData struct {
 	*tidings.Group
-	Chips   []string
+	Chips     []string
 	Members   []memberLink
 	JourneyOf int // how many members' events the journey shows
 	*journey
