@@ -372,15 +372,25 @@ func TestDashboardInChromium(t *testing.T) {
 	}
 	b.screenshot("user-journey")
 	b.click(`document.querySelector('a[href="/p/my-saas/groups/analytical-engines"]').click()`)
-	if txt := b.text("main"); !strings.Contains(txt, "industry: computing") || !strings.Contains(txt, "user-42") {
+	if txt := b.text("main"); !strings.Contains(txt, "industry: computing") || !strings.Contains(txt, "user-42") || !strings.Contains(txt, "Invited a teammate") {
 		t.Fatalf("group page: %s", txt)
 	}
+	// The group's journey is live too: a member's next event appears.
+	b.mustUntil(`document.querySelector('.journey[data-live="on"]')`)
+	post(t, m.URL()+"/v1/log", token, `{"project":"my-saas","channel":"payments","event":"Seat added","icon":"🪑","user_id":"user-42","tags":{"plan":"premium","seats":4}}`)
+	b.mustUntil(`[...document.querySelectorAll(".ev-name")].some(a => a.textContent === "Seat added")`)
 	b.screenshot("group")
-	// Any tag's journey: from the feed filtered by the tag.
+	// Any tag's journey: from the feed filtered by the tag, and from a chip's ⇢.
 	b.do(chromedp.Navigate(m.URL() + "/p/my-saas?tag=plan:premium"))
 	b.click(`document.querySelector(".journey-link a").click()`)
 	if txt := b.text(".journey"); !strings.Contains(txt, "Upgraded to premium") || !strings.Contains(txt, "New Subscription") {
 		t.Fatalf("journey of plan: premium: %s", txt)
+	}
+	b.do(chromedp.Navigate(m.URL() + "/p/my-saas"))
+	b.click(`document.querySelector('.chip-journey[aria-label="Journey of seats: 4"]').click()`)
+	b.mustUntil(`location.search === "?tag=seats%3A4"`)
+	if txt := b.text(".journey"); !strings.Contains(txt, "Seat added") || strings.Contains(txt, "Upgraded to premium") {
+		t.Fatalf("journey of seats: 4: %s", txt)
 	}
 	b.screenshot("tag-journey")
 
