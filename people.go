@@ -2,6 +2,7 @@ package tidings
 
 import (
 	"context"
+	"strings"
 	"time"
 )
 
@@ -139,8 +140,46 @@ type GroupPage struct {
 type PersonQuery struct {
 	Project    string
 	Properties []Tag  // all must match (values compared as text, like tag filters)
+	IDPrefix   string // only users whose ID starts with it (ASCII letters in any case)
 	Before     string // a user ID: only users after it in the order
 	Limit      int    // 1 to 100
+}
+
+// ParsePersonSearch reads the users page's search box into q: key:value words (and
+// key:"two words") filter by property, another word is the start of a user ID. It
+// returns EValidation (field "q") for more than one such word or too long a query.
+func ParsePersonSearch(q *PersonQuery, box string) error {
+	var p Problems
+	if len(box) > MaxSearchLength {
+		p.Add("q", "length", "must be at most %d bytes", MaxSearchLength)
+		return p.Err()
+	}
+	for _, tok := range splitQuery(box) {
+		if !tok.quoted {
+			if key, value, ok := strings.Cut(tok.text, ":"); ok && ValidName(key) && (value != "" || tok.valueQuoted) {
+				if tok.valueQuoted {
+					value = tok.value
+				}
+				q.Properties = append(q.Properties, Tag{Key: key, Value: value})
+				continue
+			}
+		}
+		if q.IDPrefix != "" {
+			p.Add("q", "terms", "search one user ID at a time (%q and %q), or filter by property with key:value", q.IDPrefix, tok.text)
+			continue
+		}
+		q.IDPrefix = tok.text
+	}
+	if len(q.Properties) > MaxSearchTerms {
+		p.Add("q", "terms", "must have at most %d properties", MaxSearchTerms)
+	}
+	return p.Err()
+}
+
+// LikePrefix is a LIKE pattern matching the strings that start with s (\ escapes).
+func LikePrefix(s string) string {
+	r := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
+	return r.Replace(s) + "%"
 }
 
 // PersonPage is one page of users; Next is the cursor of the following page.

@@ -147,6 +147,9 @@ func (db *DB) ListPeople(ctx context.Context, accountID int64, q tidings.PersonQ
 		}
 		sb.WriteString(` AND (u.last_seen, u.id) < (` + arg(last) + `, ` + arg(ref) + `)`)
 	}
+	if q.IDPrefix != "" {
+		sb.WriteString(` AND u.user_id ILIKE ` + arg(tidings.LikePrefix(q.IDPrefix)) + ` ESCAPE '\'`)
+	}
 	for _, f := range q.Properties {
 		sb.WriteString(` AND (u.properties::jsonb ->> ` + arg(f.Key) + `) = ` + arg(f.Value))
 	}

@@ -163,6 +163,10 @@ func (db *DB) ListPeople(ctx context.Context, accountID int64, q tidings.PersonQ
 		sb.WriteString(` AND (u.last_seen, u.id) < (?, ?)`)
 		args = append(args, last, ref)
 	}
+	if q.IDPrefix != "" {
+		sb.WriteString(` AND u.user_id LIKE ? ESCAPE '\'`)
+		args = append(args, tidings.LikePrefix(q.IDPrefix))
+	}
 	for _, f := range q.Properties {
 		// The value as text, as tags compare: true/false for booleans, a number as written.
 		sb.WriteString(` AND EXISTS (SELECT 1 FROM json_each(u.properties) j WHERE j.key = ? AND

@@ -109,6 +109,18 @@ func testPeople(t *testing.T, open Opener) {
 	if pro := walk(tidings.PersonQuery{Properties: []tidings.Tag{{Key: "plan", Value: "pro"}}}); !slices.Equal(pro, []string{"user-1", "user-7", "user-5", "user-3"}) {
 		t.Fatalf("plan=pro: %v", pro)
 	}
+	if got := walk(tidings.PersonQuery{IDPrefix: "USER-"}); len(got) != 8 {
+		t.Fatalf("users whose ID starts with USER-: %v", got)
+	}
+	if got := walk(tidings.PersonQuery{IDPrefix: "user-9"}); !slices.Equal(got, []string{"user-9"}) {
+		t.Fatalf("users whose ID starts with user-9: %v", got)
+	}
+	if got := walk(tidings.PersonQuery{IDPrefix: "user_"}); len(got) != 0 {
+		t.Fatalf("_ matched as a wildcard: %v", got)
+	}
+	if got := walk(tidings.PersonQuery{IDPrefix: "user-", Properties: []tidings.Tag{{Key: "plan", Value: "free"}}}); len(got) != 3 {
+		t.Fatalf("user-… with plan free: %v", got)
+	}
 	if beta := walk(tidings.PersonQuery{Properties: []tidings.Tag{{Key: "beta", Value: "true"}, {Key: "plan", Value: "pro"}}}); !slices.Equal(beta, []string{"user-1"}) {
 		t.Fatalf("beta=true, plan=pro: %v", beta)
 	}

@@ -497,7 +497,15 @@ func TestUsersPages(t *testing.T) {
 	if strings.Contains(p.body, ">bob<") {
 		t.Fatal("the plan:pro filter shows bob")
 	}
-	c.get("/p/my-saas/users?q=nocolon").want(t, 200, "is not key:value")
+	c.get("/p/my-saas/users?q=two+words").want(t, 200, "one user ID at a time")
+	p = c.get("/p/my-saas/users?q=AD") // the start of an ID, any case
+	p.want(t, 200, "ada/1", "Clear filter")
+	if strings.Contains(p.body, ">bob<") {
+		t.Fatal("the search AD shows bob")
+	}
+	if p := c.get("/p/my-saas/users?q=ad_"); strings.Contains(p.body, "ada/1") {
+		t.Fatal("_ in a search is a wildcard")
+	}
 	c.get("/p/my-saas/users/ada%2F1").want(t, 200, "Journey", "Upgraded to pro", "plan: pro", "acme-inc", `class="day"`)
 	if strings.Contains(c.get("/p/my-saas/users/ada%2F1").body, "Bob did something") {
 		t.Fatal("bob's event in ada's journey")

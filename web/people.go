@@ -32,21 +32,16 @@ func propertyChips(props tidings.Tags) []string {
 }
 
 // usersPage lists a project's users, most recently seen first; the box filters them
-// by properties (key:value words).
+// by properties (key:value words) and the start of their ID.
 func (s *Server) usersPage(w http.ResponseWriter, r *http.Request) error {
 	project := r.PathValue("project")
 	v := r.URL.Query()
 	d := usersData{Query: strings.TrimSpace(v.Get("q"))}
 	q := tidings.PersonQuery{Project: project, Before: v.Get("before"), Limit: 50}
-	for _, word := range strings.Fields(d.Query) {
-		k, val, ok := strings.Cut(word, ":")
-		if !ok || !tidings.ValidName(k) {
-			d.Error = "Filter users by property, like plan:pro (" + word + " is not key:value)."
-			continue
-		}
-		q.Properties = append(q.Properties, tidings.Tag{Key: k, Value: val})
+	if err := tidings.ParsePersonSearch(&q, d.Query); err != nil {
+		d.Error = tidings.ErrorMessage(err)
 	}
-	d.Filter = len(q.Properties) > 0
+	d.Filter = len(q.Properties) > 0 || q.IDPrefix != ""
 	if d.Error == "" {
 		page, err := s.store.ListPeople(r.Context(), sessionFrom(r).account.ID, q)
 		if tidings.ErrorCode(err) == tidings.EValidation { // a stale cursor: start again
