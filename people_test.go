@@ -11,7 +11,7 @@ import (
 func TestParsePersonSearch(t *testing.T) {
 	for _, c := range []struct {
 		box, prefix, err string
-		props           []Tag
+		props            []Tag
 	}{
 		{box: "", props: nil},
 		{box: "plan:pro ada", prefix: "ada", props: []Tag{{Key: "plan", Value: "pro"}}},
