@@ -3,10 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tidings-dev/tidings"
+	"github.com/tidings-dev/tidings/internal/password"
 	"github.com/tidings-dev/tidings/internal/testbackend"
 )
 
@@ -110,22 +113,139 @@ func TestCLI(t *testing.T) {
 	fails("not an email", "user", "create", "ada", "--account", "acme")
 	fails("--role must be owner or member", "user", "create", "eve@example.com", "--account", "acme", "--role", "admin")
 
-	if out := ok("", "channel", "list", "my-saas", "--account", "acme"); out != "payments\n" {
+	if out := ok("", "channel", "list", "my-saas", "--account", "acme"); out != "payments  events=0\n" {
 		t.Fatalf("channel list = %q", out)
 	}
-	if out := ok("", "project", "list", "--account", "acme"); !strings.Contains(out, "my-saas") || !strings.Contains(out, "shop") {
+	if out := ok("", "project", "list", "--account", "acme"); !strings.Contains(out, "my-saas") || !strings.Contains(out, "shop") ||
+		!strings.Contains(out, "events=0") || strings.Contains(out, "PROJECT") {
 		t.Fatalf("project list = %q", out)
+	}
+	if list := ok("", "token", "list", "--account", "acme"); strings.Contains(list, "ID") {
+		t.Fatalf("token list to a script has a header: %q", list)
 	}
 }
 
+// The user commands: list, reset-password (signs the user out), delete (never the last
+// owner); project and channel delete say what goes and need --yes.
+func TestCLIManage(t *testing.T) {
+	loc := testbackend.Location(t)
+	ctx := context.Background()
+	ok := func(stdin string, args ...string) string {
+		t.Helper()
+		code, out, errs := runCLI(t, loc, stdin, args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, errs)
+		}
+		return out
+	}
+	fails := func(want string, args ...string) {
+		t.Helper()
+		code, out, errs := runCLI(t, loc, "a long password\n", args...)
+		if code != 1 || !strings.Contains(errs, want) || strings.Count(strings.TrimSpace(errs), "\n") != 0 || out != "" {
+			t.Fatalf("%v: exit %d, stdout %q, stderr %q; want a one-line error with %q", args, code, out, errs, want)
+		}
+	}
+	ok("", "account", "create", "acme")
+	ok("first password\n", "user", "create", "ada@example.com")
+	ok("second password\n", "user", "create", "bob@example.com", "--role", "member")
+	if out := ok("", "user", "list"); !strings.Contains(out, "ada@example.com") || !strings.Contains(out, "owner") || !strings.Contains(out, "bob@example.com") {
+		t.Fatalf("user list: %q", out)
+	}
+	s := testbackend.Open(t, loc)
+	ada, err := s.FindUserByEmail(ctx, "ada@example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hash := []byte("session-of-ada-0123456789abcdef")
+	if err := s.CreateSession(ctx, &tidings.Session{Hash: hash, UserID: ada.ID, CreatedAt: time.Now(), ExpiresAt: time.Now().Add(time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	if out := ok("a new long password\n", "user", "reset-password", "ada@example.com"); !strings.Contains(out, "signed them out") {
+		t.Fatalf("reset-password: %q", out)
+	}
+	if _, _, _, err := s.FindSession(ctx, hash, time.Now()); tidings.ErrorCode(err) != tidings.ENotFound {
+		t.Fatalf("ada's session after a reset: %v", err)
+	}
+	ada, _ = s.FindUserByEmail(ctx, "ada@example.com")
+	if okp, _ := password.Verify(ada.PasswordHash, "a new long password"); !okp {
+		t.Fatal("the new password does not verify")
+	}
+	fails("no user with the email", "user", "reset-password", "nobody@example.com")
+	fails("the account's only owner", "user", "delete", "ada@example.com")
+	ok("", "user", "delete", "bob@example.com")
+	fails("no user with the email", "user", "delete", "bob@example.com")
+
+	ok("", "project", "create", "my-saas")
+	ok("", "channel", "create", "my-saas", "payments")
+	ok("", "channel", "create", "my-saas", "signups")
+	a, _ := s.FindAccount(ctx, "acme")
+	for range 3 {
+		if _, err := s.PublishEvent(ctx, a.ID, &tidings.NewEvent{Project: "my-saas", Channel: "payments", Event: "Paid", Parser: tidings.ParserText}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fails("this deletes channel payments of project my-saas with 3 events: run it again with --yes", "channel", "delete", "my-saas", "payments")
+	fails("this deletes project my-saas with 2 channels and 3 events, and its insights: run it again with --yes", "project", "delete", "my-saas")
+	if out := ok("", "channel", "list", "my-saas"); !strings.Contains(out, "payments  events=3") {
+		t.Fatalf("after a delete without --yes: %q", out)
+	}
+	if out := ok("", "channel", "delete", "my-saas", "signups", "--yes"); out != "deleted channel signups of project my-saas with 0 events\n" {
+		t.Fatalf("channel delete: %q", out)
+	}
+	fails(`channel "signups" does not exist`, "channel", "delete", "my-saas", "signups", "--yes")
+	if out := ok("", "project", "delete", "my-saas", "--yes"); out != "deleted project my-saas with 1 channel and 3 events\n" {
+		t.Fatalf("project delete: %q", out)
+	}
+	fails(`project "my-saas" does not exist`, "project", "delete", "my-saas", "--yes")
+}
+
+// TestCLIUsage: every command and every group answers --help and -h on standard output
+// with exit 0; flags are written --name, as in the README; version answers.
 func TestCLIUsage(t *testing.T) {
-	for _, args := range [][]string{{"token", "create", "--help"}, {"serve", "-h"}, {"channel", "create", "--help"}, {"--help"}} {
+	var all [][]string
+	groups := map[string]bool{}
+	for _, cmd := range commands {
+		words := strings.Fields(cmd.name)
+		all = append(all, append(words[:len(words):len(words)], "--help"), append(words[:len(words):len(words)], "-h"))
+		if len(words) > 1 && !groups[words[0]] {
+			groups[words[0]] = true
+			all = append(all, []string{words[0], "--help"}, []string{words[0], "-h"})
+		}
+	}
+	all = append(all, []string{"--help"}, []string{"-h"}, []string{"help"})
+	for _, args := range all {
 		var out, errs bytes.Buffer
-		if code := run(context.Background(), args, strings.NewReader(""), &out, &errs); code != 0 || !strings.Contains(out.String(), "Usage") {
-			t.Fatalf("%v: exit %d, out %q", args, code, out.String())
+		if code := run(context.Background(), args, strings.NewReader(""), &out, &errs); code != 0 || !strings.Contains(out.String(), "Usage") || errs.Len() != 0 {
+			t.Fatalf("%v: exit %d, out %q, err %q", args, code, out.String(), errs.String())
+		}
+		if regexp.MustCompile(`\n  -[a-z]`).MatchString(out.String()) {
+			t.Fatalf("%v: a flag written with one dash:\n%s", args, out.String())
 		}
 	}
 	var out, errs bytes.Buffer
+	run(context.Background(), []string{"token", "--help"}, nil, &out, &errs)
+	for _, want := range []string{"tidings token create", "tidings token list", "tidings token revoke"} {
+		if !strings.Contains(out.String(), want) {
+			t.Fatalf("token --help lacks %s: %s", want, out.String())
+		}
+	}
+	out.Reset()
+	run(context.Background(), []string{"serve", "--help"}, nil, &out, &errs)
+	if !strings.Contains(out.String(), "--addr string") || !strings.Contains(out.String(), "--database string") {
+		t.Fatalf("serve --help: %s", out.String())
+	}
+	for _, args := range [][]string{{"version"}, {"--version"}} {
+		out.Reset()
+		if code := run(context.Background(), args, nil, &out, &errs); code != 0 || !strings.HasPrefix(out.String(), "tidings ") || !strings.Contains(out.String(), "go1.") {
+			t.Fatalf("%v: exit %d, %q", args, code, out.String())
+		}
+	}
+	out.Reset()
+	errs.Reset()
+	if code := run(context.Background(), []string{"webhook"}, nil, &out, &errs); code != 2 || !strings.Contains(errs.String(), "tidings webhook create") {
+		t.Fatalf("a group alone: exit %d, %q", code, errs.String())
+	}
+	errs.Reset()
 	if code := run(context.Background(), []string{"frobnicate"}, nil, &out, &errs); code != 2 || !strings.Contains(errs.String(), "unknown command") {
 		t.Fatalf("unknown command: %d %q", code, errs.String())
 	}

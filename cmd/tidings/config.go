@@ -75,7 +75,7 @@ func envString(name, def string) string {
 func storeFlags(fs *flag.FlagSet, c *Config) {
 	fs.StringVar(&c.Data, "data", envString("DATA", c.Data), "data folder of the embedded SQLite store (TIDINGS_DATA)")
 	fs.StringVar(&c.DatabaseURL, "database", envString("DATABASE_URL", c.DatabaseURL),
-		"postgres://… URL of a PostgreSQL store instead of the data folder (TIDINGS_DATABASE_URL, or _FILE)")
+		"a PostgreSQL store instead of the data folder: postgres://USER:PASSWORD@HOST:5432/DB?sslmode=disable (or require), PostgreSQL 13 or later; the database must exist, its tables are created (TIDINGS_DATABASE_URL, or TIDINGS_DATABASE_URL_FILE naming a file that holds it)")
 }
 
 // serveFlags are the flags of `tidings serve`.

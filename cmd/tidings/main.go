@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strings"
 	"syscall"
 
@@ -39,6 +40,7 @@ type cli struct {
 	// flags of management commands
 	account, role, access, project, channel, roles, name string
 	url, format, events, to, from                        string
+	yes                                                  bool
 }
 
 var commands = []command{
@@ -50,10 +52,15 @@ var commands = []command{
 			accountFlag(fs, c)
 			fs.StringVar(&c.role, "role", "owner", "owner or member")
 		}, run: userCreate},
+	{name: "user list", about: "list the account's users: email, role, created", flags: accountFlag, run: userList},
+	{name: "user reset-password", args: "EMAIL", about: "set a user's password, read from standard input, and sign them out everywhere", nargs: 1, run: userResetPassword},
+	{name: "user delete", args: "EMAIL", about: "delete a user and sign them out everywhere", nargs: 1, run: userDelete},
 	{name: "project create", args: "NAME", about: "create a project", nargs: 1, flags: accountFlag, run: projectCreate},
-	{name: "project list", about: "list the account's projects", flags: accountFlag, run: projectList},
+	{name: "project list", about: "list the account's projects: name, events, channels, settings", flags: accountFlag, run: projectList},
+	{name: "project delete", args: "NAME", about: "delete a project with its channels, events and insights (asks for --yes)", nargs: 1, flags: yesFlags, run: projectDelete},
 	{name: "channel create", args: "PROJECT CHANNEL", about: "create a channel in a project", nargs: 2, flags: accountFlag, run: channelCreate},
-	{name: "channel list", args: "PROJECT", about: "list a project's channels", nargs: 1, flags: accountFlag, run: channelList},
+	{name: "channel list", args: "PROJECT", about: "list a project's channels with their event counts", nargs: 1, flags: accountFlag, run: channelList},
+	{name: "channel delete", args: "PROJECT CHANNEL", about: "delete a channel with its events (asks for --yes)", nargs: 2, flags: yesFlags, run: channelDelete},
 	{name: "event delete", args: "EVENT_ID", about: "delete one event (from the feed, tag filters, search and counts)", nargs: 1, flags: accountFlag, run: eventDelete},
 	{name: "insight delete", args: "PROJECT TITLE", about: "delete an insight and its history", nargs: 2, flags: accountFlag, run: insightDelete},
 	{name: "token create", about: "create an API token and print it (it is shown only once)", flags: tokenFlags, run: tokenCreate},
@@ -81,6 +88,11 @@ func webhookFlags(fs *flag.FlagSet, c *cli) {
 	fs.StringVar(&c.name, "name", "", "a name to recognise the webhook by")
 }
 
+func yesFlags(fs *flag.FlagSet, c *cli) {
+	accountFlag(fs, c)
+	fs.BoolVar(&c.yes, "yes", false, "delete without asking: without it, the command says what would go and deletes nothing")
+}
+
 func accountFlag(fs *flag.FlagSet, c *cli) {
 	fs.StringVar(&c.account, "account", "", "account name (may be left out while exactly one account exists)")
 }
@@ -96,20 +108,54 @@ func tokenFlags(fs *flag.FlagSet, c *cli) {
 
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "Tidings: publish log events and insights, read them live.\n\nUsage:")
-	for _, cmd := range commands {
-		fmt.Fprintf(w, "  tidings %-32s %s\n", strings.TrimSpace(cmd.name+" "+cmd.args), cmd.about)
-	}
-	fmt.Fprintln(w, "\nEvery command takes --data DIR (default ./tidings-data) or --database URL.\nRun `tidings COMMAND --help` for its flags.")
+	printCommands(w, "")
+	fmt.Fprintln(w, "\nEvery command takes --data DIR (default ./tidings-data) or --database URL.\nRun `tidings COMMAND --help` for its flags; `tidings version` for the version.")
 }
+
+// printCommands lists the commands of a group ("token"), or all of them for "".
+func printCommands(w io.Writer, group string) {
+	for _, cmd := range commands {
+		if group == "" || strings.HasPrefix(cmd.name, group+" ") {
+			fmt.Fprintf(w, "  tidings %-34s %s\n", strings.TrimSpace(cmd.name+" "+cmd.args), cmd.about)
+		}
+	}
+}
+
+// isGroup reports whether word names a group of commands ("account", "token").
+func isGroup(word string) bool {
+	for _, cmd := range commands {
+		if strings.HasPrefix(cmd.name, word+" ") {
+			return true
+		}
+	}
+	return false
+}
+
+func isHelp(a string) bool { return a == "-h" || a == "-help" || a == "--help" || a == "help" }
 
 // run executes one command line and returns the exit code.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+	if len(args) == 0 || isHelp(args[0]) {
 		usage(stdout)
 		if len(args) == 0 {
 			return 2
 		}
 		return 0
+	}
+	if args[0] == "version" || args[0] == "--version" || args[0] == "-version" {
+		fmt.Fprintln(stdout, "tidings", version())
+		return 0
+	}
+	if isGroup(args[0]) && (len(args) == 1 || isHelp(args[1])) {
+		w, code := stdout, 0
+		if len(args) == 1 {
+			w, code = stderr, 2
+			fmt.Fprintf(w, "tidings %s: which one?\n\n", args[0])
+		}
+		fmt.Fprintf(w, "Usage:\n")
+		printCommands(w, args[0])
+		fmt.Fprintf(w, "\nRun `tidings %s COMMAND --help` for its flags.\n", args[0])
+		return code
 	}
 	var cmd *command
 	for i := range commands {
@@ -130,7 +176,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: tidings %s [flags]\n\n%s%s.\n\nFlags:\n", strings.TrimSpace(cmd.name+" "+cmd.args),
 			strings.ToUpper(cmd.about[:1]), cmd.about[1:])
-		fs.PrintDefaults()
+		printFlags(fs)
 	}
 	if cmd.name != "serve" && cmd.name != "migrate-store" {
 		storeFlags(fs, &c.cfg)
@@ -139,7 +185,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		cmd.flags(fs, c)
 	}
 	for _, a := range args {
-		if a == "-h" || a == "-help" || a == "--help" {
+		if isHelp(a) && a != "help" {
 			fs.SetOutput(stdout)
 			fs.Usage()
 			return 0
@@ -158,6 +204,54 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return 1
 	}
 	return 0
+}
+
+// printFlags lists a command's flags the way the README writes them: --name.
+func printFlags(fs *flag.FlagSet) {
+	w := fs.Output()
+	fs.VisitAll(func(f *flag.Flag) {
+		kind, usage := flag.UnquoteUsage(f)
+		line := "  --" + f.Name
+		if kind != "" {
+			line += " " + kind
+		}
+		fmt.Fprintf(w, "%s\n    \t%s", line, strings.ReplaceAll(usage, "\n", "\n    \t"))
+		if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "0" {
+			if kind == "string" {
+				fmt.Fprintf(w, " (default %q)", f.DefValue)
+			} else {
+				fmt.Fprintf(w, " (default %s)", f.DefValue)
+			}
+		}
+		fmt.Fprintln(w)
+	})
+}
+
+// version is the module's version and the commit it was built from, when Go recorded them.
+func version() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "(unknown)"
+	}
+	v := info.Main.Version
+	if v == "" {
+		v = "(devel)"
+	}
+	var rev, modified string
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				modified = "+dirty"
+			}
+		}
+	}
+	if rev != "" {
+		v += " " + rev[:min(12, len(rev))] + modified
+	}
+	return v + " " + info.GoVersion
 }
 
 // parseInterleaved parses flags that may come before, between or after positional

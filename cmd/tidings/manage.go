@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -85,11 +86,7 @@ func userCreate(ctx context.Context, c *cli, args []string) error {
 	if c.role != tidings.UserOwner && c.role != tidings.UserMember {
 		return fmt.Errorf("--role must be owner or member")
 	}
-	line, err := bufio.NewReader(c.stdin).ReadString('\n')
-	if err != nil && line == "" {
-		return errors.New("give the password on standard input, for example: echo 'secret…' | tidings user create …")
-	}
-	hash, err := password.Hash(strings.TrimRight(line, "\r\n"))
+	hash, err := readPassword(c, "user create")
 	if err != nil {
 		return err
 	}
@@ -103,6 +100,99 @@ func userCreate(ctx context.Context, c *cli, args []string) error {
 			return err
 		}
 		fmt.Fprintf(c.stdout, "created %s %s in account %s\n", u.Role, u.Email, a.Name)
+		return nil
+	})
+}
+
+// readPassword reads a password from the first line of standard input and hashes it.
+func readPassword(c *cli, cmd string) (string, error) {
+	line, err := bufio.NewReader(c.stdin).ReadString('\n')
+	if err != nil && line == "" {
+		return "", fmt.Errorf("give the password on standard input, for example: echo 'secret…' | tidings %s …", cmd)
+	}
+	return password.Hash(strings.TrimRight(line, "\r\n"))
+}
+
+// isTerminal reports whether w is a terminal (a person reads it, not a script).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+func userList(ctx context.Context, c *cli, _ []string) error {
+	return withStore(ctx, c, func(s tidings.Store) error {
+		a, err := findAccount(ctx, s, c.account)
+		if err != nil {
+			return err
+		}
+		us, err := s.ListUsers(ctx, a.ID)
+		if err != nil {
+			return err
+		}
+		w := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
+		if isTerminal(c.stdout) {
+			fmt.Fprintln(w, "EMAIL\tROLE\tCREATED")
+		}
+		for _, u := range us {
+			fmt.Fprintf(w, "%s\t%s\t%s\n", u.Email, u.Role, u.CreatedAt.Format(time.RFC3339))
+		}
+		return w.Flush()
+	})
+}
+
+func userResetPassword(ctx context.Context, c *cli, args []string) error {
+	hash, err := readPassword(c, "user reset-password")
+	if err != nil {
+		return err
+	}
+	return withStore(ctx, c, func(s tidings.Store) error {
+		u, err := s.FindUserByEmail(ctx, strings.TrimSpace(args[0]))
+		if tidings.ErrorCode(err) == tidings.ENotFound {
+			return fmt.Errorf("no user with the email %s (tidings user list shows them)", args[0])
+		}
+		if err != nil {
+			return err
+		}
+		if err := s.SetPassword(ctx, u.ID, hash, nil); err != nil {
+			return err
+		}
+		fmt.Fprintf(c.stdout, "set the password of %s and signed them out everywhere\n", u.Email)
+		return nil
+	})
+}
+
+func userDelete(ctx context.Context, c *cli, args []string) error {
+	return withStore(ctx, c, func(s tidings.Store) error {
+		u, err := s.FindUserByEmail(ctx, strings.TrimSpace(args[0]))
+		if tidings.ErrorCode(err) == tidings.ENotFound {
+			return fmt.Errorf("no user with the email %s (tidings user list shows them)", args[0])
+		}
+		if err != nil {
+			return err
+		}
+		if u.Role == tidings.UserOwner {
+			all, err := s.ListUsers(ctx, u.AccountID)
+			if err != nil {
+				return err
+			}
+			owners := 0
+			for _, o := range all {
+				if o.Role == tidings.UserOwner {
+					owners++
+				}
+			}
+			if owners == 1 {
+				return fmt.Errorf("%s is the account's only owner: create another owner first (tidings user create EMAIL --role owner)", u.Email)
+			}
+		}
+		if err := s.DeleteUser(ctx, u.AccountID, u.ID); err != nil {
+			return err
+		}
+		fmt.Fprintf(c.stdout, "deleted user %s and signed them out everywhere\n", u.Email)
 		return nil
 	})
 }
@@ -128,11 +218,86 @@ func projectList(ctx context.Context, c *cli, _ []string) error {
 			return err
 		}
 		ps, err := s.ListProjects(ctx, a.ID)
-		for _, p := range ps {
-			fmt.Fprintf(c.stdout, "%s\tauto-create-channels=%t\n", p.Name, p.AutoCreateChannels)
+		if err != nil {
+			return err
 		}
-		return err
+		w := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
+		if isTerminal(c.stdout) {
+			fmt.Fprintln(w, "PROJECT\tEVENTS\tCHANNELS\tAUTO-CREATE\tKEEP")
+		}
+		for _, p := range ps {
+			n, err := s.CountEvents(ctx, a.ID, p.Name, "")
+			if err != nil {
+				return err
+			}
+			chs, err := s.ListChannels(ctx, a.ID, p.Name)
+			if err != nil {
+				return err
+			}
+			keep := "forever"
+			if p.RetentionDays > 0 {
+				keep = fmt.Sprintf("%dd", p.RetentionDays)
+			}
+			fmt.Fprintf(w, "%s\tevents=%d\tchannels=%d\tauto-create-channels=%t\tkeep=%s\n", p.Name, n, len(chs), p.AutoCreateChannels, keep)
+		}
+		return w.Flush()
 	})
+}
+
+func projectDelete(ctx context.Context, c *cli, args []string) error {
+	return withStore(ctx, c, func(s tidings.Store) error {
+		a, err := findAccount(ctx, s, c.account)
+		if err != nil {
+			return err
+		}
+		n, err := s.CountEvents(ctx, a.ID, args[0], "")
+		if err != nil {
+			return err
+		}
+		chs, err := s.ListChannels(ctx, a.ID, args[0])
+		if err != nil {
+			return err
+		}
+		what := fmt.Sprintf("project %s with %s and %s", args[0], plural(len(chs), "channel"), plural(n, "event"))
+		if !c.yes {
+			return fmt.Errorf("this deletes %s, and its insights: run it again with --yes to do so", what)
+		}
+		if err := s.DeleteProject(ctx, a.ID, args[0]); err != nil {
+			return err
+		}
+		fmt.Fprintf(c.stdout, "deleted %s\n", what)
+		return nil
+	})
+}
+
+func channelDelete(ctx context.Context, c *cli, args []string) error {
+	return withStore(ctx, c, func(s tidings.Store) error {
+		a, err := findAccount(ctx, s, c.account)
+		if err != nil {
+			return err
+		}
+		n, err := s.CountEvents(ctx, a.ID, args[0], args[1])
+		if err != nil {
+			return err
+		}
+		what := fmt.Sprintf("channel %s of project %s with %s", args[1], args[0], plural(n, "event"))
+		if !c.yes {
+			return fmt.Errorf("this deletes %s: run it again with --yes to do so", what)
+		}
+		if err := s.DeleteChannel(ctx, a.ID, args[0], args[1]); err != nil {
+			return err
+		}
+		fmt.Fprintf(c.stdout, "deleted %s\n", what)
+		return nil
+	})
+}
+
+// plural is "1 event", "2 events".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 func channelCreate(ctx context.Context, c *cli, args []string) error {
@@ -156,10 +321,21 @@ func channelList(ctx context.Context, c *cli, args []string) error {
 			return err
 		}
 		cs, err := s.ListChannels(ctx, a.ID, args[0])
-		for _, ch := range cs {
-			fmt.Fprintln(c.stdout, ch.Name)
+		if err != nil {
+			return err
 		}
-		return err
+		w := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
+		if isTerminal(c.stdout) {
+			fmt.Fprintln(w, "CHANNEL\tEVENTS")
+		}
+		for _, ch := range cs {
+			n, err := s.CountEvents(ctx, a.ID, args[0], ch.Name)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(w, "%s\tevents=%d\n", ch.Name, n)
+		}
+		return w.Flush()
 	})
 }
 
@@ -200,6 +376,9 @@ func tokenList(ctx context.Context, c *cli, _ []string) error {
 			return err
 		}
 		w := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
+		if isTerminal(c.stdout) { // scripts read one line per token, id first (the contract)
+			fmt.Fprintln(w, "ID\tNAME\tACCESS\tLIMITS\tCREATED\tLAST USED\tSTATE\tROLES")
+		}
 		for _, t := range ts {
 			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, orDash(t.Name), t.Access, limits(t),
 				t.CreatedAt.Format(time.RFC3339), when(t.LastUsedAt, "never-used"), when(t.RevokedAt, "active"),
@@ -286,6 +465,9 @@ func webhookList(ctx context.Context, c *cli, _ []string) error {
 			return err
 		}
 		w := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
+		if isTerminal(c.stdout) {
+			fmt.Fprintln(w, "ID\tNAME\tPROJECT\tCHANNEL\tFORMAT\tEVENTS\tURL")
+		}
 		for _, h := range ws {
 			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", h.ID, orDash(h.Name), h.Project, orDash(h.Channel), h.Format, h.Events, h.URL)
 		}
