@@ -3,8 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
+	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -313,5 +316,46 @@ func TestCLIDeleteOne(t *testing.T) {
 	}
 	if _, err := s.FindEvent(ctx, a.ID, "my-saas", ev.ID); tidings.ErrorCode(err) != tidings.ENotFound {
 		t.Fatalf("the deleted event is still found: %v", err)
+	}
+}
+
+// syncBuffer is a bytes.Buffer that a server's goroutines write while a test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestServeFirstStart: the first log lines say the address to open, the data folder's
+// absolute path and, on a store without users, to open it to create the first account.
+func TestServeFirstStart(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	ctx, cancel := context.WithCancel(context.Background())
+	var errs syncBuffer
+	done := make(chan int)
+	go func() { done <- run(ctx, []string{"serve", "--addr", "127.0.0.1:0"}, nil, io.Discard, &errs) }()
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(errs.String(), "create the first one") && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	cancel()
+	<-done
+	abs, _ := filepath.EvalSymlinks(dir)
+	out := errs.String()
+	if !strings.Contains(out, "tidings is serving: open http://127.0.0.1:") || !strings.Contains(out, "data="+filepath.Join(abs, "tidings-data")) ||
+		!strings.Contains(out, "this store has no account yet: open http://127.0.0.1:") {
+		t.Fatalf("first start log:\n%s", out)
 	}
 }

@@ -512,11 +512,14 @@ func backup(ctx context.Context, c *cli, _ []string) error {
 }
 
 func runServe(ctx context.Context, c *cli, _ []string) error {
-	m := &Main{Config: c.cfg, Logger: newLogger(c.cfg.LogFormat)}
+	m := &Main{Config: c.cfg, Logger: newLogger(c.stderr, c.cfg.LogFormat)}
 	if err := m.Run(ctx); err != nil {
 		return err
 	}
-	m.Logger.Info("tidings is serving", "url", m.URL(), "data", storeName(c.cfg))
+	m.Logger.Info("tidings is serving: open "+m.URL(), "url", m.URL(), "data", storeName(c.cfg))
+	if n, err := m.store.CountUsers(ctx); err == nil && n == 0 {
+		m.Logger.Info("this store has no account yet: open " + m.URL() + " to create the first one (you become its owner)")
+	}
 	select {
 	case <-ctx.Done():
 		m.Logger.Info("shutting down")
@@ -527,9 +530,14 @@ func runServe(ctx context.Context, c *cli, _ []string) error {
 	return m.Close()
 }
 
+// storeName is where the store lives, for the log: PostgreSQL, or the data folder's
+// absolute path (the default ./tidings-data depends on where the server was started).
 func storeName(c Config) string {
 	if c.DatabaseURL != "" {
 		return "postgres"
+	}
+	if abs, err := filepath.Abs(c.Data); err == nil {
+		return abs
 	}
 	return c.Data
 }
