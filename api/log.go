@@ -1,6 +1,7 @@
 package api
 
 import (
+	"fmt"
 	"math"
 	"net/http"
 	"strconv"
@@ -79,7 +80,11 @@ func decodeTimestamp(raw []byte, p *tidings.Problems) time.Time {
 	}
 	secs, err := strconv.ParseFloat(text, 64)
 	if err != nil || math.IsInf(secs, 0) || secs < 0 || secs > 1e11 {
-		p.Add("timestamp", "range", "must be unix seconds between 946684800 (2000-01-01) and now + 24 hours")
+		msg := "must be unix seconds between 946684800 (2000-01-01) and now + 24 hours"
+		if secs >= 946684800e3 && secs < 1e14 { // Date.now() and the like
+			msg += fmt.Sprintf("; %s looks like milliseconds: divide by 1000", text)
+		}
+		p.Add("timestamp", "range", "%s", msg)
 		return time.Time{}
 	}
 	return time.UnixMilli(int64(math.Round(secs * 1000))).UTC()

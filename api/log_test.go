@@ -98,6 +98,9 @@ func TestLogFields(t *testing.T) {
 			if c.path != "" && !strings.Contains(r.problem.Detail, c.path) {
 				t.Fatalf("detail does not name %s: %s", c.path, r.problem.Detail)
 			}
+			if ms := strings.Contains(c.name, "milliseconds"); ms != strings.Contains(r.problem.Detail, "looks like milliseconds: divide by 1000") {
+				t.Fatalf("the milliseconds hint (want %t): %s", ms, r.problem.Detail)
+			}
 		})
 	}
 }
