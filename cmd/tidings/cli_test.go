@@ -6,6 +6,7 @@ import (
 	"io"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -221,7 +222,7 @@ func TestCLIUsage(t *testing.T) {
 		if code := run(context.Background(), args, strings.NewReader(""), &out, &errs); code != 0 || !strings.Contains(out.String(), "Usage") || errs.Len() != 0 {
 			t.Fatalf("%v: exit %d, out %q, err %q", args, code, out.String(), errs.String())
 		}
-		if regexp.MustCompile(`\n  -[a-z]`).MatchString(out.String()) {
+		if regexp.MustCompile(`\n  -[a-z][a-z-]* `).MatchString(out.String()) {
 			t.Fatalf("%v: a flag written with one dash:\n%s", args, out.String())
 		}
 	}
@@ -357,5 +358,72 @@ func TestServeFirstStart(t *testing.T) {
 	if !strings.Contains(out, "tidings is serving: open http://127.0.0.1:") || !strings.Contains(out, "data="+filepath.Join(abs, "tidings-data")) ||
 		!strings.Contains(out, "this store has no account yet: open http://127.0.0.1:") {
 		t.Fatalf("first start log:\n%s", out)
+	}
+}
+
+// TestPublishFromShell: tidings publish and tidings insight reach a running server with
+// TIDINGS_URL and TIDINGS_TOKEN; a refused one exits 1 with the server's message.
+func TestPublishFromShell(t *testing.T) {
+	loc := testbackend.Location(t)
+	m := startServer(t, loc, nil)
+	for _, args := range [][]string{{"account", "create", "acme"}, {"project", "create", "my-saas"}, {"channel", "create", "my-saas", "deploys"}} {
+		if code, _, errs := runCLI(t, loc, "", args...); code != 0 {
+			t.Fatalf("%v: %s", args, errs)
+		}
+	}
+	_, token, _ := runCLI(t, loc, "", "token", "create", "--access", "public")
+	t.Setenv("TIDINGS_URL", m.URL())
+	t.Setenv("TIDINGS_TOKEN", strings.TrimSpace(token))
+	remote := func(args ...string) (int, string, string) {
+		var out, errs bytes.Buffer
+		code := run(context.Background(), args, strings.NewReader(""), &out, &errs)
+		return code, out.String(), errs.String()
+	}
+	code, out, errs := remote("publish", "-p", "my-saas", "-c", "deploys", "-e", "Deployed v1.4", "--icon", "🚀", "--tag", "version=1.4.0",
+		"--tag", "region=eu west", "--tag", "canary=true", "--tag", "build=812", "--notify", "--markdown", "--description", "**ok**")
+	if code != 0 || errs != "" || len(strings.TrimSpace(out)) != 36 {
+		t.Fatalf("publish: exit %d, %q, %q", code, out, errs)
+	}
+	s := testbackend.Open(t, loc)
+	a, _ := s.FindAccount(context.Background(), "acme")
+	ev, err := s.FindEvent(context.Background(), a.ID, "my-saas", strings.TrimSpace(out))
+	want := tidings.Tags{{Key: "version", Kind: tidings.KindString, Value: "1.4.0"}, {Key: "region", Kind: tidings.KindString, Value: "eu west"},
+		{Key: "canary", Kind: tidings.KindBool, Value: "true"}, {Key: "build", Kind: tidings.KindNumber, Value: "812"}}
+	if err != nil || ev.Event != "Deployed v1.4" || ev.Icon != "🚀" || !ev.Notify || ev.Parser != "markdown" || !slices.Equal(ev.Tags, want) {
+		t.Fatalf("the published event: %+v %v", ev, err)
+	}
+	for _, c := range []struct {
+		args []string
+		out  string
+	}{
+		{[]string{"insight", "-p", "my-saas", "-t", "Signups today", "-v", "2", "--change", "increment", "--icon", "👥"}, "Signups today: 2\n"},
+		{[]string{"insight", "-p", "my-saas", "--title", "Signups today", "--value", "3", "--change", "increment"}, "Signups today: 5\n"},
+		{[]string{"insight", "-p", "my-saas", "-t", "Revenue", "-v", "1205.50", "--prefix", "$"}, "Revenue: $1205.50\n"},
+		{[]string{"insight", "-p", "my-saas", "-t", "Status", "-v", "all good"}, "Status: all good\n"},
+	} {
+		if code, out, errs := remote(c.args...); code != 0 || out != c.out {
+			t.Fatalf("%v: exit %d, %q, %q", c.args, code, out, errs)
+		}
+	}
+	for _, c := range []struct {
+		args []string
+		err  string
+	}{
+		{[]string{"publish", "-p", "my-saas", "-e", "x"}, "-c/--channel is required"},
+		{[]string{"publish", "-p", "my-saas", "-c", "nope", "-e", "x"}, `channel "nope" does not exist`},
+		{[]string{"publish", "-p", "my-saas", "-c", "deploys", "-e", "x", "--tag", "novalue"}, "write key=value"},
+		{[]string{"publish", "-p", "my-saas", "-c", "deploys", "-e", "x", "--icon", "ab"}, "must be exactly one emoji"},
+		{[]string{"insight", "-p", "my-saas", "-t", "Status", "-v", "1", "--change", "increment"}, "not a number"},
+		{[]string{"insight", "-p", "my-saas", "-t", "Signups today"}, "-v/--value are required"},
+		{[]string{"publish", "-p", "my-saas", "-c", "deploys", "-e", "x", "--url", "http://127.0.0.1:1"}, "connection refused"},
+	} {
+		code, out, errs := remote(c.args...)
+		if code != 1 || out != "" || !strings.Contains(errs, c.err) || strings.Count(strings.TrimSpace(errs), "\n") != 0 {
+			t.Fatalf("%v: exit %d, %q, %q; want a one-line error with %q", c.args, code, out, errs, c.err)
+		}
+	}
+	t.Setenv("TIDINGS_TOKEN", "")
+	if code, _, errs := remote("publish", "-p", "my-saas", "-c", "deploys", "-e", "x"); code != 1 || !strings.Contains(errs, "export TIDINGS_TOKEN") {
+		t.Fatalf("no token: exit %d, %q", code, errs)
 	}
 }

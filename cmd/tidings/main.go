@@ -29,6 +29,8 @@ type command struct {
 	flags func(fs *flag.FlagSet, c *cli)
 	run   func(ctx context.Context, c *cli, args []string) error
 	nargs int
+	// remote commands talk to a server over the API, not to a store.
+	remote bool
 }
 
 // cli is the state one command invocation works with.
@@ -41,6 +43,7 @@ type cli struct {
 	account, role, access, project, channel, roles, name string
 	url, format, events, to, from                        string
 	yes                                                  bool
+	pub                                                  publishFlags
 }
 
 var commands = []command{
@@ -61,8 +64,12 @@ var commands = []command{
 	{name: "channel create", args: "PROJECT CHANNEL", about: "create a channel in a project", nargs: 2, flags: accountFlag, run: channelCreate},
 	{name: "channel list", args: "PROJECT", about: "list a project's channels with their event counts", nargs: 1, flags: accountFlag, run: channelList},
 	{name: "channel delete", args: "PROJECT CHANNEL", about: "delete a channel with its events (asks for --yes)", nargs: 2, flags: yesFlags, run: channelDelete},
+	{name: "publish", about: "publish an event to a server (TIDINGS_URL, TIDINGS_TOKEN): for cron jobs, deploy scripts and CI; prints its id",
+		flags: publishFlagSet, run: publish, remote: true},
 	{name: "event delete", args: "EVENT_ID", about: "delete one event (from the feed, tag filters, search and counts)", nargs: 1, flags: accountFlag, run: eventDelete},
 	{name: "insight delete", args: "PROJECT TITLE", about: "delete an insight and its history", nargs: 2, flags: accountFlag, run: insightDelete},
+	{name: "insight", about: "set, increment or decrement an insight on a server (TIDINGS_URL, TIDINGS_TOKEN); prints its new value",
+		flags: insightFlagSet, run: insight, remote: true},
 	{name: "token create", about: "create an API token and print it (it is shown only once)", flags: tokenFlags, run: tokenCreate},
 	{name: "token list", about: "list API tokens: id, name, access, limits, created, last used, revoked, roles", flags: accountFlag, run: tokenList},
 	{name: "token revoke", args: "TOKEN_ID", about: "revoke an API token at once", nargs: 1, flags: accountFlag, run: tokenRevoke},
@@ -115,7 +122,7 @@ func usage(w io.Writer) {
 // printCommands lists the commands of a group ("token"), or all of them for "".
 func printCommands(w io.Writer, group string) {
 	for _, cmd := range commands {
-		if group == "" || strings.HasPrefix(cmd.name, group+" ") {
+		if group == "" || cmd.name == group || strings.HasPrefix(cmd.name, group+" ") {
 			fmt.Fprintf(w, "  tidings %-34s %s\n", strings.TrimSpace(cmd.name+" "+cmd.args), cmd.about)
 		}
 	}
@@ -125,6 +132,16 @@ func printCommands(w io.Writer, group string) {
 func isGroup(word string) bool {
 	for _, cmd := range commands {
 		if strings.HasPrefix(cmd.name, word+" ") {
+			return true
+		}
+	}
+	return false
+}
+
+// isCommand reports whether name is a whole command ("insight", beside "insight delete").
+func isCommand(name string) bool {
+	for _, cmd := range commands {
+		if cmd.name == name {
 			return true
 		}
 	}
@@ -146,7 +163,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprintln(stdout, "tidings", version())
 		return 0
 	}
-	if isGroup(args[0]) && (len(args) == 1 || isHelp(args[1])) {
+	if isGroup(args[0]) && !isCommand(args[0]) && (len(args) == 1 || isHelp(args[1])) {
 		w, code := stdout, 0
 		if len(args) == 1 {
 			w, code = stderr, 2
@@ -158,13 +175,14 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return code
 	}
 	var cmd *command
+	n := 0 // the longest command that the arguments start with wins: "insight delete" over "insight"
 	for i := range commands {
 		words := strings.Fields(commands[i].name)
-		if len(args) >= len(words) && strings.Join(args[:len(words)], " ") == commands[i].name {
-			cmd, args = &commands[i], args[len(words):]
-			break
+		if len(words) > n && len(args) >= len(words) && strings.Join(args[:len(words)], " ") == commands[i].name {
+			cmd, n = &commands[i], len(words)
 		}
 	}
+	args = args[n:]
 	if cmd == nil {
 		fmt.Fprintf(stderr, "tidings: unknown command %q\n\n", strings.Join(args, " "))
 		usage(stderr)
@@ -177,8 +195,16 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprintf(fs.Output(), "Usage: tidings %s [flags]\n\n%s%s.\n\nFlags:\n", strings.TrimSpace(cmd.name+" "+cmd.args),
 			strings.ToUpper(cmd.about[:1]), cmd.about[1:])
 		printFlags(fs)
+		if isGroup(cmd.name) {
+			fmt.Fprintf(fs.Output(), "\nAlso:\n")
+			for _, o := range commands {
+				if strings.HasPrefix(o.name, cmd.name+" ") {
+					fmt.Fprintf(fs.Output(), "  tidings %-34s %s\n", strings.TrimSpace(o.name+" "+o.args), o.about)
+				}
+			}
+		}
 	}
-	if cmd.name != "serve" && cmd.name != "migrate-store" {
+	if cmd.name != "serve" && cmd.name != "migrate-store" && !cmd.remote {
 		storeFlags(fs, &c.cfg)
 	}
 	if cmd.flags != nil {
@@ -209,9 +235,21 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 // printFlags lists a command's flags the way the README writes them: --name.
 func printFlags(fs *flag.FlagSet) {
 	w := fs.Output()
+	short := map[string]string{}
 	fs.VisitAll(func(f *flag.Flag) {
+		if long, ok := aliases[f.Name]; ok && fs.Lookup(long) != nil {
+			short[long] = f.Name
+		}
+	})
+	fs.VisitAll(func(f *flag.Flag) {
+		if long, ok := aliases[f.Name]; ok && fs.Lookup(long) != nil {
+			return // shown with its long name
+		}
 		kind, usage := flag.UnquoteUsage(f)
 		line := "  --" + f.Name
+		if s, ok := short[f.Name]; ok {
+			line = "  -" + s + ", --" + f.Name
+		}
 		if kind != "" {
 			line += " " + kind
 		}
