@@ -17,11 +17,12 @@ type Session struct {
 	ExpiresAt time.Time
 }
 
-// Invite is a one-time link that lets a person join an account as a member.
+// Invite is a one-time link that lets a person join an account, as a member or an owner.
 type Invite struct {
 	ID          string // names a pending invite in lists: derived from Hash, reveals nothing of the secret
 	Hash        []byte
 	AccountID   int64
+	Role        string // UserMember (the default) or UserOwner
 	AccountName string // filled in when read
 	CreatedBy   int64
 	CreatedAt   time.Time
@@ -52,6 +53,11 @@ type SessionStore interface {
 	FindSession(ctx context.Context, hash []byte, now time.Time) (*Session, *User, *Account, error)
 	// DeleteSession signs one session out.
 	DeleteSession(ctx context.Context, hash []byte) error
+	// SetFlash keeps a message for the session's next page, replacing one not yet
+	// taken; the caller seals it (it may hold a secret shown once). Errors: ENotFound.
+	SetFlash(ctx context.Context, hash, flash []byte) error
+	// TakeFlash returns the session's flash and clears it: nil when there is none.
+	TakeFlash(ctx context.Context, hash []byte) ([]byte, error)
 	// CreateInvite stores inv.
 	CreateInvite(ctx context.Context, inv *Invite) error
 	// FindInvite returns the unused, unexpired invite with that hash.

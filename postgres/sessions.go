@@ -55,11 +55,19 @@ func (db *DB) DeleteSession(ctx context.Context, hash []byte) error {
 	return err
 }
 
+// inviteRole is the role an invite grants: member unless it says owner.
+func inviteRole(r string) string {
+	if r == tidings.UserOwner {
+		return r
+	}
+	return tidings.UserMember
+}
+
 // CreateInvite stores inv.
 func (db *DB) CreateInvite(ctx context.Context, inv *tidings.Invite) error {
 	_, err := db.exec(ctx,
-		`INSERT INTO invites (hash, account_id, created_by, created_at, expires_at) VALUES ($1, $2, $3, $4, $5)`,
-		inv.Hash, inv.AccountID, inv.CreatedBy, ms(inv.CreatedAt), ms(inv.ExpiresAt))
+		`INSERT INTO invites (hash, account_id, created_by, created_at, expires_at, role) VALUES ($1, $2, $3, $4, $5, $6)`,
+		inv.Hash, inv.AccountID, inv.CreatedBy, ms(inv.CreatedAt), ms(inv.ExpiresAt), inviteRole(inv.Role))
 	return err
 }
 
@@ -67,9 +75,9 @@ func findInvite(ctx context.Context, q querier, hash []byte, now time.Time, lock
 	inv := &tidings.Invite{Hash: hash}
 	var created, expires int64
 	err := q.QueryRow(ctx,
-		`SELECT i.account_id, a.name, i.created_by, i.created_at, i.expires_at FROM invites i JOIN accounts a ON a.id = i.account_id
+		`SELECT i.account_id, a.name, i.created_by, i.created_at, i.expires_at, i.role FROM invites i JOIN accounts a ON a.id = i.account_id
 		 WHERE i.hash = $1 AND i.used_at IS NULL AND i.expires_at > $2`+lock,
-		hash, ms(now)).Scan(&inv.AccountID, &inv.AccountName, &inv.CreatedBy, &created, &expires)
+		hash, ms(now)).Scan(&inv.AccountID, &inv.AccountName, &inv.CreatedBy, &created, &expires, &inv.Role)
 	if err != nil {
 		return nil, notFound(mapErr(err), "this invitation link is unknown, used or expired: ask for a new one")
 	}
@@ -82,10 +90,10 @@ func (db *DB) ListInvites(ctx context.Context, accountID int64, now time.Time) (
 	return orNil(query(ctx, db.pool, func(r pgx.Row) (*tidings.Invite, error) {
 		inv := &tidings.Invite{AccountID: accountID}
 		var created, expires int64
-		err := r.Scan(&inv.Hash, &inv.CreatedBy, &created, &expires)
+		err := r.Scan(&inv.Hash, &inv.CreatedBy, &created, &expires, &inv.Role)
 		inv.ID, inv.CreatedAt, inv.ExpiresAt = tidings.InviteID(inv.Hash), fromMS(created), fromMS(expires)
 		return inv, err
-	}, `SELECT hash, created_by, created_at, expires_at FROM invites
+	}, `SELECT hash, created_by, created_at, expires_at, role FROM invites
 		WHERE account_id = $1 AND used_at IS NULL AND expires_at > $2 ORDER BY created_at DESC`, accountID, ms(now)))
 }
 
@@ -122,7 +130,7 @@ func (db *DB) AcceptInvite(ctx context.Context, hash []byte, u *tidings.User, no
 		if _, err := tx.Exec(ctx, `UPDATE invites SET used_at = $1 WHERE hash = $2`, ms(now), hash); err != nil {
 			return err
 		}
-		u.AccountID, u.Role, u.CreatedAt = inv.AccountID, tidings.UserMember, now.UTC().Truncate(time.Millisecond)
+		u.AccountID, u.Role, u.CreatedAt = inv.AccountID, inviteRole(inv.Role), now.UTC().Truncate(time.Millisecond)
 		err = tx.QueryRow(ctx,
 			`INSERT INTO users (account_id, email, password_hash, role, created_at) VALUES ($1, $2, $3, $4, $5) RETURNING id`,
 			u.AccountID, u.Email, u.PasswordHash, u.Role, ms(u.CreatedAt)).Scan(&u.ID)
@@ -180,4 +188,28 @@ func (db *DB) CountUsers(ctx context.Context) (int, error) {
 	var n int
 	err := db.row(ctx, `SELECT count(*) FROM users`).Scan(&n)
 	return n, err
+}
+
+// SetFlash keeps a sealed flash for the session's next page, replacing one not taken.
+func (db *DB) SetFlash(ctx context.Context, hash, flash []byte) error {
+	tag, err := db.exec(ctx, `UPDATE sessions SET flash = $1 WHERE hash = $2`, flash, hash)
+	if err != nil {
+		return err
+	}
+	if tag.RowsAffected() == 0 {
+		return tidings.Errorf(tidings.ENotFound, "no such session")
+	}
+	return nil
+}
+
+// TakeFlash returns the session's flash and clears it; nil when there is none. Of two
+// requests taking it at once, one gets it.
+func (db *DB) TakeFlash(ctx context.Context, hash []byte) ([]byte, error) {
+	var flash []byte
+	err := db.row(ctx, `UPDATE sessions s SET flash = NULL FROM (SELECT hash, flash FROM sessions WHERE hash = $1 FOR UPDATE) old
+		WHERE s.hash = old.hash RETURNING old.flash`, hash).Scan(&flash)
+	if noRows(err) {
+		return nil, nil
+	}
+	return flash, err
 }

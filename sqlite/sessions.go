@@ -58,11 +58,19 @@ func (db *DB) DeleteSession(ctx context.Context, hash []byte) error {
 	return err
 }
 
+// inviteRole is the role an invite grants: member unless it says owner.
+func inviteRole(r string) string {
+	if r == tidings.UserOwner {
+		return r
+	}
+	return tidings.UserMember
+}
+
 // CreateInvite stores inv.
 func (db *DB) CreateInvite(ctx context.Context, inv *tidings.Invite) error {
 	_, err := db.write.ExecContext(ctx,
-		`INSERT INTO invites (hash, account_id, created_by, created_at, expires_at) VALUES (?, ?, ?, ?, ?)`,
-		inv.Hash, inv.AccountID, inv.CreatedBy, ms(inv.CreatedAt), ms(inv.ExpiresAt))
+		`INSERT INTO invites (hash, account_id, created_by, created_at, expires_at, role) VALUES (?, ?, ?, ?, ?, ?)`,
+		inv.Hash, inv.AccountID, inv.CreatedBy, ms(inv.CreatedAt), ms(inv.ExpiresAt), inviteRole(inv.Role))
 	return err
 }
 
@@ -70,9 +78,9 @@ func findInvite(ctx context.Context, q querier, hash []byte, now time.Time) (*ti
 	inv := &tidings.Invite{Hash: hash}
 	var created, expires int64
 	err := q.QueryRowContext(ctx,
-		`SELECT i.account_id, a.name, i.created_by, i.created_at, i.expires_at FROM invites i JOIN accounts a ON a.id = i.account_id
+		`SELECT i.account_id, a.name, i.created_by, i.created_at, i.expires_at, i.role FROM invites i JOIN accounts a ON a.id = i.account_id
 		 WHERE i.hash = ? AND i.used_at IS NULL AND i.expires_at > ?`,
-		hash, ms(now)).Scan(&inv.AccountID, &inv.AccountName, &inv.CreatedBy, &created, &expires)
+		hash, ms(now)).Scan(&inv.AccountID, &inv.AccountName, &inv.CreatedBy, &created, &expires, &inv.Role)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, tidings.Errorf(tidings.ENotFound, "this invitation link is unknown, used or expired: ask for a new one")
 	}
@@ -86,7 +94,7 @@ func findInvite(ctx context.Context, q querier, hash []byte, now time.Time) (*ti
 // ListInvites returns the account's pending invites, newest first.
 func (db *DB) ListInvites(ctx context.Context, accountID int64, now time.Time) ([]*tidings.Invite, error) {
 	rows, err := db.read.QueryContext(ctx,
-		`SELECT hash, created_by, created_at, expires_at FROM invites
+		`SELECT hash, created_by, created_at, expires_at, role FROM invites
 		 WHERE account_id = ? AND used_at IS NULL AND expires_at > ? ORDER BY created_at DESC`, accountID, ms(now))
 	if err != nil {
 		return nil, err
@@ -96,7 +104,7 @@ func (db *DB) ListInvites(ctx context.Context, accountID int64, now time.Time) (
 	for rows.Next() {
 		inv := &tidings.Invite{AccountID: accountID}
 		var created, expires int64
-		if err := rows.Scan(&inv.Hash, &inv.CreatedBy, &created, &expires); err != nil {
+		if err := rows.Scan(&inv.Hash, &inv.CreatedBy, &created, &expires, &inv.Role); err != nil {
 			return nil, err
 		}
 		inv.ID, inv.CreatedAt, inv.ExpiresAt = tidings.InviteID(inv.Hash), fromMS(created), fromMS(expires)
@@ -141,7 +149,7 @@ func (db *DB) AcceptInvite(ctx context.Context, hash []byte, u *tidings.User, no
 	if _, err := tx.ExecContext(ctx, `UPDATE invites SET used_at = ? WHERE hash = ?`, ms(now), hash); err != nil {
 		return err
 	}
-	u.AccountID, u.Role, u.CreatedAt = inv.AccountID, tidings.UserMember, now.UTC().Truncate(time.Millisecond)
+	u.AccountID, u.Role, u.CreatedAt = inv.AccountID, inviteRole(inv.Role), now.UTC().Truncate(time.Millisecond)
 	err = tx.QueryRowContext(ctx,
 		`INSERT INTO users (account_id, email, password_hash, role, created_at) VALUES (?, ?, ?, ?, ?) RETURNING id`,
 		u.AccountID, u.Email, u.PasswordHash, u.Role, ms(u.CreatedAt)).Scan(&u.ID)
@@ -219,4 +227,37 @@ func (db *DB) CountUsers(ctx context.Context) (int, error) {
 	var n int
 	err := db.read.QueryRowContext(ctx, `SELECT count(*) FROM users`).Scan(&n)
 	return n, err
+}
+
+// SetFlash keeps a sealed flash for the session's next page, replacing one not taken.
+func (db *DB) SetFlash(ctx context.Context, hash, flash []byte) error {
+	res, err := db.write.ExecContext(ctx, `UPDATE sessions SET flash = ? WHERE hash = ?`, flash, hash)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return tidings.Errorf(tidings.ENotFound, "no such session")
+	}
+	return nil
+}
+
+// TakeFlash returns the session's flash and clears it; nil when there is none.
+func (db *DB) TakeFlash(ctx context.Context, hash []byte) ([]byte, error) {
+	tx, err := db.write.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+	var flash []byte
+	err = tx.QueryRowContext(ctx, `SELECT flash FROM sessions WHERE hash = ?`, hash).Scan(&flash)
+	if errors.Is(err, sql.ErrNoRows) || err == nil && flash == nil {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE sessions SET flash = NULL WHERE hash = ?`, hash); err != nil {
+		return nil, err
+	}
+	return flash, tx.Commit()
 }

@@ -29,6 +29,23 @@ func testSessionsAndMembers(t *testing.T, open Opener) {
 	_, _, _, err = f.s.FindSession(ctx, hash, epoch.Add(2*time.Hour))
 	wantCode(t, err, tidings.ENotFound) // expired
 
+	// A flash is taken once; a new one replaces one not taken.
+	fl, err := f.s.TakeFlash(ctx, hash)
+	must(t, err)
+	if fl != nil {
+		t.Fatalf("a flash before any: %q", fl)
+	}
+	must(t, f.s.SetFlash(ctx, hash, []byte("first")))
+	must(t, f.s.SetFlash(ctx, hash, []byte("second")))
+	if fl, err = f.s.TakeFlash(ctx, hash); err != nil || string(fl) != "second" {
+		t.Fatalf("TakeFlash = %q %v", fl, err)
+	}
+	if fl, _ = f.s.TakeFlash(ctx, hash); fl != nil {
+		t.Fatalf("a flash taken twice: %q", fl)
+	}
+	_, unknown := tidings.NewSecret()
+	wantCode(t, f.s.SetFlash(ctx, unknown, []byte("x")), tidings.ENotFound)
+
 	// An invite is used once, only before it expires, and makes a member.
 	_, inv := tidings.NewSecret()
 	must(t, f.s.CreateInvite(ctx, &tidings.Invite{Hash: inv, AccountID: f.account.ID, CreatedBy: owner.ID, CreatedAt: epoch, ExpiresAt: epoch.Add(time.Hour)}))
@@ -98,6 +115,18 @@ func testSessionsAndMembers(t *testing.T, open Opener) {
 	must(t, f.s.DeleteUser(ctx, f.account.ID, member.ID))
 	_, _, _, err = f.s.FindSession(ctx, mh, epoch)
 	wantCode(t, err, tidings.ENotFound)
+
+	// An invite for an owner makes an owner.
+	_, ownerInv := tidings.NewSecret()
+	must(t, f.s.CreateInvite(ctx, &tidings.Invite{Hash: ownerInv, AccountID: f.account.ID, Role: tidings.UserOwner, CreatedBy: owner.ID, CreatedAt: epoch, ExpiresAt: epoch.Add(time.Hour)}))
+	if got, err := f.s.FindInvite(ctx, ownerInv, epoch); err != nil || got.Role != tidings.UserOwner {
+		t.Fatalf("an owner's invite: %+v %v", got, err)
+	}
+	carol := &tidings.User{Email: "carol@example.com", PasswordHash: "h3"}
+	must(t, f.s.AcceptInvite(ctx, ownerInv, carol, epoch))
+	if carol.Role != tidings.UserOwner {
+		t.Fatalf("accepted an owner's invite: %+v", carol)
+	}
 }
 
 func testDeletes(t *testing.T, open Opener) {

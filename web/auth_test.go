@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tidings-dev/tidings"
 	"github.com/tidings-dev/tidings/web"
@@ -124,10 +125,7 @@ func TestCrossSiteFormsAreRefused(t *testing.T) {
 func TestMembersAndRoles(t *testing.T) {
 	e := newEnv(t, false)
 	owner := e.owner()
-	p := owner.post("/settings/members/invite")
-	p.want(t, 200, "/invite/")
-	link := p.body[strings.Index(p.body, e.srv.URL+"/invite/"):]
-	link = strings.TrimPrefix(link[:strings.Index(link, "<")], e.srv.URL)
+	link := inviteLink(t, e, owner, "")
 
 	m := e.client()
 	m.get(link).want(t, 200, "Join acme")
@@ -157,6 +155,41 @@ func TestMembersAndRoles(t *testing.T) {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// inviteLink creates an invitation (role "" leaves the form's default) and returns its
+// path, read from the page the form redirects to; that page shows it once.
+func inviteLink(t *testing.T, e *env, owner *client, role string) string {
+	t.Helper()
+	var kv []string
+	if role != "" {
+		kv = []string{"role", role}
+	}
+	owner.post("/settings/members/invite", kv...).redirects(t, "/settings/members#invite-link")
+	p := owner.get("/settings/members")
+	p.want(t, 200, "/invite/")
+	link := p.body[strings.Index(p.body, e.srv.URL+"/invite/"):]
+	link = strings.TrimPrefix(link[:strings.Index(link, "<")], e.srv.URL)
+	if again := owner.get("/settings/members"); strings.Contains(again.body, link) {
+		t.Fatal("a reload shows the invitation link again")
+	}
+	return link
+}
+
+// TestInviteAnOwner: an invitation for an owner makes one; a bad role is refused; a
+// reload after creating one makes no other.
+func TestInviteAnOwner(t *testing.T) {
+	e := newEnv(t, false)
+	owner := e.owner()
+	owner.post("/settings/members/invite", "role", "admin").want(t, 400, "member or an owner")
+	link := inviteLink(t, e, owner, "owner")
+	if invs, _ := e.store.ListInvites(t.Context(), e.account("acme").ID, time.Now()); len(invs) != 1 || invs[0].Role != "owner" {
+		t.Fatalf("invitations: %+v", invs)
+	}
+	owner.get("/settings/members").want(t, 200, "<td>owner</td>")
+	c := e.client()
+	c.post(link, "email", "carol@example.com", "password", "owner pass 1", "password2", "owner pass 1").redirects(t, "/")
+	c.get("/settings/api").want(t, 200, "Create a token")
+}
 
 func TestSecureCookieBehindHTTPSProxy(t *testing.T) {
 	e := newEnvWith(t, web.Config{TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}})

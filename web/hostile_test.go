@@ -89,9 +89,7 @@ func TestRedirectsStayHome(t *testing.T) {
 func TestInvitationsListedAndRevoked(t *testing.T) {
 	e := newEnv(t, false)
 	owner := e.owner()
-	p := owner.post("/settings/members/invite")
-	link := p.body[strings.Index(p.body, e.srv.URL+"/invite/"):]
-	link = strings.TrimPrefix(link[:strings.Index(link, "<")], e.srv.URL)
+	link := inviteLink(t, e, owner, "")
 	page := owner.get("/settings/members")
 	page.want(t, 200, "Pending invitations")
 	i := strings.Index(page.body, "/settings/members/invites/")

@@ -11,35 +11,43 @@ import (
 )
 
 type membersData struct {
-	Members []*tidings.User
-	Invites []*tidings.Invite // pending: owners may revoke them
-	Invite  string            // the link just made, shown to copy
+	Members    []*tidings.User
+	Invites    []*tidings.Invite // pending: owners may revoke them
+	Invite     string            // the link just made, shown to copy
+	InviteRole string            // and the role it grants
 }
 
 func (s *Server) membersPage(w http.ResponseWriter, r *http.Request) error {
-	return s.renderMembers(w, r, "")
-}
-
-func (s *Server) renderMembers(w http.ResponseWriter, r *http.Request, invite string) error {
+	fl := s.takeFlash(w, r)
+	if fl == nil {
+		fl = &flash{}
+	}
 	sess := sessionFrom(r)
 	us, err := s.store.ListUsers(r.Context(), sess.account.ID)
 	if err != nil {
 		return err
 	}
-	d := membersData{Members: us, Invite: invite}
+	d := membersData{Members: us, Invite: fl.Invite, InviteRole: fl.Role}
 	if sess.user.Role == tidings.UserOwner {
 		if d.Invites, err = s.store.ListInvites(r.Context(), sess.account.ID, s.now()); err != nil {
 			return err
 		}
 	}
-	return s.render(w, r, "members", &view{Title: "Members", Section: "settings", Data: d})
+	return s.render(w, r, "members", &view{Title: "Members", Section: "settings", Flash: fl, Data: d})
 }
 
 func (s *Server) invite(w http.ResponseWriter, r *http.Request) error {
 	sess := sessionFrom(r)
+	role := r.PostFormValue("role")
+	if role == "" {
+		role = tidings.UserMember
+	}
+	if role != tidings.UserMember && role != tidings.UserOwner {
+		return tidings.Errorf(tidings.EValidation, "An invitation is for a member or an owner.")
+	}
 	secret, hash := tidings.NewSecret()
 	now := s.now()
-	if err := s.store.CreateInvite(r.Context(), &tidings.Invite{Hash: hash, AccountID: sess.account.ID,
+	if err := s.store.CreateInvite(r.Context(), &tidings.Invite{Hash: hash, AccountID: sess.account.ID, Role: role,
 		CreatedBy: sess.user.ID, CreatedAt: now, ExpiresAt: now.Add(inviteLifetime)}); err != nil {
 		return err
 	}
@@ -47,7 +55,11 @@ func (s *Server) invite(w http.ResponseWriter, r *http.Request) error {
 	if s.isHTTPS(r) {
 		scheme = "https"
 	}
-	return s.renderMembers(w, r, scheme+"://"+r.Host+"/invite/"+secret)
+	// Shown once by the page the browser is sent to: a reload does not make another.
+	if err := s.setFlash(w, r, flash{Invite: scheme + "://" + r.Host + "/invite/" + secret, Role: role}); err != nil {
+		return err
+	}
+	return redirect(w, r, "/settings/members#invite-link")
 }
 
 func (s *Server) revokeInvite(w http.ResponseWriter, r *http.Request) error {
@@ -70,7 +82,7 @@ func (s *Server) removeMember(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	s.hub.endSessions(sess.account.ID, func(ls *liveStream) bool { return ls.userID == id })
-	return redirect(w, r, "/settings/members")
+	return s.notice(w, r, "/settings/members", "Member removed and signed out everywhere.")
 }
 
 type inviteData struct {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/tidings-dev/tidings"
+	"github.com/tidings-dev/tidings/web"
 )
 
 func TestOtherAccountsAreNotFound(t *testing.T) {
@@ -70,13 +71,26 @@ func TestProjectSettings(t *testing.T) {
 }
 
 func TestTokenSettings(t *testing.T) {
-	e := newEnv(t, false)
+	var e *env
+	var used time.Time
+	var usedID string
+	// The API's batched last-used times, flushed before a revoke.
+	e = newEnvWith(t, web.Config{FlushTokenUse: func(ctx context.Context) error {
+		if usedID == "" {
+			return nil
+		}
+		return e.store.TouchTokens(ctx, map[string]time.Time{usedID: used})
+	}})
 	c := e.owner()
 	c.get("/settings/api").want(t, 200, "Create a token", "No tokens yet")
 	c.post("/settings/api", "name", "x", "access", "full", "channel", "payments", "role_log", "1").
 		want(t, 400, "needs a project limit")
 	c.post("/settings/api", "name", "x", "access", "full").want(t, 400, "at least one role")
-	p := c.post("/settings/api", "name", "website", "access", "public", "project", "my-saas", "channel", "payments", "role_log", "1", "role_insight", "1")
+	// Post, redirect, get: the page after the form shows the secret once; a reload
+	// neither shows it again nor makes another token.
+	c.post("/settings/api", "name", "website", "access", "public", "project", "my-saas", "channel", "payments", "role_log", "1", "role_insight", "1").
+		redirects(t, "/settings/api#new-token")
+	p := c.get("/settings/api")
 	p.want(t, 200, "Your new token", "shown only this once", "curl -X POST", "/v1/log")
 	i := strings.Index(p.body, `id="new-token" class="secret">`)
 	secret := p.body[i+len(`id="new-token" class="secret">`):]
@@ -97,11 +111,18 @@ func TestTokenSettings(t *testing.T) {
 	if strings.Contains(list.body, secret) {
 		t.Fatal("the token is shown again after creation")
 	}
-	c.post("/settings/api/"+id+"/revoke").redirects(t, "/settings/api")
-	if tok, _ := e.store.FindToken(t.Context(), id); !tok.Revoked() {
-		t.Fatal("not revoked")
+	if ts, _ := e.store.ListTokens(t.Context(), e.account("acme").ID); len(ts) != 1 {
+		t.Fatalf("%d tokens after one create and reloads", len(ts))
 	}
-	c.get("/settings/api").want(t, 200, "revoked")
+	used = time.Now().Add(-time.Second).Truncate(time.Millisecond)
+	usedID = id
+	c.post("/settings/api/"+id+"/revoke").redirects(t, "/settings/api")
+	tok, _ = e.store.FindToken(t.Context(), id)
+	if !tok.Revoked() || !tok.LastUsedAt.Equal(used) {
+		t.Fatalf("revoked %t, last used %v (pending use %v)", tok.Revoked(), tok.LastUsedAt, used)
+	}
+	list = c.get("/settings/api")
+	list.want(t, 200, "No active tokens", "Show revoked (1)", `<details class="revoked-tokens">`)
 	c.post("/settings/api/unknown/revoke").want(t, 404)
 }
 
@@ -549,4 +570,22 @@ func TestUsersPages(t *testing.T) {
 	}
 	other.get("/p/my-saas/users/ada%2F1").want(t, 404)
 	other.get("/p/my-saas/groups/acme-inc").want(t, 404)
+}
+
+// TestNoticesAfterForms: each create and delete says what it did on the page it leads
+// to, once.
+func TestNoticesAfterForms(t *testing.T) {
+	e := newEnv(t, false)
+	c := e.owner()
+	c.post("/settings/projects", "name", "shop").redirects(t, "/settings/projects#project-shop")
+	c.get("/settings/projects").want(t, 200, "Project shop created.")
+	if strings.Contains(c.get("/settings/projects").body, "Project shop created.") {
+		t.Fatal("the notice shows again on reload")
+	}
+	c.post("/settings/projects/shop/channels", "name", "orders").redirects(t, "/settings/projects#project-shop")
+	c.get("/settings/projects").want(t, 200, "Channel #orders created in shop.")
+	c.post("/settings/projects/shop/channels/orders/delete").redirects(t, "/settings/projects#project-shop")
+	c.get("/settings/projects").want(t, 200, "Channel #orders deleted, with its events.")
+	c.post("/settings/projects/shop/delete").redirects(t, "/settings/projects")
+	c.get("/settings/projects").want(t, 200, "Project shop deleted")
 }

@@ -87,7 +87,7 @@ func (s *Server) createProject(w http.ResponseWriter, r *http.Request) error {
 	if _, err := s.store.CreateProject(r.Context(), sessionFrom(r).account.ID, name); err != nil {
 		return s.formError(w, r, err, name)
 	}
-	return redirect(w, r, "/settings/projects#project-"+name)
+	return s.notice(w, r, "/settings/projects#project-"+name, "Project "+name+" created. Add a channel to it, or let the first event create one.")
 }
 
 func (s *Server) createChannel(w http.ResponseWriter, r *http.Request) error {
@@ -95,7 +95,7 @@ func (s *Server) createChannel(w http.ResponseWriter, r *http.Request) error {
 	if _, err := s.store.CreateChannel(r.Context(), sessionFrom(r).account.ID, project, name); err != nil {
 		return s.formError(w, r, err, "")
 	}
-	return redirect(w, r, "/settings/projects#project-"+project)
+	return s.notice(w, r, "/settings/projects#project-"+project, "Channel #"+name+" created in "+project+".")
 }
 
 func (s *Server) setAutoCreate(w http.ResponseWriter, r *http.Request) error {
@@ -153,7 +153,7 @@ func (s *Server) deleteProject(w http.ResponseWriter, r *http.Request) error {
 	if err := s.store.DeleteProject(r.Context(), sessionFrom(r).account.ID, r.PathValue("project")); err != nil {
 		return err
 	}
-	return redirect(w, r, "/settings/projects")
+	return s.notice(w, r, "/settings/projects", "Project "+r.PathValue("project")+" deleted, with its channels, events and insights.")
 }
 
 func (s *Server) deleteChannel(w http.ResponseWriter, r *http.Request) error {
@@ -161,5 +161,5 @@ func (s *Server) deleteChannel(w http.ResponseWriter, r *http.Request) error {
 	if err := s.store.DeleteChannel(r.Context(), sessionFrom(r).account.ID, project, r.PathValue("channel")); err != nil {
 		return err
 	}
-	return redirect(w, r, "/settings/projects#project-"+project)
+	return s.notice(w, r, "/settings/projects#project-"+project, "Channel #"+r.PathValue("channel")+" deleted, with its events.")
 }

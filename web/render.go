@@ -75,6 +75,7 @@ type view struct {
 	Owner    bool
 	Status   int
 	Error    string // a problem with the submitted form
+	Flash    *flash // what the form before this page left to show once
 	Data     any
 }
 
@@ -93,6 +94,9 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, name string, v *
 		v.User, v.Account, v.Owner = sess.user, sess.account, sess.user.Role == tidings.UserOwner
 		if err := s.loadSidebar(r, v); err != nil {
 			return err
+		}
+		if v.Flash == nil && r.Method == http.MethodGet {
+			v.Flash = s.takeFlash(w, r)
 		}
 	}
 	var b bytes.Buffer

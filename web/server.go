@@ -5,6 +5,7 @@
 package web
 
 import (
+	"context"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -39,6 +40,9 @@ type Config struct {
 	SignupsPerHour float64
 	// Live streams allowed open per session and per account (0: the defaults).
 	MaxStreamsPerSession, MaxStreamsPerAccount int
+	// FlushTokenUse records the API's pending last-used times (nil: nothing pending),
+	// before a revoke: the revoked token's row then shows its last use.
+	FlushTokenUse func(context.Context) error
 }
 
 // DefaultSignupsPerHour is how many sign-ups one client address may make per hour.
@@ -67,6 +71,7 @@ type Server struct {
 	// allowPrivate lets webhooks and push endpoints name private addresses.
 	allowPrivate bool
 	vapidPublic  string
+	flushUse     func(context.Context) error
 	renders      *renderCache
 	hub          *hub
 	// cardRenders counts event cards rendered for streams: each event once per feed.
@@ -90,7 +95,7 @@ func New(cfg Config) (*Server, error) {
 		s.log = slog.Default()
 	}
 	s.hub = newHub(s, cfg.MaxStreamsPerSession, cfg.MaxStreamsPerAccount)
-	s.allowPrivate, s.vapidPublic = cfg.AllowPrivateTargets, cfg.VAPIDPublicKey
+	s.allowPrivate, s.vapidPublic, s.flushUse = cfg.AllowPrivateTargets, cfg.VAPIDPublicKey, cfg.FlushTokenUse
 	perHour := cfg.SignupsPerHour
 	if perHour <= 0 {
 		perHour = DefaultSignupsPerHour

@@ -9,9 +9,10 @@ import (
 )
 
 type tokensData struct {
-	Tokens   []*tidings.Token
-	Projects []projectRow  // with their channels, for the limit menus
-	Created  *createdToken // the token just made: its secret is shown this once
+	Tokens   []*tidings.Token // active, newest first
+	Revoked  []*tidings.Token // folded away under "show revoked"
+	Projects []projectRow     // with their channels, for the limit menus
+	Created  *createdToken    // the token just made: its secret is shown this once
 	Form     tokenForm
 }
 
@@ -27,14 +28,23 @@ type createdToken struct {
 }
 
 func (s *Server) tokensPage(w http.ResponseWriter, r *http.Request) error {
-	return s.renderTokens(w, r, http.StatusOK, "", nil, tokenForm{Access: tidings.AccessPublic, Log: true, Insight: true})
+	return s.renderTokens(w, r, http.StatusOK, "", s.takeFlash(w, r), tokenForm{Access: tidings.AccessPublic, Log: true, Insight: true})
 }
 
-func (s *Server) renderTokens(w http.ResponseWriter, r *http.Request, status int, msg string, created *createdToken, f tokenForm) error {
+// renderTokens shows the tokens page; fl may carry the secret of the token just made.
+func (s *Server) renderTokens(w http.ResponseWriter, r *http.Request, status int, msg string, fl *flash, f tokenForm) error {
 	id := sessionFrom(r).account.ID
 	ts, err := s.store.ListTokens(r.Context(), id)
 	if err != nil {
 		return err
+	}
+	var created *createdToken
+	if fl != nil && fl.Token != "" {
+		for _, t := range ts {
+			if t.ID == fl.TokenID {
+				created = &createdToken{Secret: fl.Token, Token: t, Example: s.curlExample(r, t, fl.Token)}
+			}
+		}
 	}
 	ps, err := s.store.ListProjects(r.Context(), id)
 	if err != nil {
@@ -50,8 +60,19 @@ func (s *Server) renderTokens(w http.ResponseWriter, r *http.Request, status int
 	}
 	// Newest first: the one just made is on top.
 	slices.Reverse(ts)
-	return s.render(w, r, "tokens", &view{Title: "API tokens", Section: "settings", Status: status, Error: msg,
-		Data: tokensData{Tokens: ts, Projects: rows, Created: created, Form: f}})
+	var active, revoked []*tidings.Token
+	for _, t := range ts {
+		if t.Revoked() {
+			revoked = append(revoked, t)
+		} else {
+			active = append(active, t)
+		}
+	}
+	if fl == nil {
+		fl = &flash{} // taken here: the layout does not take it again
+	}
+	return s.render(w, r, "tokens", &view{Title: "API tokens", Section: "settings", Status: status, Error: msg, Flash: fl,
+		Data: tokensData{Tokens: active, Revoked: revoked, Projects: rows, Created: created, Form: f}})
 }
 
 func (s *Server) createToken(w http.ResponseWriter, r *http.Request) error {
@@ -75,8 +96,11 @@ func (s *Server) createToken(w http.ResponseWriter, r *http.Request) error {
 		}
 		return err
 	}
-	created := &createdToken{Secret: secret, Token: t, Example: s.curlExample(r, t, secret)}
-	return s.renderTokens(w, r, http.StatusOK, "", created, tokenForm{Access: tidings.AccessPublic, Log: true, Insight: true})
+	// Shown once by the page the browser is sent to: a reload does not make another.
+	if err := s.setFlash(w, r, flash{Token: secret, TokenID: t.ID}); err != nil {
+		return err
+	}
+	return redirect(w, r, "/settings/api#new-token")
 }
 
 // curlExample is a command that works as it is with the new token.
@@ -107,8 +131,14 @@ func (s *Server) curlExample(r *http.Request, t *tidings.Token, secret string) s
 }
 
 func (s *Server) revokeToken(w http.ResponseWriter, r *http.Request) error {
+	if s.flushUse != nil {
+		// Uses not yet written (they are batched) land first: the revoked row shows its last use.
+		if err := s.flushUse(r.Context()); err != nil {
+			s.log.Warn("recording token use before a revoke", "err", err)
+		}
+	}
 	if err := s.store.RevokeToken(r.Context(), sessionFrom(r).account.ID, r.PathValue("id"), s.now()); err != nil {
 		return err
 	}
-	return redirect(w, r, "/settings/api")
+	return s.notice(w, r, "/settings/api", "Token "+r.PathValue("id")+" revoked: requests using it are refused from now on.")
 }

@@ -29,7 +29,17 @@ func (s *Server) webhooksPage(w http.ResponseWriter, r *http.Request) error {
 	if r.URL.Query().Get("tested") != "" {
 		notice = "A test message is on its way: its result appears in the webhook's deliveries in a moment."
 	}
-	return s.renderWebhooks(w, r, http.StatusOK, "", nil, tidings.NewWebhook{Format: tidings.FormatStandard, Events: tidings.WebhookNotify}, notice)
+	var created *tidings.Webhook
+	if fl := s.takeFlash(w, r); fl != nil && fl.Webhook != "" {
+		// The webhook just made, with its signing secret, shown this once.
+		if h, err := s.store.FindWebhook(r.Context(), sessionFrom(r).account.ID, fl.Webhook); err == nil {
+			h.Secret = fl.Secret
+			created = h
+		}
+	} else if fl != nil && notice == "" {
+		notice = fl.Notice
+	}
+	return s.renderWebhooks(w, r, http.StatusOK, "", created, tidings.NewWebhook{Format: tidings.FormatStandard, Events: tidings.WebhookNotify}, notice)
 }
 
 func (s *Server) renderWebhooks(w http.ResponseWriter, r *http.Request, status int, msg string, created *tidings.Webhook, f tidings.NewWebhook, notice string) error {
@@ -61,7 +71,7 @@ func (s *Server) renderWebhooks(w http.ResponseWriter, r *http.Request, status i
 		}
 		d.Projects = append(d.Projects, projectRow{Project: p, Channels: cs})
 	}
-	return s.render(w, r, "webhooks", &view{Title: "Webhooks", Section: "settings", Status: status, Error: msg, Data: d})
+	return s.render(w, r, "webhooks", &view{Title: "Webhooks", Section: "settings", Status: status, Error: msg, Flash: &flash{}, Data: d})
 }
 
 // privateTarget reports a URL whose host is written as a non-public address (or
@@ -105,7 +115,11 @@ func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request) error {
 		}
 		return err
 	}
-	return s.renderWebhooks(w, r, http.StatusOK, "", hook, tidings.NewWebhook{Format: tidings.FormatStandard, Events: tidings.WebhookNotify}, "")
+	// Shown once by the page the browser is sent to: a reload does not make another.
+	if err := s.setFlash(w, r, flash{Webhook: hook.ID, Secret: hook.Secret}); err != nil {
+		return err
+	}
+	return redirect(w, r, "/settings/webhooks#webhook-"+hook.ID)
 }
 
 func hostOf(raw string) string {
@@ -120,7 +134,7 @@ func (s *Server) deleteWebhook(w http.ResponseWriter, r *http.Request) error {
 	if err := s.store.DeleteWebhook(r.Context(), sessionFrom(r).account.ID, r.PathValue("id")); err != nil {
 		return err
 	}
-	return redirect(w, r, "/settings/webhooks")
+	return s.notice(w, r, "/settings/webhooks", "Webhook deleted, with its pending deliveries.")
 }
 
 // testWebhook queues a test message; the page shows its outcome among the deliveries.

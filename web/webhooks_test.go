@@ -24,8 +24,11 @@ func TestWebhooksPage(t *testing.T) {
 	owner.post("/settings/webhooks", "url", "ftp://example.com", "project", "my-saas").want(t, 400, "http:// or https://")
 	owner.post("/settings/webhooks", "url", "https://example.com/x", "project", "nope").want(t, 400, "nope")
 
-	p := owner.post("/settings/webhooks", "name", "audit", "url", "https://hooks.example.com/tidings", "project", "my-saas",
-		"channel", "payments", "format", "standard", "events", "notify")
+	if r := owner.post("/settings/webhooks", "name", "audit", "url", "https://hooks.example.com/tidings", "project", "my-saas",
+		"channel", "payments", "format", "standard", "events", "notify"); r.status != 303 || !strings.HasPrefix(r.location, "/settings/webhooks#webhook-wh_") {
+		t.Fatalf("creating a webhook: %d to %q", r.status, r.location)
+	}
+	p := owner.get("/settings/webhooks")
 	p.want(t, 200, "whsec_", "audit", "my-saas #payments")
 	hooks, err := e.store.ListWebhooks(context.Background(), acme.ID)
 	if err != nil || len(hooks) != 1 {
