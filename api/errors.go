@@ -66,9 +66,11 @@ type problem struct {
 	RequestID  string           `json:"request_id,omitempty"`
 }
 
-// validationBlock is where the LogSnag SDKs look for error messages.
+// validationBlock says which fields are at fault: of the body (where the LogSnag SDKs
+// look for error messages) or of the query string (GET and DELETE requests).
 type validationBlock struct {
-	Body []tidings.FieldError `json:"body"`
+	Body  []tidings.FieldError `json:"body,omitempty"`
+	Query []tidings.FieldError `json:"query,omitempty"`
 }
 
 // WriteError writes err as application/problem+json (RFC 9457). Internal errors are
@@ -91,7 +93,12 @@ func WriteError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 	p := problem{Status: Status(code), Title: titleOf[code], Code: code, Detail: tidings.ErrorMessage(err), RequestID: info.requestID}
 	var e *tidings.Error
 	if errors.As(err, &e) && len(e.Fields) > 0 {
-		p.Validation = &validationBlock{Body: e.Fields}
+		switch r.Method {
+		case http.MethodGet, http.MethodHead, http.MethodDelete: // their fields are query parameters
+			p.Validation = &validationBlock{Query: e.Fields}
+		default:
+			p.Validation = &validationBlock{Body: e.Fields}
+		}
 	}
 	switch code {
 	case tidings.EMissingToken:

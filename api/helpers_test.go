@@ -90,19 +90,29 @@ type response struct {
 	status  int
 	header  http.Header
 	body    string
+	method  string
 	problem struct {
 		Status     int    `json:"status"`
 		Code       string `json:"code"`
 		Detail     string `json:"detail"`
 		Validation struct {
-			Body []tidings.FieldError `json:"body"`
+			Body  []tidings.FieldError `json:"body"`
+			Query []tidings.FieldError `json:"query"`
 		} `json:"validation"`
 	}
 }
 
-// has reports whether the problem names path with the given type.
+// has reports whether the problem names path with the given type: under
+// validation.query for GET and DELETE, validation.body otherwise.
 func (r *response) has(path, typ string) bool {
-	for _, f := range r.problem.Validation.Body {
+	fields := r.problem.Validation.Body
+	if r.method == "GET" || r.method == "DELETE" {
+		if len(fields) > 0 {
+			return false // a query's problems are not the body's
+		}
+		fields = r.problem.Validation.Query
+	}
+	for _, f := range fields {
 		if f.Path == path && (typ == "" || f.Type == typ) {
 			return true
 		}
@@ -128,7 +138,7 @@ func (e *env) do(method, path, token, body string, header ...string) *response {
 	e.must(err)
 	defer res.Body.Close()
 	b, _ := io.ReadAll(res.Body)
-	r := &response{status: res.StatusCode, header: res.Header, body: string(b)}
+	r := &response{status: res.StatusCode, header: res.Header, body: string(b), method: method}
 	if strings.HasPrefix(res.Header.Get("Content-Type"), "application/problem+json") {
 		e.must(json.Unmarshal(b, &r.problem))
 		if r.problem.Status != r.status || r.problem.Code == "" || r.problem.Detail == "" {
