@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tidings-dev/tidings"
+	"github.com/tidings-dev/tidings/docs"
 )
 
 // Config wires a Server.
@@ -56,8 +57,9 @@ type route struct {
 	cors         bool // reachable from browsers with a public token
 }
 
-// Register adds the API's routes to mux.
-func (s *Server) Register(mux *http.ServeMux) {
+// routes is the API's route table: what Register serves, the 404 lists, and the
+// OpenAPI document describes (a test holds them together).
+func (s *Server) routes() []route {
 	var routes []route
 	for _, prefix := range []string{"", "/api"} {
 		routes = append(routes,
@@ -68,7 +70,7 @@ func (s *Server) Register(mux *http.ServeMux) {
 			route{"POST", prefix + "/v1/group", s.handleGroup, true},
 		)
 	}
-	routes = append(routes,
+	return append(routes,
 		route{"GET", "/v1/events", s.handleEvents, false},
 		route{"GET", "/v1/events/export", s.handleExport, false},
 		route{"DELETE", "/v1/events/{id}", s.handleDeleteEvent, false},
@@ -78,8 +80,13 @@ func (s *Server) Register(mux *http.ServeMux) {
 		route{"DELETE", "/v1/insights", s.handleDeleteInsight, false},
 		route{"GET", "/healthz", s.handleHealth, false},
 		route{"GET", "/readyz", s.handleReady, false},
+		route{"GET", "/v1/openapi.yaml", s.handleOpenAPI, false},
 	)
+}
 
+// Register adds the API's routes to mux.
+func (s *Server) Register(mux *http.ServeMux) {
+	routes := s.routes()
 	allowed := map[string][]string{}
 	cors := map[string]bool{}
 	for _, rt := range routes {
@@ -140,7 +147,8 @@ func (s *Server) methodNotAllowed(allow string) http.Handler {
 // NotFound answers unknown API paths with a problem.
 func (s *Server) NotFound() http.Handler {
 	return s.wrap(func(w http.ResponseWriter, r *http.Request) error {
-		return tidings.Errorf(tidings.ENotFound, "there is nothing at %s; the API is POST /v1/log and POST /v1/insight", r.URL.Path)
+		return tidings.Errorf(tidings.ENotFound, "there is nothing at %s; the API's endpoints are %s (described at /v1/openapi.yaml)",
+			r.URL.Path, s.endpoints())
 	})
 }
 
@@ -161,4 +169,23 @@ func preflight(w http.ResponseWriter, r *http.Request) {
 	h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type")
 	h.Set("Access-Control-Max-Age", "86400")
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// endpoints lists the API's routes for the 404's message, without the /api aliases.
+func (s *Server) endpoints() string {
+	var out []string
+	for _, rt := range s.routes() {
+		if !strings.HasPrefix(rt.path, "/api/") {
+			out = append(out, rt.method+" "+rt.path)
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
+// handleOpenAPI serves the API's OpenAPI 3.1 description: GET /v1/openapi.yaml.
+func (s *Server) handleOpenAPI(w http.ResponseWriter, r *http.Request) error {
+	w.Header().Set("Content-Type", "application/yaml; charset=utf-8")
+	w.Header().Set("Cache-Control", "public, max-age=3600")
+	_, err := w.Write(docs.OpenAPI)
+	return err
 }
