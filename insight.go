@@ -149,6 +149,9 @@ type Insight struct {
 	Icon      string
 	Change    string // the change that produced this state
 	UpdatedAt time.Time
+	// Created orders insights by creation (ListInsights fills it in): the dashboard
+	// shows them in that order, the same live and after a reload.
+	Created int64
 }
 
 // Apply computes the insight after change c. current is nil when the insight does not

@@ -57,7 +57,7 @@ func (db *DB) ListInsights(ctx context.Context, accountID int64, project string)
 		return nil, err
 	}
 	rows, err := db.read.QueryContext(ctx,
-		`SELECT title, value, prefix, suffix, icon, change, updated_at FROM insights WHERE project_id = ? ORDER BY title`, p.ID)
+		`SELECT title, value, prefix, suffix, icon, change, updated_at, id FROM insights WHERE project_id = ? ORDER BY title`, p.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -66,7 +66,7 @@ func (db *DB) ListInsights(ctx context.Context, accountID int64, project string)
 	for rows.Next() {
 		in := &tidings.Insight{Project: p.Name}
 		var updated int64
-		if err := rows.Scan(&in.Title, &in.Value, &in.Prefix, &in.Suffix, &in.Icon, &in.Change, &updated); err != nil {
+		if err := rows.Scan(&in.Title, &in.Value, &in.Prefix, &in.Suffix, &in.Icon, &in.Change, &updated, &in.Created); err != nil {
 			return nil, err
 		}
 		in.UpdatedAt = fromMS(updated)

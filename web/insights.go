@@ -2,14 +2,17 @@ package web
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/shopspring/decimal"
 	"github.com/tidings-dev/tidings"
 )
 
@@ -20,6 +23,8 @@ type insightView struct {
 	ID        string // stable element id from the title
 	Spark     string // polyline points in a 100×30 box; "" when there is nothing to draw
 	SparkLast string // the last point, for a dot
+	SparkMin  string // the lowest and highest of the drawn values, exact, for a hover
+	SparkMax  string
 	Time      time.Time
 }
 
@@ -35,7 +40,30 @@ func (s *Server) insightView(ctx context.Context, accountID int64, in *tidings.I
 		return v, err
 	}
 	v.Spark, v.SparkLast = sparkline(hist)
+	if v.Spark != "" {
+		v.SparkMin, v.SparkMax = extremes(hist)
+	}
 	return v, nil
+}
+
+// extremes are the lowest and highest numeric values of a history, as stored (exact).
+func extremes(hist []tidings.InsightPoint) (lo, hi string) {
+	var dlo, dhi decimal.Decimal
+	first := true
+	for _, p := range hist {
+		d, ok := tidings.ParseDecimal(p.Value)
+		if !ok {
+			continue
+		}
+		if first || d.LessThan(dlo) {
+			dlo, lo = d, p.Value
+		}
+		if first || dhi.LessThan(d) {
+			dhi, hi = d, p.Value
+		}
+		first = false
+	}
+	return lo, hi
 }
 
 // sparkline draws the numeric points of a history in a 100×30 box (y grows downward).
@@ -96,6 +124,8 @@ func (s *Server) insightsPage(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	d := insightsData{Stream: "/p/" + project + "/stream?insights=1"} // insight cards only
+	// In the order they were created: new ones join at the end, live as after a reload.
+	slices.SortFunc(list, func(a, b *tidings.Insight) int { return cmp.Compare(a.Created, b.Created) })
 	for _, in := range list {
 		v, err := s.insightView(r.Context(), sessionFrom(r).account.ID, in)
 		if err != nil {

@@ -527,7 +527,7 @@ func TestUsersPages(t *testing.T) {
 	if p := c.get("/p/my-saas/users?q=ad_"); strings.Contains(p.body, "ada/1") {
 		t.Fatal("_ in a search is a wildcard")
 	}
-	c.get("/p/my-saas/users/ada%2F1").want(t, 200, "Journey", "Upgraded to pro", "plan: pro", "acme-inc", `class="day"`)
+	c.get("/p/my-saas/users/ada%2F1").want(t, 200, "Journey", "Upgraded to pro", "plan: pro", "acme-inc", `class="events" data-days`)
 	if strings.Contains(c.get("/p/my-saas/users/ada%2F1").body, "Bob did something") {
 		t.Fatal("bob's event in ada's journey")
 	}
@@ -539,7 +539,7 @@ func TestUsersPages(t *testing.T) {
 	c.get("/p/my-saas?tag=order-id:o-77").want(t, 200, "See order-id: o-77 as a journey", `href="/p/my-saas/journey?tag=order-id%3Ao-77"`)
 	c.get("/p/my-saas").want(t, 200, `class="chip-journey" href="/p/my-saas/journey?tag=order-id%3Ao-78"`) // every chip offers its journey
 	jp := c.get("/p/my-saas/journey?tag=order-id%3Ao-77")
-	jp.want(t, 200, "Order placed", "Order shipped", `class="day"`, "data-stream=")
+	jp.want(t, 200, "Order placed", "Order shipped", `data-days`, "data-stream=")
 	if strings.Contains(jp.body, "Other order") {
 		t.Fatal("another order in o-77's journey")
 	}

@@ -66,17 +66,12 @@ func (s *Server) usersPage(w http.ResponseWriter, r *http.Request) error {
 	return s.render(w, r, "users", &view{Title: project + " users", Project: project, Section: "users", Data: d})
 }
 
-type journeyDay struct {
-	Day    string // "Monday, 23 November 2026"
-	Events []eventView
-}
-
-// journey is a page of events, newest first, grouped by day, with the live stream of
+// journey is a page of events, newest first, by day, with the live stream of
 // new ones on the first page: a user's events, or a tag's.
 type journey struct {
-	Days   []journeyDay
-	Older  string // URL of the next page
-	Stream string // the live stream of new events, on the first page
+	Cards  []eventView // newest first; the page heads each day in the viewer's time zone
+	Older  string      // URL of the next page
+	Stream string      // the live stream of new events, on the first page
 }
 
 // readJourney reads a page of q's events (q.Before from the request) into days;
@@ -90,12 +85,7 @@ func (s *Server) readJourney(r *http.Request, q tidings.EventQuery, pageURL stri
 	j := &journey{}
 	base := feedURL(q.Project, "")
 	for _, ev := range page.Events {
-		day := ev.Timestamp.UTC().Format("Monday, 2 January 2006")
-		if len(j.Days) == 0 || j.Days[len(j.Days)-1].Day != day {
-			j.Days = append(j.Days, journeyDay{Day: day})
-		}
-		last := &j.Days[len(j.Days)-1]
-		last.Events = append(last.Events, s.eventView(ev, base, url.Values{}))
+		j.Cards = append(j.Cards, s.eventView(ev, base, url.Values{}))
 	}
 	sep := "?"
 	if strings.Contains(pageURL, "?") {
@@ -142,7 +132,7 @@ func (s *Server) userPage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if u.FirstSeen.IsZero() && len(j.Days) == 0 && r.URL.Query().Get("before") == "" { // named by nothing
+	if u.FirstSeen.IsZero() && len(j.Cards) == 0 && r.URL.Query().Get("before") == "" { // named by nothing
 		return tidings.Errorf(tidings.ENotFound, "no user %q in project %q", userID, project)
 	}
 	d := userData{Person: u, Chips: propertyChips(u.Properties), journey: j}

@@ -255,7 +255,21 @@ func TestDashboardInChromium(t *testing.T) {
 	if count != 2 {
 		t.Fatalf("%d events in the feed, want 2", count)
 	}
+	if day := b.text(".events .day"); day != "Today" {
+		t.Fatalf("the feed's day heading: %q, want Today", day)
+	}
 	b.screenshot("feed")
+	// A long description is clamped with "Show more", which opens it.
+	long := "A long report\n\n```\n" + strings.Repeat("step ok\n", 40) + "```"
+	body, _ = json.Marshal(map[string]any{"project": "my-saas", "channel": "payments", "event": "Nightly report",
+		"description": long, "parser": "markdown", "icon": "📋"})
+	post(t, m.URL()+"/v1/log", token, string(body))
+	b.mustUntil(`document.querySelector(".show-more")`)
+	b.do(chromedp.Evaluate[chromedp.Void](`document.querySelector(".show-more").click()`))
+	if open := get(b, chromedp.Evaluate[bool](`!document.querySelector(".ev-desc.clamped") && document.querySelector(".show-more").textContent === "Show less"`)); !open {
+		t.Fatal("Show more did not open the description")
+	}
+	b.screenshot("feed-long")
 	b.click(`[...document.querySelectorAll(".chip")].find(a => a.textContent === "plan: premium").click()`)
 	count = get(b, chromedp.Evaluate[int](`document.querySelectorAll('.events .event').length`))
 	if count != 1 || !strings.Contains(b.text(".events"), "New Subscription") {
@@ -326,14 +340,24 @@ func TestDashboardInChromium(t *testing.T) {
 	b.do(chromedp.Navigate(m.URL() + "/p/my-saas/insights"))
 	b.mustUntil(`document.querySelector('.insights[data-live="on"]')`)
 	post(t, m.URL()+"/v1/insight", token, `{"project":"my-saas","title":"Monthly Revenue","value":"1000.50","change":"update","prefix":"$","icon":"💰"}`)
-	b.mustUntil(`document.querySelector(".grid").textContent.includes("1000.50")`)
+	// Values in the viewer's locale (en-US here): thousands separators, the exact decimals.
+	b.mustUntil(`document.querySelector(".grid").textContent.includes("1,000.50")`)
 	post(t, m.URL()+"/v1/insight", token, `{"project":"my-saas","title":"Monthly Revenue","value":20,"change":"increment"}`)
-	b.mustUntil(`document.querySelector(".grid").textContent.includes("1020.50")`)
+	b.mustUntil(`document.querySelector(".grid").textContent.includes("1,020.50")`)
 	post(t, m.URL()+"/v1/insight", token, `{"project":"my-saas","title":"Status","value":"Operational","change":"update","icon":"🟢"}`)
 	b.mustUntil(`document.querySelector(".grid").textContent.includes("Operational")`)
+	post(t, m.URL()+"/v1/insight", token, `{"project":"my-saas","title":"Accounts","value":1234567,"change":"update"}`)
+	b.mustUntil(`document.querySelector(".grid").textContent.includes("1,234,567")`)
 	count = get(b, chromedp.Evaluate[int](`document.querySelectorAll('.grid .card').length`))
-	if count != 2 {
-		t.Fatalf("%d insight cards, want 2", count)
+	if count != 3 {
+		t.Fatalf("%d insight cards, want 3", count)
+	}
+	// In the order they were created, live and after a reload alike.
+	order := `[...document.querySelectorAll(".grid .card h2")].map(h => h.textContent).join(",")`
+	live := get(b, chromedp.Evaluate[string](order))
+	b.do(chromedp.Navigate(m.URL() + "/p/my-saas/insights"))
+	if reloaded := get(b, chromedp.Evaluate[string](order)); live != "Monthly Revenue,Status,Accounts" || reloaded != live {
+		t.Fatalf("insight order live %q, after a reload %q", live, reloaded)
 	}
 	b.screenshot("insights")
 	// The same board in dark mode.
@@ -400,7 +424,7 @@ func TestDashboardInChromium(t *testing.T) {
 	b.do(chromedp.SetValue(chromedp.CSS("#delete-title"), "Status"))
 	b.screenshot("insights-delete")
 	b.click(`document.querySelector('.manage form button').click()`)
-	if n := get(b, chromedp.Evaluate[int](`document.querySelectorAll('.grid .card').length`)); n != 1 || strings.Contains(b.text(".grid"), "Operational") {
+	if n := get(b, chromedp.Evaluate[int](`document.querySelectorAll('.grid .card').length`)); n != 2 || strings.Contains(b.text(".grid"), "Operational") {
 		t.Fatalf("after deleting Status: %d cards: %s", n, b.text(".grid"))
 	}
 
@@ -458,8 +482,84 @@ func TestDashboardInChromium(t *testing.T) {
 		t.Errorf("not installable as an app: %s %v", e.ErrorID, e.ErrorArguments)
 	}
 
-	// A phone-width look at the feed.
-	b.do(chromedp.EmulateViewport(390, 844), chromedp.Navigate(m.URL()+"/p/my-saas"))
+	// Every page: readable contrast in light and dark; at phone width, no sideways scroll.
+	pages := []string{"/p/my-saas", "/p/my-saas/insights", "/p/my-saas/charts", "/p/my-saas/users", "/p/my-saas/groups",
+		"/p/my-saas/users/user-42", "/settings/projects", "/settings/api", "/settings/webhooks", "/settings/members",
+		"/settings/notifications", "/settings/devices", "/settings/password", "/p/nope"}
+	for _, dark := range []bool{false, true} {
+		scheme := "light"
+		if dark {
+			scheme = "dark"
+		}
+		b.colorScheme(scheme)
+		for _, path := range pages {
+			b.do(chromedp.Navigate(m.URL() + path))
+			if bad := get(b, chromedp.Evaluate[[]string](contrastCheck)); len(bad) > 0 {
+				t.Errorf("%s (%s): text below 4.5:1 contrast (3:1 when large): %v", path, scheme, bad)
+			}
+		}
+	}
+	b.colorScheme("light")
+	b.do(chromedp.EmulateViewport(390, 844))
+	for _, path := range pages {
+		b.do(chromedp.Navigate(m.URL() + path))
+		if w := get(b, chromedp.Evaluate[int](`document.documentElement.scrollWidth - window.innerWidth`)); w > 0 {
+			b.screenshot("phone-sideways")
+			t.Errorf("%s scrolls sideways by %d px at 390 px", path, w)
+		}
+	}
+	b.do(chromedp.Navigate(m.URL() + "/settings/api"))
+	b.screenshot("settings-api-phone")
+	b.do(chromedp.Navigate(m.URL() + "/p/my-saas/insights"))
+	b.screenshot("insights-phone")
+	b.do(chromedp.Navigate(m.URL() + "/p/my-saas"))
 	b.mustUntil(`document.querySelector(".event")`)
 	b.screenshot("feed-phone")
 }
+
+// colorScheme makes the page see prefers-color-scheme: scheme.
+func (b *browser) colorScheme(scheme string) {
+	b.t.Helper()
+	if _, err := chromedp.Call(b.ctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
+		Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: scheme}}}); err != nil {
+		b.t.Fatal(err)
+	}
+}
+
+// contrastCheck lists the visible text whose colour against its background is below
+// WCAG's 4.5:1 (3:1 for large text): each as "tag.class 'text' ratio".
+const contrastCheck = `(() => {
+  const parse = (c) => {
+    let m = c.match(/^rgba?\(([^)]+)\)/);
+    if (m) { const p = m[1].split(/[ ,\/]+/).filter(Boolean).map(Number); return {r: p[0], g: p[1], b: p[2], a: p.length > 3 ? p[3] : 1}; }
+    m = c.match(/^color\(srgb ([^)]+)\)/);
+    if (m) { const p = m[1].split(/[ \/]+/).filter(Boolean).map(Number); return {r: p[0] * 255, g: p[1] * 255, b: p[2] * 255, a: p.length > 3 ? p[3] : 1}; }
+    return null;
+  };
+  const over = (top, under) => ({r: top.r * top.a + under.r * (1 - top.a), g: top.g * top.a + under.g * (1 - top.a), b: top.b * top.a + under.b * (1 - top.a), a: 1});
+  const background = (el) => {
+    const layers = [];
+    for (let e = el; e; e = e.parentElement) {
+      const c = parse(getComputedStyle(e).backgroundColor);
+      if (c && c.a > 0) { layers.push(c); if (c.a >= 1) break; }
+    }
+    let bg = {r: 255, g: 255, b: 255, a: 1};
+    for (let i = layers.length - 1; i >= 0; i--) bg = over(layers[i], bg);
+    return bg;
+  };
+  const lum = (c) => { const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); }; return 0.2126 * f(c.r) + 0.7152 * f(c.g) + 0.0722 * f(c.b); };
+  const bad = [];
+  for (const el of document.querySelectorAll("body *")) {
+    if (!["#text"].some(() => [...el.childNodes].some((n) => n.nodeType === 3 && n.textContent.trim()))) continue;
+    const r = el.getBoundingClientRect();
+    if (r.width <= 1 || r.height <= 1 || el.closest("[hidden], .sr, details:not([open]) > :not(summary), button:disabled, svg")) continue;
+    const cs = getComputedStyle(el);
+    if (cs.visibility === "hidden" || cs.display === "none" || +cs.opacity === 0) continue;
+    const bg = background(el);
+    const fg = over(parse(cs.color) || {r: 0, g: 0, b: 0, a: 1}, bg);
+    const l1 = lum(fg), l2 = lum(bg), ratio = (Math.max(l1, l2) + 0.05) / (Math.min(l1, l2) + 0.05);
+    const size = parseFloat(cs.fontSize), large = size >= 24 || (+cs.fontWeight >= 700 && size >= 18.66);
+    if (ratio < (large ? 3 : 4.5)) bad.push(el.tagName.toLowerCase() + "." + [...el.classList].join(".") + " '" + el.textContent.trim().slice(0, 30) + "' " + ratio.toFixed(2));
+  }
+  return bad;
+})()`

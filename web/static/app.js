@@ -3,10 +3,15 @@
 "use strict";
 
 (function () {
-  // Relative times: "5 min ago", refreshed; the exact time stays in the title.
+  // Times: the server sends ISO instants; the page shows them in the viewer's time zone.
+  // Relative ("5 min ago", refreshed) in lists, exact in .meta; the exact local time is
+  // always in the title.
+  var exactFmt = window.Intl ? new Intl.DateTimeFormat(undefined, { weekday: "short", year: "numeric", month: "short",
+    day: "numeric", hour: "2-digit", minute: "2-digit", second: "2-digit", timeZoneName: "short" }) : null;
+  function exact(t) { return exactFmt ? exactFmt.format(t) : t.toString(); }
   function rel(t) {
     var d = (Date.now() - t.getTime()) / 1000;
-    if (d < 0) return "in the future";
+    if (d < -60) return "in the future";
     if (d < 60) return "just now";
     if (d < 3600) return Math.floor(d / 60) + " min ago";
     if (d < 86400) return Math.floor(d / 3600) + " h ago";
@@ -15,12 +20,92 @@
   }
   function refreshTimes(root) {
     (root || document).querySelectorAll("time[datetime]").forEach(function (el) {
-      if (el.closest(".meta")) return; // exact times stay exact
-      el.textContent = rel(new Date(el.getAttribute("datetime")));
+      var t = new Date(el.getAttribute("datetime"));
+      if (isNaN(t)) return;
+      el.title = exact(t);
+      el.textContent = el.closest(".meta, [data-exact]") ? exact(t) : rel(t);
     });
   }
-  refreshTimes();
-  setInterval(refreshTimes, 30000);
+
+  // Day headings in event lists ("Today", "Yesterday", "Mon 16 Nov"), by the viewer's
+  // local date of each event's time; redone when live events arrive.
+  function dayKey(t) { return t.getFullYear() + "-" + t.getMonth() + "-" + t.getDate(); }
+  function dayLabel(t) {
+    var now = new Date(), y = new Date(now.getFullYear(), now.getMonth(), now.getDate() - 1);
+    if (dayKey(t) === dayKey(now)) return "Today";
+    if (dayKey(t) === dayKey(y)) return "Yesterday";
+    var o = { weekday: "short", day: "numeric", month: "short" };
+    if (t.getFullYear() !== now.getFullYear()) o.year = "numeric";
+    return t.toLocaleDateString(undefined, o);
+  }
+  function groupDays(list) {
+    list.querySelectorAll(":scope > .day").forEach(function (h) { h.remove(); });
+    var last = null;
+    list.querySelectorAll(":scope > article.event").forEach(function (card) {
+      var tm = card.querySelector("header time[datetime]");
+      if (!tm) return;
+      var t = new Date(tm.getAttribute("datetime")), k = dayKey(t);
+      if (k === last) return;
+      last = k;
+      var h = document.createElement("h3");
+      h.className = "day";
+      h.textContent = dayLabel(t);
+      list.insertBefore(h, card);
+    });
+  }
+
+  // Long descriptions are clamped, with "Show more".
+  function clamp(root) {
+    (root || document).querySelectorAll(".events .ev-desc").forEach(function (d) {
+      if (d.hasAttribute("data-clamp")) return;
+      d.setAttribute("data-clamp", "");
+      if (d.scrollHeight <= 220) return;
+      d.classList.add("clamped");
+      var b = document.createElement("button");
+      b.type = "button";
+      b.className = "link show-more";
+      b.textContent = "Show more";
+      b.setAttribute("aria-expanded", "false");
+      b.addEventListener("click", function () {
+        var open = !d.classList.toggle("clamped");
+        b.textContent = open ? "Show less" : "Show more";
+        b.setAttribute("aria-expanded", open ? "true" : "false");
+      });
+      d.after(b);
+    });
+  }
+
+  // Insight values: numbers get the viewer's thousands separators and decimal mark,
+  // digit for digit (the server's value is exact: no rounding through floats); long
+  // values get a smaller size rather than breaking mid-number.
+  var sep = { group: ",", decimal: "." };
+  if (window.Intl && Intl.NumberFormat.prototype.formatToParts) {
+    new Intl.NumberFormat().formatToParts(12345.6).forEach(function (p) {
+      if (p.type === "group" || p.type === "decimal") sep[p.type] = p.value;
+    });
+  }
+  function formatNumbers(root) {
+    (root || document).querySelectorAll(".card .num:not([data-raw])").forEach(function (el) {
+      var raw = el.textContent.trim(), m = raw.match(/^(-?)(\d+)(?:\.(\d+))?$/);
+      el.setAttribute("data-raw", raw);
+      if (m) {
+        var whole = m[2].replace(/\B(?=(\d{3})+(?!\d))/g, sep.group);
+        el.textContent = m[1] + whole + (m[3] !== undefined ? sep.decimal + m[3] : "");
+      }
+      var len = el.parentNode.textContent.length;
+      el.parentNode.classList.toggle("long", len > 12);
+      el.parentNode.classList.toggle("longer", len > 20);
+    });
+  }
+  formatNumbers();
+
+  function refresh() {
+    refreshTimes();
+    document.querySelectorAll(".events[data-days]").forEach(groupDays);
+  }
+  refresh();
+  clamp();
+  setInterval(refresh, 30000);
 
   // Copy buttons: data-copy names the element whose text is copied.
   document.addEventListener("click", function (e) {
@@ -87,8 +172,10 @@
       refreshTimes(card);
       // Newest first by ID: events of one batch may arrive out of order.
       var id = card.getAttribute("data-id"), next = list.firstElementChild;
-      while (next && next.getAttribute("data-id") > id) next = next.nextElementSibling;
+      while (next && (next.tagName !== "ARTICLE" || next.getAttribute("data-id") > id)) next = next.nextElementSibling;
       list.insertBefore(card, next);
+      clamp(card.parentNode);
+      if (list.hasAttribute("data-days")) groupDays(list);
       if (window.scrollY > 80) {
         unseen++;
         marker.textContent = unseen + " new ↑";
@@ -127,6 +214,7 @@
       if (empty) empty.remove();
       card.classList.add("fresh");
       refreshTimes(card);
+      formatNumbers(card);
       var old = document.getElementById(card.id);
       if (old) old.replaceWith(card); else grid.appendChild(card);
     });
