@@ -9,6 +9,7 @@ import (
 	"image/color"
 	"image/png"
 	"io/fs"
+	"math"
 	"mime"
 	"net/http"
 	"path"
@@ -100,23 +101,47 @@ func (s *Server) manifest(w http.ResponseWriter, r *http.Request) error {
 	return s.pages.raw.ExecuteTemplate(w, "manifest", nil)
 }
 
-// appIcon draws the app icon: a bell-blue rounded square with a white dot, the "tiding".
+// appIcon draws the app icon as icon.svg draws the logo: a blue rounded square, a
+// white dot (the news) and two waves (the tide), at any size for the PWA icons.
 func appIcon(size int) []byte {
 	img := image.NewRGBA(image.Rect(0, 0, size, size))
 	bg := color.RGBA{0x25, 0x63, 0xeb, 0xff}
-	r := float64(size) * 0.22
-	c := float64(size) / 2
+	soft := color.RGBA{0xa8, 0xc1, 0xf7, 0xff} // white at 55% over the blue
+	scale := float64(size) / 64
+	r := 14 * scale
+	wave := func(x, y, base float64) bool {
+		if x < 10-2.5 || x > 54+2.5 {
+			return false
+		}
+		cx := min(max(x, 10), 54) // round caps at both ends
+		w := base - 3.5*math.Sin(math.Pi*(cx-10)/11)
+		dx, dy := x-cx, y-w
+		return dx*dx+dy*dy < 2.5*2.5
+	}
+	at := func(fx, fy float64) color.RGBA {
+		if !inRoundedSquare(fx, fy, float64(size), r) {
+			return color.RGBA{}
+		}
+		X, Y := fx/scale, fy/scale
+		switch {
+		case (X-44)*(X-44)+(Y-21)*(Y-21) < 7*7, wave(X, Y, 40):
+			return color.RGBA{0xff, 0xff, 0xff, 0xff}
+		case wave(X, Y, 51):
+			return soft
+		}
+		return bg
+	}
+	const n = 4 // samples per side: smooth edges
 	for y := 0; y < size; y++ {
 		for x := 0; x < size; x++ {
-			fx, fy := float64(x)+0.5, float64(y)+0.5
-			if !inRoundedSquare(fx, fy, float64(size), r) {
-				continue
+			var sr, sg, sb, sa int
+			for i := 0; i < n; i++ {
+				for j := 0; j < n; j++ {
+					c := at(float64(x)+(float64(i)+0.5)/n, float64(y)+(float64(j)+0.5)/n)
+					sr, sg, sb, sa = sr+int(c.R), sg+int(c.G), sb+int(c.B), sa+int(c.A)
+				}
 			}
-			img.Set(x, y, bg)
-			dx, dy := fx-c, fy-c*1.05
-			if dx*dx+dy*dy < (c*0.42)*(c*0.42) {
-				img.Set(x, y, color.White)
-			}
+			img.Set(x, y, color.RGBA{uint8(sr / (n * n)), uint8(sg / (n * n)), uint8(sb / (n * n)), uint8(sa / (n * n))})
 		}
 	}
 	var b bytes.Buffer

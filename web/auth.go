@@ -64,7 +64,7 @@ func (s *Server) requireUser(next handlerFunc, ownerOnly bool) handlerFunc {
 		}
 		r = r.WithContext(context.WithValue(r.Context(), sessionKey{}, sess))
 		if ownerOnly && sess.user.Role != tidings.UserOwner {
-			return errForbidden
+			return tidings.Errorf(tidings.EForbidden, "%s", ownerOnlyMessage(r.URL.Path))
 		}
 		return next(w, r)
 	}
@@ -124,4 +124,22 @@ func (s *Server) home(w http.ResponseWriter, r *http.Request) error {
 		return redirect(w, r, "/settings/projects")
 	}
 	return redirect(w, r, "/p/"+ps[0].Name)
+}
+
+// ownerOnlyMessage tells a member what an owner page is for and who may use it.
+func ownerOnlyMessage(path string) string {
+	what := "do this"
+	switch {
+	case strings.HasPrefix(path, "/settings/api"):
+		what = "manage API tokens"
+	case strings.HasPrefix(path, "/settings/webhooks"):
+		what = "manage webhooks"
+	case strings.HasPrefix(path, "/settings/members"):
+		what = "invite or remove members"
+	case strings.HasPrefix(path, "/settings/projects"):
+		what = "create, change or delete projects and channels"
+	case strings.Contains(path, "/delete"):
+		what = "delete events and insights"
+	}
+	return "Only owners can " + what + ". Ask an owner of your team (Settings → Members lists them)."
 }

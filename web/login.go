@@ -43,7 +43,7 @@ var dummyHash = sync.OnceValue(func() string {
 func (s *Server) login(w http.ResponseWriter, r *http.Request) error {
 	f := loginForm{Email: strings.TrimSpace(r.PostFormValue("email")), Next: safeNext(r.PostFormValue("next"))}
 	fail := func(status int, msg string) error {
-		return s.render(w, r, "login", &view{Title: "Sign in", Status: status, Error: msg, Data: f})
+		return s.render(w, r, "login", &view{Title: "Sign in", Status: status, Error: msg, Focus: focusFor(msg), Data: f})
 	}
 	if len(f.Email) > maxEmailLen {
 		f.Email = ""

@@ -107,7 +107,7 @@ func (s *Server) acceptInvite(w http.ResponseWriter, r *http.Request) error {
 	name := inv.AccountName
 	d := inviteData{Account: name, Email: strings.TrimSpace(r.PostFormValue("email"))}
 	fail := func(msg string) error {
-		return s.render(w, r, "invite", &view{Title: "Join " + name, Status: http.StatusBadRequest, Error: msg, Data: d})
+		return s.render(w, r, "invite", &view{Title: "Join " + name, Status: http.StatusBadRequest, Error: msg, Focus: focusFor(msg), Data: d})
 	}
 	if !validEmail(d.Email) {
 		return fail("Enter a valid email address.")

@@ -589,3 +589,43 @@ func TestNoticesAfterForms(t *testing.T) {
 	c.post("/settings/projects/shop/delete").redirects(t, "/settings/projects")
 	c.get("/settings/projects").want(t, 200, "Project shop deleted")
 }
+
+// TestErrorPages: errors show inside the app shell and say what is missing and what to
+// do; a member on an owner page is told who may use it.
+func TestErrorPages(t *testing.T) {
+	e := newEnv(t, false)
+	c := e.owner()
+	p := c.get("/p/nope")
+	p.want(t, 404, "There is no project “nope” in your team.", `href="/settings/projects">Create it in Settings → Projects`, `id="sidebar"`, "Sign out")
+	c.get("/p/my-saas/c/nope").want(t, 404, "There is no channel #nope in project my-saas")
+	c.get("/no/such/page").want(t, 404, "There is nothing here.", `id="sidebar"`, "Back to the dashboard")
+	m, _ := e.member(e.account("acme"), "bob@example.com")
+	m.get("/settings/api").want(t, 403, "Only owners can manage API tokens", `id="sidebar"`)
+	m.get("/settings/webhooks").want(t, 403, "Only owners can manage webhooks")
+	if p := m.get("/p/nope"); strings.Contains(p.body, "Create it in Settings") {
+		t.Fatal("a member is told to create a project")
+	}
+	e.client().get("/invite/not-a-real-secret").want(t, 404, "ask for a new one")
+}
+
+// TestSignInPagesFocusTheFieldToFix: an error shows inside the card and the cursor goes
+// to the field it is about; the explanation of a fresh install stays.
+func TestSignInPagesFocusTheFieldToFix(t *testing.T) {
+	e := newEnv(t, false)
+	c := e.client()
+	p := c.post("/signup", "account", "Acme Inc", "email", "ada@example.com", "password", "correct horse", "password2", "correct horse")
+	p.want(t, 400, "Team name:", "This is a fresh Tidings", `class="auth-card"`)
+	if !regexp.MustCompile(`id="account"[^>]*autofocus`).MatchString(p.body) {
+		t.Fatal("the team name is not focused after its error")
+	}
+	p = c.post("/signup", "account", "acme", "email", "ada@example.com", "password", "correct horse", "password2", "other horse")
+	if !regexp.MustCompile(`id="password"[^>]*autofocus`).MatchString(p.body) || regexp.MustCompile(`id="account"[^>]*autofocus`).MatchString(p.body) {
+		t.Fatal("the password is not the focused field after the passwords differ")
+	}
+	e.owner()
+	p = e.client().post("/login", "email", "ada@example.com", "password", "wrong horse")
+	p.want(t, 401, "Wrong email or password.", `class="auth-card"`)
+	if !regexp.MustCompile(`id="password"[^>]*autofocus`).MatchString(p.body) {
+		t.Fatal("the password is not focused after a wrong one")
+	}
+}

@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"context"
 	"embed"
 	"errors"
 	"html/template"
@@ -75,6 +76,7 @@ type view struct {
 	Owner    bool
 	Status   int
 	Error    string // a problem with the submitted form
+	Focus    string // the id of the field to fix (sign-in pages); "" for the first
 	Flash    *flash // what the form before this page left to show once
 	Data     any
 }
@@ -131,10 +133,7 @@ func (s *Server) loadSidebar(r *http.Request, v *view) error {
 	return nil
 }
 
-var (
-	errNotFound  = tidings.Errorf(tidings.ENotFound, "There is nothing here.")
-	errForbidden = tidings.Errorf(tidings.EForbidden, "Only owners of the account may do this.")
-)
+var errNotFound = tidings.Errorf(tidings.ENotFound, "There is nothing here.")
 
 // wrap turns an error of a handler into an error page; internal details go to the log.
 func (s *Server) wrap(h handlerFunc) http.Handler {
@@ -146,9 +145,17 @@ func (s *Server) wrap(h handlerFunc) http.Handler {
 		code := tidings.ErrorCode(err)
 		status := http.StatusInternalServerError
 		switch code {
-		case tidings.ENotFound, tidings.EProjectNotFound, tidings.EChannelNotFound:
-			// Another account's project is simply not there: never say it exists.
-			s.renderError(w, r, http.StatusNotFound, "There is nothing here.")
+		case tidings.EProjectNotFound, tidings.EChannelNotFound:
+			// Said of the signed-in account: another account's project is simply not
+			// there, never said to exist.
+			s.renderError(w, r, http.StatusNotFound, missingMessage(r, code))
+			return
+		case tidings.ENotFound:
+			msg := tidings.ErrorMessage(err)
+			if msg == "" {
+				msg = errNotFound.Message
+			}
+			s.renderError(w, r, http.StatusNotFound, strings.ToUpper(msg[:1])+msg[1:])
 			return
 		case tidings.EForbidden:
 			status = http.StatusForbidden
@@ -169,10 +176,55 @@ func (s *Server) wrap(h handlerFunc) http.Handler {
 	})
 }
 
+// errorData is what an error page offers beside its message: where to go next.
+type errorData struct {
+	Message string
+	Links   []errorLink
+}
+
+type errorLink struct{ URL, Text string }
+
+// renderError shows an error inside the app shell (navigation, sign-out) when the
+// visitor is signed in, saying what is missing and what to do.
 func (s *Server) renderError(w http.ResponseWriter, r *http.Request, status int, msg string) {
-	if err := s.render(w, r, "error", &view{Title: http.StatusText(status), Status: status, Error: msg}); err != nil {
+	if sessionFrom(r) == nil {
+		if sess, err := s.loadSession(r); err == nil && sess != nil {
+			r = r.WithContext(context.WithValue(r.Context(), sessionKey{}, sess))
+		}
+	}
+	d := errorData{Message: msg}
+	sess := sessionFrom(r)
+	switch {
+	case status == http.StatusNotFound && strings.HasPrefix(msg, "There is no project") && sess != nil && sess.user.Role == tidings.UserOwner:
+		d.Links = append(d.Links, errorLink{"/settings/projects", "Create it in Settings → Projects"})
+	case strings.Contains(msg, "invitation"):
+		d.Links = append(d.Links, errorLink{"/login", "Sign in"})
+	}
+	if sess != nil {
+		d.Links = append(d.Links, errorLink{"/", "Back to the dashboard"})
+	} else if status != http.StatusNotFound || !strings.Contains(msg, "invitation") {
+		d.Links = append(d.Links, errorLink{"/login", "Sign in"})
+	}
+	title := map[int]string{http.StatusNotFound: "Not found", http.StatusForbidden: "Not allowed", http.StatusBadRequest: "Cannot do that",
+		http.StatusTooManyRequests: "Too many attempts", http.StatusServiceUnavailable: "Busy, or down for a moment"}[status]
+	if title == "" {
+		title = http.StatusText(status)
+	}
+	if err := s.render(w, r, "error", &view{Title: title, Status: status, Data: d}); err != nil {
 		http.Error(w, msg, status)
 	}
+}
+
+// missingMessage says which project or channel of the URL does not exist.
+func missingMessage(r *http.Request, code string) string {
+	project, channel := r.PathValue("project"), r.PathValue("channel")
+	switch {
+	case code == tidings.EChannelNotFound && channel != "":
+		return "There is no channel #" + channel + " in project " + project + ": an owner creates it in Settings → Projects, or the first event creates it when the project allows that."
+	case project != "":
+		return "There is no project “" + project + "” in your team."
+	}
+	return errNotFound.Message
 }
 
 // redirect answers a form with 303 See Other, so that reloading does not send it again.
@@ -200,3 +252,18 @@ func reltime(t, now time.Time) string {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// focusFor is the field a sign-in page's error is about, by its id: the cursor goes
+// there, so the person fixes it without reaching for the mouse.
+func focusFor(msg string) string {
+	m := strings.ToLower(msg)
+	switch {
+	case strings.HasPrefix(m, "team name") || strings.Contains(m, "team name is taken"):
+		return "account"
+	case strings.Contains(m, "wrong email or password"), strings.Contains(m, "password"):
+		return "password"
+	case strings.Contains(m, "email"):
+		return "email"
+	}
+	return ""
+}

@@ -49,8 +49,11 @@ func (s *Server) signup(w http.ResponseWriter, r *http.Request) error {
 		return tidings.Errorf(tidings.EForbidden, "Sign-up is closed on this server: ask an owner of your team for an invitation link.")
 	}
 	f := signupForm{Account: strings.TrimSpace(r.PostFormValue("account")), Email: strings.TrimSpace(r.PostFormValue("email"))}
+	if n, err := s.store.CountUsers(r.Context()); err == nil {
+		f.First = n == 0 // the explanation of a fresh install stays after an error
+	}
 	failWith := func(status int, msg string) error {
-		return s.render(w, r, "signup", &view{Title: "Create your account", Status: status, Error: msg, Data: f})
+		return s.render(w, r, "signup", &view{Title: "Create your account", Status: status, Error: msg, Focus: focusFor(msg), Data: f})
 	}
 	fail := func(msg string) error { return failWith(http.StatusBadRequest, msg) }
 	// Every attempt counts, before any hashing: an address cannot make the server

@@ -192,6 +192,7 @@ func TestDashboardInChromium(t *testing.T) {
 		t.Fatalf("a fresh install opens %s, want /signup", loc)
 	}
 	b.checkLabels("sign-up")
+	b.screenshot("sign-up")
 	b.submit("#account", "acme", "#email", "ada@example.com", "#password", "correct horse", "#password2", "correct horse")
 	if loc := b.location(); loc != "/settings/projects" {
 		t.Fatalf("after sign-up: %s", loc)
@@ -468,6 +469,12 @@ func TestDashboardInChromium(t *testing.T) {
 		t.Fatalf("after sign-out: %s", loc)
 	}
 	b.checkLabels("sign-in")
+	b.submit("#email", "ada@example.com", "#password", "not my password")
+	if focused := get(b, chromedp.Evaluate[string](`document.activeElement.id`)); focused != "password" || !strings.Contains(b.text(".auth-card .error"), "Wrong email or password") {
+		t.Fatalf("after a wrong password: focus on %q, error %q", focused, b.text(".auth-card .error"))
+	}
+	b.screenshot("sign-in-error")
+	b.do(chromedp.Navigate(m.URL() + "/login"))
 	b.do(chromedp.Focus(chromedp.CSS("#email")), chromedp.KeyEvent("ada@example.com"), chromedp.KeyEvent(kb.Tab),
 		chromedp.KeyEvent("correct horse"))
 	get(b, chromedp.WaitEvent(page.LoadEventFired, nil, chromedp.KeyEvent(kb.Enter)))
@@ -497,6 +504,7 @@ func TestDashboardInChromium(t *testing.T) {
 			if bad := get(b, chromedp.Evaluate[[]string](contrastCheck)); len(bad) > 0 {
 				t.Errorf("%s (%s): text below 4.5:1 contrast (3:1 when large): %v", path, scheme, bad)
 			}
+			b.screenshot("page" + shotName(path) + "-" + scheme)
 		}
 	}
 	b.colorScheme("light")
@@ -504,9 +512,9 @@ func TestDashboardInChromium(t *testing.T) {
 	for _, path := range pages {
 		b.do(chromedp.Navigate(m.URL() + path))
 		if w := get(b, chromedp.Evaluate[int](`document.documentElement.scrollWidth - window.innerWidth`)); w > 0 {
-			b.screenshot("phone-sideways")
 			t.Errorf("%s scrolls sideways by %d px at 390 px", path, w)
 		}
+		b.screenshot("page" + shotName(path) + "-phone")
 	}
 	b.do(chromedp.Navigate(m.URL() + "/settings/api"))
 	b.screenshot("settings-api-phone")
@@ -515,6 +523,11 @@ func TestDashboardInChromium(t *testing.T) {
 	b.do(chromedp.Navigate(m.URL() + "/p/my-saas"))
 	b.mustUntil(`document.querySelector(".event")`)
 	b.screenshot("feed-phone")
+}
+
+// shotName turns a path into part of a screenshot's name: /settings/api → -settings-api.
+func shotName(path string) string {
+	return strings.NewReplacer("/", "-", "?", "-", "=", "-").Replace(path)
 }
 
 // colorScheme makes the page see prefers-color-scheme: scheme.
