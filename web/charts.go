@@ -1,20 +1,27 @@
 package web
 
 import (
+	"math"
 	"net/http"
+	"strconv"
 	"time"
+	_ "time/tzdata" // the viewer's time zone, whatever the server's system has
 )
 
-// chart is a bar chart drawn as inline SVG by the server.
+// chart is a bar chart drawn as inline SVG by the server, with a y-axis of a few round
+// values and gridlines.
 type chart struct {
 	Title   string
 	Total   int
 	Max     int
 	Bars    []bar
 	Labels  []axisLabel
+	Grid    []gridLine
 	Width   int
 	Height  int
-	Summary string // for screen readers
+	Left    float64 // where the plot starts: the y-axis values are left of it
+	AxisX   float64 // where they end
+	Summary string  // for screen readers
 }
 
 type bar struct {
@@ -27,34 +34,57 @@ type axisLabel struct {
 	X      float64
 	Text   string
 	Anchor string // text-anchor: labels at the edges stay inside the picture
+	Minor  bool   // hidden at phone width, where fewer labels fit
 }
 
-const chartW, chartH, chartTop = 600.0, 150.0, 10.0
+type gridLine struct {
+	Y    float64
+	Text string
+}
 
-// buildChart lays out n buckets from start, each width wide.
-func buildChart(title string, counts map[time.Time]int, start time.Time, width time.Duration, n int, label func(time.Time) string, every int) chart {
-	c := chart{Title: title, Width: int(chartW), Height: int(chartH) + 20}
-	for i := 0; i < n; i++ {
-		v := counts[start.Add(time.Duration(i)*width)]
+const chartW, chartH, chartTop, chartLeft = 600.0, 150.0, 10.0, 40.0
+
+// niceStep is the gridline interval for values up to max: 1, 2 or 5 times a power of
+// ten, so that at most four lines sit above zero.
+func niceStep(max int) int {
+	if max <= 4 {
+		return 1
+	}
+	p := math.Pow(10, math.Floor(math.Log10(float64(max)/4)))
+	for _, m := range []float64{1, 2, 5, 10} {
+		if float64(max)/(m*p) <= 4 {
+			return int(m * p)
+		}
+	}
+	return int(10 * p)
+}
+
+// buildChart lays out one bar per bucket start, labelling every every-th.
+func buildChart(title string, counts map[time.Time]int, starts []time.Time, label func(time.Time) string, every int) chart {
+	c := chart{Title: title, Width: int(chartW), Height: int(chartH) + 22, Left: chartLeft, AxisX: chartLeft - 6}
+	for _, t := range starts {
+		v := counts[t]
 		c.Total += v
 		c.Max = max(c.Max, v)
 	}
-	slot := chartW / float64(n)
-	for i := 0; i < n; i++ {
-		t := start.Add(time.Duration(i) * width)
+	step := niceStep(c.Max)
+	top := step * max(1, (c.Max+step-1)/step) // the highest gridline: bars scale to it
+	for v := 0; v <= top; v += step {
+		c.Grid = append(c.Grid, gridLine{Y: chartH - float64(v)/float64(top)*(chartH-chartTop), Text: strconv.Itoa(v)})
+	}
+	n := len(starts)
+	slot := (chartW - chartLeft) / float64(n)
+	for i, t := range starts {
 		v := counts[t]
-		h := 0.0
-		if c.Max > 0 {
-			h = float64(v) / float64(c.Max) * (chartH - chartTop)
-		}
+		h := float64(v) / float64(top) * (chartH - chartTop)
 		if v > 0 && h < 2 {
 			h = 2
 		}
-		c.Bars = append(c.Bars, bar{X: float64(i)*slot + slot*0.1, W: slot * 0.8, Y: chartH - h, H: h, Count: v, Label: label(t)})
+		c.Bars = append(c.Bars, bar{X: chartLeft + float64(i)*slot + slot*0.1, W: slot * 0.8, Y: chartH - h, H: h, Count: v, Label: label(t)})
 		if i%every == 0 {
-			l := axisLabel{X: float64(i)*slot + slot/2, Text: label(t), Anchor: "middle"}
-			if l.X < 30 {
-				l.X, l.Anchor = 0, "start"
+			l := axisLabel{X: chartLeft + float64(i)*slot + slot/2, Text: label(t), Anchor: "middle", Minor: (i/every)%2 == 1}
+			if i == 0 {
+				l.X, l.Anchor = chartLeft, "start"
 			}
 			c.Labels = append(c.Labels, l)
 		}
@@ -68,29 +98,56 @@ type chartsData struct {
 	Channels []string
 	Daily    chart
 	Hourly   chart
+	Zone     string // the time zone of the buckets and labels
+}
+
+// viewerZone is the browser's time zone, which app.js keeps in the tz cookie; UTC
+// until it has.
+func viewerZone(r *http.Request) *time.Location {
+	if c, err := r.Cookie("tz"); err == nil && len(c.Value) <= 64 && c.Value != "" && c.Value != "Local" {
+		if loc, err := time.LoadLocation(c.Value); err == nil {
+			return loc
+		}
+	}
+	return time.UTC
 }
 
 func (s *Server) chartsPage(w http.ResponseWriter, r *http.Request) error {
 	sess := sessionFrom(r)
 	project, channel := r.PathValue("project"), r.URL.Query().Get("channel")
-	now := s.now().UTC()
-	dayStart := now.Truncate(24*time.Hour).AddDate(0, 0, -29)
-	daily, err := s.store.CountEventsBy(r.Context(), sess.account.ID, project, channel, dayStart, 24*time.Hour)
+	loc := viewerZone(r)
+	now := s.now().In(loc)
+	// Hourly counts of the last 30 local days (the store keeps them rolled up), summed
+	// into the viewer's days: days may have 23 or 25 hours.
+	today := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, loc)
+	var days []time.Time
+	for i := 29; i >= 0; i-- {
+		days = append(days, today.AddDate(0, 0, -i))
+	}
+	hours, err := s.store.CountEventsBy(r.Context(), sess.account.ID, project, channel, days[0].Truncate(time.Hour), time.Hour)
 	if err != nil {
 		return err
 	}
+	daily := map[time.Time]int{}
+	for t, n := range hours {
+		lt := t.In(loc)
+		daily[time.Date(lt.Year(), lt.Month(), lt.Day(), 0, 0, 0, 0, loc)] += n
+	}
 	hourStart := now.Truncate(time.Hour).Add(-47 * time.Hour)
-	hourly, err := s.store.CountEventsBy(r.Context(), sess.account.ID, project, channel, hourStart, time.Hour)
-	if err != nil {
-		return err
+	var hourStarts []time.Time
+	hourly := map[time.Time]int{}
+	for i := 0; i < 48; i++ {
+		t := hourStart.Add(time.Duration(i) * time.Hour)
+		hourStarts = append(hourStarts, t)
+		hourly[t] = hours[t.UTC()]
 	}
 	cs, err := s.store.ListChannels(r.Context(), sess.account.ID, project)
 	if err != nil {
 		return err
 	}
-	d := chartsData{Channel: channel,
-		Daily:  buildChart("Events per day, last 30 days", daily, dayStart, 24*time.Hour, 30, func(t time.Time) string { return t.Format("2 Jan") }, 5),
-		Hourly: buildChart("Events per hour, last 48 hours", hourly, hourStart, time.Hour, 48, func(t time.Time) string { return t.Format("15:00") }, 6),
+	d := chartsData{Channel: channel, Zone: loc.String(),
+		Daily:  buildChart("Events per day, last 30 days", daily, days, func(t time.Time) string { return t.Format("2 Jan") }, 5),
+		Hourly: buildChart("Events per hour, last 48 hours", hourly, hourStarts, func(t time.Time) string { return t.Format("15:00") }, 6),
 	}
 	for _, c := range cs {
 		d.Channels = append(d.Channels, c.Name)

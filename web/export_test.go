@@ -7,3 +7,6 @@ func CardRenders(s *Server) int64 { return s.cardRenders.Load() }
 func LoginBuckets(s *Server) (byAddr, byEmail int) {
 	return s.logins.byAddr.Len(), s.logins.byEmail.Len()
 }
+
+// NiceStep is niceStep, for tests.
+func NiceStep(max int) int { return niceStep(max) }

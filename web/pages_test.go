@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -627,5 +628,34 @@ func TestSignInPagesFocusTheFieldToFix(t *testing.T) {
 	p.want(t, 401, "Wrong email or password.", `class="auth-card"`)
 	if !regexp.MustCompile(`id="password"[^>]*autofocus`).MatchString(p.body) {
 		t.Fatal("the password is not focused after a wrong one")
+	}
+}
+
+// TestChartsInTheViewersZone: days are the viewer's (the tz cookie app.js keeps), the
+// y-axis has round gridlines, and the tabs keep the channel.
+func TestChartsInTheViewersZone(t *testing.T) {
+	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	e := newEnvWith(t, web.Config{Now: func() time.Time { return now }})
+	c := e.owner()
+	acme := e.account("acme")
+	for _, at := range []string{"2026-11-22T23:30:00Z", "2026-11-22T10:00:00Z"} {
+		ts, _ := time.Parse(time.RFC3339, at)
+		e.publish(acme, tidings.NewEvent{Event: "x", Timestamp: ts})
+	}
+	c.get("/p/my-saas/charts").want(t, 200, "<title>22 Nov: 2</title>", "Times in UTC.", `class="grid"`, `text-anchor="end"`)
+	u, _ := url.Parse(e.srv.URL)
+	c.jar.SetCookies(u, []*http.Cookie{{Name: "tz", Value: "Pacific/Auckland"}})
+	c.get("/p/my-saas/charts").want(t, 200, "<title>23 Nov: 1</title>", "<title>22 Nov: 1</title>", "Times in Pacific/Auckland.")
+	c.jar.SetCookies(u, []*http.Cookie{{Name: "tz", Value: "Not/AZone"}})
+	c.get("/p/my-saas/charts").want(t, 200, "Times in UTC.")
+	c.get("/p/my-saas/charts?channel=payments").want(t, 200, `href="/p/my-saas/c/payments"`)
+	c.get("/p/my-saas/c/payments").want(t, 200, `href="/p/my-saas/charts?channel=payments"`)
+}
+
+func TestNiceStep(t *testing.T) {
+	for max, want := range map[int]int{0: 1, 3: 1, 4: 1, 5: 2, 9: 5, 17: 5, 40: 10, 41: 20, 99: 50, 1234: 500} {
+		if got := web.NiceStep(max); got != want {
+			t.Errorf("niceStep(%d) = %d, want %d", max, got, want)
+		}
 	}
 }

@@ -434,6 +434,12 @@ func TestDashboardInChromium(t *testing.T) {
 	b.mustUntil(`document.querySelectorAll(".chart svg rect.bar").length === 78`)
 	b.screenshot("charts")
 	b.checkLabels("charts")
+	// The channel picker applies on change, and the Feed tab keeps the channel.
+	b.click(`const sel = document.querySelector("#channel"); sel.value = "payments"; sel.dispatchEvent(new Event("change"))`)
+	b.mustUntil(`location.search === "?channel=payments" && document.querySelectorAll(".chart svg rect.bar").length === 78`)
+	if href := get(b, chromedp.Evaluate[string](`document.querySelector('.tabs a').getAttribute("href")`)); href != "/p/my-saas/c/payments" {
+		t.Fatalf("the Feed tab on a channel's charts: %s", href)
+	}
 	for _, path := range []string{"/settings/members", "/settings/password"} {
 		b.do(chromedp.Navigate(m.URL() + path))
 		b.checkLabels(path)

@@ -99,6 +99,20 @@
   }
   formatNumbers();
 
+  document.documentElement.classList.add("js");
+  // A select that applies on change (the charts' channel), without its button.
+  document.querySelectorAll("select[data-autosubmit]").forEach(function (sel) {
+    sel.addEventListener("change", function () { sel.form.submit(); });
+  });
+  // The viewer's time zone, for what the server draws (charts): kept in a cookie; a
+  // page drawn in another zone is drawn again once.
+  var viewerZone = window.Intl ? Intl.DateTimeFormat().resolvedOptions().timeZone : "";
+  if (viewerZone && document.cookie.indexOf("tz=" + viewerZone) < 0) {
+    document.cookie = "tz=" + viewerZone + "; path=/; max-age=31536000; samesite=lax";
+    var drawn = document.querySelector("[data-zone]");
+    if (drawn && drawn.getAttribute("data-zone") !== viewerZone) window.location.reload();
+  }
+
   function refresh() {
     refreshTimes();
     document.querySelectorAll(".events[data-days]").forEach(groupDays);
