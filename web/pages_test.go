@@ -659,3 +659,25 @@ func TestNiceStep(t *testing.T) {
 		}
 	}
 }
+
+// TestTagValuesWithSpaces: a chip of a value with spaces filters by it, writes
+// key:"the value" in the search box, and that search finds the same events.
+func TestTagValuesWithSpaces(t *testing.T) {
+	e := newEnv(t, false)
+	c := e.owner()
+	acme := e.account("acme")
+	e.publish(acme, tidings.NewEvent{Event: "Upgraded", Tags: tidings.Tags{{Key: "plan", Kind: tidings.KindString, Value: "Premium Plan"}}})
+	e.publish(acme, tidings.NewEvent{Event: "Other", Tags: tidings.Tags{{Key: "plan", Kind: tidings.KindString, Value: "Premium"}}})
+	feed := c.get("/p/my-saas")
+	feed.want(t, 200, `href="/p/my-saas?tag=plan%3APremium&#43;Plan"`)
+	p := c.get("/p/my-saas?tag=plan%3APremium+Plan")
+	p.want(t, 200, "Upgraded", `value="plan:&#34;Premium Plan&#34;"`)
+	if strings.Contains(p.body, ">Other<") {
+		t.Fatal("the chip's filter matched another value")
+	}
+	q := c.get("/p/my-saas?q=" + url.QueryEscape(`plan:"Premium Plan"`))
+	q.want(t, 200, "Upgraded")
+	if strings.Contains(q.body, ">Other<") {
+		t.Fatal(`plan:"Premium Plan" matched another value`)
+	}
+}

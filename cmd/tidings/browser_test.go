@@ -142,6 +142,8 @@ func (b *browser) mustUntil(js string) {
 }
 
 func (b *browser) screenshot(name string) {
+	// From the top: a page scrolled to an anchor would draw its sticky header mid-page.
+	chromedp.Run(b.ctx, chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, 0)`))
 	png, err := chromedp.Run(b.ctx, chromedp.FullScreenshot(100)) // quality 100 gives PNG
 	if err == nil {
 		p := filepath.Join(b.shot, name+".png")
