@@ -19,10 +19,14 @@ type Session struct {
 
 // Invite is a one-time link that lets a person join an account, as a member or an owner.
 type Invite struct {
-	ID          string // names a pending invite in lists: derived from Hash, reveals nothing of the secret
-	Hash        []byte
-	AccountID   int64
-	Role        string // UserMember (the default) or UserOwner
+	ID        string // names a pending invite in lists: derived from Hash, reveals nothing of the secret
+	Hash      []byte
+	AccountID int64
+	Role      string // UserMember (the default) or UserOwner
+	// ResetUser, when not 0, makes this a password reset link of that user of the
+	// account instead of an invitation: used once, it sets the user's password.
+	ResetUser   int64
+	ResetEmail  string // the user's email, filled in when read
 	AccountName string // filled in when read
 	CreatedBy   int64
 	CreatedAt   time.Time
@@ -63,10 +67,16 @@ type SessionStore interface {
 	// FindInvite returns the unused, unexpired invite with that hash.
 	// Errors: ENotFound.
 	FindInvite(ctx context.Context, hash []byte, now time.Time) (*Invite, error)
-	// AcceptInvite uses the invite once and creates u as a member of its account,
-	// in one transaction. Errors: ENotFound (used, expired or unknown), EConflict (email taken).
+	// AcceptInvite uses the invite once and creates u in its account with its role,
+	// in one transaction. Errors: ENotFound (used, expired, unknown, or a reset link),
+	// EConflict (email taken).
 	AcceptInvite(ctx context.Context, hash []byte, u *User, now time.Time) error
-	// ListInvites returns the account's unused, unexpired invites, newest first.
+	// UseReset uses a password reset link once: it sets its user's password hash and
+	// ends all their sessions, in one transaction, and returns the user.
+	// Errors: ENotFound (used, expired, unknown, or an invitation).
+	UseReset(ctx context.Context, hash []byte, passwordHash string, now time.Time) (*User, error)
+	// ListInvites returns the account's unused, unexpired invitations (not reset
+	// links), newest first.
 	ListInvites(ctx context.Context, accountID int64, now time.Time) ([]*Invite, error)
 	// RevokeInvite deletes the account's pending invite with that ID. Errors: ENotFound.
 	RevokeInvite(ctx context.Context, accountID int64, id string) error

@@ -66,8 +66,8 @@ func inviteRole(r string) string {
 // CreateInvite stores inv.
 func (db *DB) CreateInvite(ctx context.Context, inv *tidings.Invite) error {
 	_, err := db.exec(ctx,
-		`INSERT INTO invites (hash, account_id, created_by, created_at, expires_at, role) VALUES ($1, $2, $3, $4, $5, $6)`,
-		inv.Hash, inv.AccountID, inv.CreatedBy, ms(inv.CreatedAt), ms(inv.ExpiresAt), inviteRole(inv.Role))
+		`INSERT INTO invites (hash, account_id, created_by, created_at, expires_at, role, user_id) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+		inv.Hash, inv.AccountID, inv.CreatedBy, ms(inv.CreatedAt), ms(inv.ExpiresAt), inviteRole(inv.Role), nullID(inv.ResetUser))
 	return err
 }
 
@@ -75,9 +75,10 @@ func findInvite(ctx context.Context, q querier, hash []byte, now time.Time, lock
 	inv := &tidings.Invite{Hash: hash}
 	var created, expires int64
 	err := q.QueryRow(ctx,
-		`SELECT i.account_id, a.name, i.created_by, i.created_at, i.expires_at, i.role FROM invites i JOIN accounts a ON a.id = i.account_id
+		`SELECT i.account_id, a.name, i.created_by, i.created_at, i.expires_at, i.role, coalesce(i.user_id, 0), coalesce(u.email, '')
+		 FROM invites i JOIN accounts a ON a.id = i.account_id LEFT JOIN users u ON u.id = i.user_id
 		 WHERE i.hash = $1 AND i.used_at IS NULL AND i.expires_at > $2`+lock,
-		hash, ms(now)).Scan(&inv.AccountID, &inv.AccountName, &inv.CreatedBy, &created, &expires, &inv.Role)
+		hash, ms(now)).Scan(&inv.AccountID, &inv.AccountName, &inv.CreatedBy, &created, &expires, &inv.Role, &inv.ResetUser, &inv.ResetEmail)
 	if err != nil {
 		return nil, notFound(mapErr(err), "this invitation link is unknown, used or expired: ask for a new one")
 	}
@@ -94,7 +95,7 @@ func (db *DB) ListInvites(ctx context.Context, accountID int64, now time.Time) (
 		inv.ID, inv.CreatedAt, inv.ExpiresAt = tidings.InviteID(inv.Hash), fromMS(created), fromMS(expires)
 		return inv, err
 	}, `SELECT hash, created_by, created_at, expires_at, role FROM invites
-		WHERE account_id = $1 AND used_at IS NULL AND expires_at > $2 ORDER BY created_at DESC`, accountID, ms(now)))
+		WHERE account_id = $1 AND used_at IS NULL AND expires_at > $2 AND user_id IS NULL ORDER BY created_at DESC`, accountID, ms(now)))
 }
 
 // RevokeInvite deletes a pending invite of the account.
@@ -126,6 +127,9 @@ func (db *DB) AcceptInvite(ctx context.Context, hash []byte, u *tidings.User, no
 		inv, err := findInvite(ctx, tx, hash, now, " FOR UPDATE OF i")
 		if err != nil {
 			return err
+		}
+		if inv.ResetUser != 0 {
+			return tidings.Errorf(tidings.ENotFound, "this invitation link is unknown, used or expired: ask for a new one")
 		}
 		if _, err := tx.Exec(ctx, `UPDATE invites SET used_at = $1 WHERE hash = $2`, ms(now), hash); err != nil {
 			return err
@@ -212,4 +216,39 @@ func (db *DB) TakeFlash(ctx context.Context, hash []byte) ([]byte, error) {
 		return nil, nil
 	}
 	return flash, err
+}
+
+// nullID is id for a nullable reference column: NULL for 0.
+func nullID(id int64) any {
+	if id == 0 {
+		return nil
+	}
+	return id
+}
+
+// UseReset uses a password reset link: the user's new password, their sessions gone.
+// The link's row is locked first: of two instances using it at once, one wins.
+func (db *DB) UseReset(ctx context.Context, hash []byte, passwordHash string, now time.Time) (*tidings.User, error) {
+	var u *tidings.User
+	err := db.inTx(ctx, func(tx pgx.Tx) error {
+		inv, err := findInvite(ctx, tx, hash, now, " FOR UPDATE OF i")
+		if err == nil && inv.ResetUser == 0 {
+			err = tidings.Errorf(tidings.ENotFound, "this password reset link is unknown, used or expired: ask an owner of your team for a new one")
+		}
+		if err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `UPDATE invites SET used_at = $1 WHERE hash = $2`, ms(now), hash); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `UPDATE users SET password_hash = $1 WHERE id = $2`, passwordHash, inv.ResetUser); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM sessions WHERE user_id = $1`, inv.ResetUser); err != nil {
+			return err
+		}
+		u, err = scanUser(tx.QueryRow(ctx, `SELECT `+userColumns+` FROM users u WHERE u.id = $1`, inv.ResetUser))
+		return err
+	})
+	return u, err
 }

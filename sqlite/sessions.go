@@ -69,8 +69,8 @@ func inviteRole(r string) string {
 // CreateInvite stores inv.
 func (db *DB) CreateInvite(ctx context.Context, inv *tidings.Invite) error {
 	_, err := db.write.ExecContext(ctx,
-		`INSERT INTO invites (hash, account_id, created_by, created_at, expires_at, role) VALUES (?, ?, ?, ?, ?, ?)`,
-		inv.Hash, inv.AccountID, inv.CreatedBy, ms(inv.CreatedAt), ms(inv.ExpiresAt), inviteRole(inv.Role))
+		`INSERT INTO invites (hash, account_id, created_by, created_at, expires_at, role, user_id) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		inv.Hash, inv.AccountID, inv.CreatedBy, ms(inv.CreatedAt), ms(inv.ExpiresAt), inviteRole(inv.Role), nullID(inv.ResetUser))
 	return err
 }
 
@@ -78,9 +78,10 @@ func findInvite(ctx context.Context, q querier, hash []byte, now time.Time) (*ti
 	inv := &tidings.Invite{Hash: hash}
 	var created, expires int64
 	err := q.QueryRowContext(ctx,
-		`SELECT i.account_id, a.name, i.created_by, i.created_at, i.expires_at, i.role FROM invites i JOIN accounts a ON a.id = i.account_id
+		`SELECT i.account_id, a.name, i.created_by, i.created_at, i.expires_at, i.role, coalesce(i.user_id, 0), coalesce(u.email, '')
+		 FROM invites i JOIN accounts a ON a.id = i.account_id LEFT JOIN users u ON u.id = i.user_id
 		 WHERE i.hash = ? AND i.used_at IS NULL AND i.expires_at > ?`,
-		hash, ms(now)).Scan(&inv.AccountID, &inv.AccountName, &inv.CreatedBy, &created, &expires, &inv.Role)
+		hash, ms(now)).Scan(&inv.AccountID, &inv.AccountName, &inv.CreatedBy, &created, &expires, &inv.Role, &inv.ResetUser, &inv.ResetEmail)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, tidings.Errorf(tidings.ENotFound, "this invitation link is unknown, used or expired: ask for a new one")
 	}
@@ -95,7 +96,7 @@ func findInvite(ctx context.Context, q querier, hash []byte, now time.Time) (*ti
 func (db *DB) ListInvites(ctx context.Context, accountID int64, now time.Time) ([]*tidings.Invite, error) {
 	rows, err := db.read.QueryContext(ctx,
 		`SELECT hash, created_by, created_at, expires_at, role FROM invites
-		 WHERE account_id = ? AND used_at IS NULL AND expires_at > ? ORDER BY created_at DESC`, accountID, ms(now))
+		 WHERE account_id = ? AND used_at IS NULL AND expires_at > ? AND user_id IS NULL ORDER BY created_at DESC`, accountID, ms(now))
 	if err != nil {
 		return nil, err
 	}
@@ -145,6 +146,9 @@ func (db *DB) AcceptInvite(ctx context.Context, hash []byte, u *tidings.User, no
 	inv, err := findInvite(ctx, tx, hash, now)
 	if err != nil {
 		return err
+	}
+	if inv.ResetUser != 0 {
+		return tidings.Errorf(tidings.ENotFound, "this invitation link is unknown, used or expired: ask for a new one")
 	}
 	if _, err := tx.ExecContext(ctx, `UPDATE invites SET used_at = ? WHERE hash = ?`, ms(now), hash); err != nil {
 		return err
@@ -260,4 +264,42 @@ func (db *DB) TakeFlash(ctx context.Context, hash []byte) ([]byte, error) {
 		return nil, err
 	}
 	return flash, tx.Commit()
+}
+
+// nullID is id for a nullable reference column: NULL for 0.
+func nullID(id int64) any {
+	if id == 0 {
+		return nil
+	}
+	return id
+}
+
+// UseReset uses a password reset link: the user's new password, their sessions gone.
+func (db *DB) UseReset(ctx context.Context, hash []byte, passwordHash string, now time.Time) (*tidings.User, error) {
+	tx, err := db.write.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+	inv, err := findInvite(ctx, tx, hash, now)
+	if err == nil && inv.ResetUser == 0 {
+		err = tidings.Errorf(tidings.ENotFound, "this password reset link is unknown, used or expired: ask an owner of your team for a new one")
+	}
+	if err != nil {
+		return nil, err
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE invites SET used_at = ? WHERE hash = ?`, ms(now), hash); err != nil {
+		return nil, err
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE users SET password_hash = ? WHERE id = ?`, passwordHash, inv.ResetUser); err != nil {
+		return nil, err
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE user_id = ?`, inv.ResetUser); err != nil {
+		return nil, err
+	}
+	u, err := scanUser(tx.QueryRowContext(ctx, `SELECT `+userColumns+` FROM users u WHERE u.id = ?`, inv.ResetUser))
+	if err != nil {
+		return nil, err
+	}
+	return u, tx.Commit()
 }

@@ -109,6 +109,36 @@ func testSessionsAndMembers(t *testing.T, open Opener) {
 	_, _, _, err = f.s.FindSession(ctx, keep, epoch)
 	wantCode(t, err, tidings.ENotFound)
 
+	// A password reset link sets its user's password once and ends their sessions; it
+	// is not an invitation, and not listed as one.
+	_, reset := tidings.NewSecret()
+	must(t, f.s.CreateInvite(ctx, &tidings.Invite{Hash: reset, AccountID: f.account.ID, ResetUser: member.ID, CreatedBy: owner.ID, CreatedAt: epoch, ExpiresAt: epoch.Add(time.Hour)}))
+	if got, err := f.s.FindInvite(ctx, reset, epoch); err != nil || got.ResetUser != member.ID || got.ResetEmail != "bob@example.com" {
+		t.Fatalf("a reset link: %+v %v", got, err)
+	}
+	if invs, _ := f.s.ListInvites(ctx, f.account.ID, epoch); len(invs) != 0 {
+		t.Fatalf("a reset link listed as an invitation: %+v", invs)
+	}
+	wantCode(t, f.s.AcceptInvite(ctx, reset, &tidings.User{Email: "mallory@example.com", PasswordHash: "x"}, epoch), tidings.ENotFound)
+	_, bobSession := tidings.NewSecret()
+	must(t, f.s.CreateSession(ctx, &tidings.Session{Hash: bobSession, UserID: member.ID, CreatedAt: epoch, ExpiresAt: epoch.Add(time.Hour)}))
+	_, err = f.s.UseReset(ctx, reset, "new-hash", epoch.Add(2*time.Hour))
+	wantCode(t, err, tidings.ENotFound) // expired
+	bob, err := f.s.UseReset(ctx, reset, "new-hash", epoch)
+	must(t, err)
+	if bob.ID != member.ID || bob.PasswordHash != "new-hash" {
+		t.Fatalf("after a reset: %+v", bob)
+	}
+	_, _, _, err = f.s.FindSession(ctx, bobSession, epoch)
+	wantCode(t, err, tidings.ENotFound)
+	_, err = f.s.UseReset(ctx, reset, "again", epoch)
+	wantCode(t, err, tidings.ENotFound) // once
+	_, plain := tidings.NewSecret()
+	must(t, f.s.CreateInvite(ctx, &tidings.Invite{Hash: plain, AccountID: f.account.ID, CreatedBy: owner.ID, CreatedAt: epoch, ExpiresAt: epoch.Add(time.Hour)}))
+	_, err = f.s.UseReset(ctx, plain, "x", epoch)
+	wantCode(t, err, tidings.ENotFound) // an invitation is not a reset link
+	must(t, f.s.RevokeInvite(ctx, f.account.ID, tidings.InviteID(plain)))
+
 	// Removing a member signs them out.
 	_, mh := tidings.NewSecret()
 	must(t, f.s.CreateSession(ctx, &tidings.Session{Hash: mh, UserID: member.ID, CreatedAt: epoch, ExpiresAt: epoch.Add(time.Hour)}))

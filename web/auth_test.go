@@ -207,3 +207,34 @@ func TestSecureCookieBehindHTTPSProxy(t *testing.T) {
 		t.Fatal("an untrusted X-Forwarded-Proto was believed")
 	}
 }
+
+// TestPasswordResetLink: an owner makes a one-time link for a member who lost their
+// password; it sets a new one, signs them out elsewhere and in here, and works once.
+func TestPasswordResetLink(t *testing.T) {
+	e := newEnv(t, false)
+	owner := e.owner()
+	bob, u := e.member(e.account("acme"), "bob@example.com")
+	bob.post("/settings/members/"+itoa(u.ID)+"/reset").want(t, 403, "Only owners")
+	users, _ := e.store.ListUsers(t.Context(), e.account("acme").ID)
+	owner.post("/settings/members/"+itoa(users[0].ID)+"/reset").want(t, 400, "Settings → Password")
+	owner.post("/settings/members/"+itoa(u.ID)+"/reset").redirects(t, "/settings/members#reset-link")
+	p := owner.get("/settings/members")
+	p.want(t, 200, "Send this link to <strong>bob@example.com</strong>")
+	link := p.body[strings.Index(p.body, e.srv.URL+"/reset/"):]
+	link = strings.TrimPrefix(link[:strings.Index(link, "<")], e.srv.URL)
+	if strings.Contains(owner.get("/settings/members").body, link) {
+		t.Fatal("the reset link is shown again")
+	}
+	if strings.Contains(p.body, "Pending invitations") {
+		t.Fatal("a reset link is listed as an invitation")
+	}
+	c := e.client()
+	c.get(link).want(t, 200, "Choose a new password", "bob@example.com")
+	c.post(link, "password", "a new password", "password2", "another").want(t, 400, "differ")
+	c.post(link, "password", "a new password", "password2", "a new password").redirects(t, "/")
+	c.get("/settings/members").want(t, 200, "bob@example.com")
+	bob.get("/p/my-saas").redirects(t, "/login?next=%2Fp%2Fmy-saas") // the old session is gone
+	e.client().get(link).want(t, 404, "ask an owner of your team for a new one")
+	e.client().post("/login", "email", "bob@example.com", "password", "a new password").redirects(t, "/")
+	e.client().post("/invite"+strings.TrimPrefix(link, "/reset"), "email", "x@example.com", "password", "whatever1", "password2", "whatever1").want(t, 404)
+}

@@ -16,14 +16,16 @@ import (
 // post again), sealed with a key that only the session's cookie gives, so the store
 // never holds a readable secret; it is gone once shown, and after flashLifetime.
 type flash struct {
-	Notice  string    `json:"n,omitempty"`
-	Token   string    `json:"t,omitempty"`  // the secret of the token just made
-	TokenID string    `json:"ti,omitempty"` // and its ID
-	Invite  string    `json:"i,omitempty"`  // the invitation link just made
-	Role    string    `json:"r,omitempty"`  // and the role it grants
-	Webhook string    `json:"w,omitempty"`  // the ID of the webhook just made
-	Secret  string    `json:"ws,omitempty"` // and its signing secret
-	At      time.Time `json:"at"`
+	Notice   string    `json:"n,omitempty"`
+	Token    string    `json:"t,omitempty"`  // the secret of the token just made
+	TokenID  string    `json:"ti,omitempty"` // and its ID
+	Invite   string    `json:"i,omitempty"`  // the invitation link just made
+	Role     string    `json:"r,omitempty"`  // and the role it grants
+	Reset    string    `json:"rl,omitempty"` // a password reset link just made
+	ResetFor string    `json:"rf,omitempty"` // and whose it is
+	Webhook  string    `json:"w,omitempty"`  // the ID of the webhook just made
+	Secret   string    `json:"ws,omitempty"` // and its signing secret
+	At       time.Time `json:"at"`
 }
 
 const (

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/tidings-dev/tidings"
 	"github.com/tidings-dev/tidings/internal/password"
@@ -15,6 +16,8 @@ type membersData struct {
 	Invites    []*tidings.Invite // pending: owners may revoke them
 	Invite     string            // the link just made, shown to copy
 	InviteRole string            // and the role it grants
+	Reset      string            // a password reset link just made, shown to copy
+	ResetFor   string            // and whose it is
 }
 
 func (s *Server) membersPage(w http.ResponseWriter, r *http.Request) error {
@@ -27,7 +30,7 @@ func (s *Server) membersPage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	d := membersData{Members: us, Invite: fl.Invite, InviteRole: fl.Role}
+	d := membersData{Members: us, Invite: fl.Invite, InviteRole: fl.Role, Reset: fl.Reset, ResetFor: fl.ResetFor}
 	if sess.user.Role == tidings.UserOwner {
 		if d.Invites, err = s.store.ListInvites(r.Context(), sess.account.ID, s.now()); err != nil {
 			return err
@@ -129,6 +132,91 @@ func (s *Server) acceptInvite(w http.ResponseWriter, r *http.Request) error {
 		}
 		return err
 	}
+	if err := s.startSession(w, r, u); err != nil {
+		return err
+	}
+	return redirect(w, r, "/")
+}
+
+// resetLifetime is how long a password reset link works.
+const resetLifetime = 24 * time.Hour
+
+// createResetLink makes a one-time link with which a member of the team chooses a new
+// password: for a person who lost theirs. The owner sends it to them.
+func (s *Server) createResetLink(w http.ResponseWriter, r *http.Request) error {
+	sess := sessionFrom(r)
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	if err != nil {
+		return errNotFound
+	}
+	u, err := s.store.FindUser(r.Context(), sess.account.ID, id)
+	if err != nil {
+		return err
+	}
+	if u.ID == sess.user.ID {
+		return tidings.Errorf(tidings.EValidation, "Change your own password in Settings → Password.")
+	}
+	secret, hash := tidings.NewSecret()
+	now := s.now()
+	if err := s.store.CreateInvite(r.Context(), &tidings.Invite{Hash: hash, AccountID: sess.account.ID, ResetUser: u.ID,
+		CreatedBy: sess.user.ID, CreatedAt: now, ExpiresAt: now.Add(resetLifetime)}); err != nil {
+		return err
+	}
+	scheme := "http"
+	if s.isHTTPS(r) {
+		scheme = "https"
+	}
+	if err := s.setFlash(w, r, flash{Reset: scheme + "://" + r.Host + "/reset/" + secret, ResetFor: u.Email}); err != nil {
+		return err
+	}
+	return redirect(w, r, "/settings/members#reset-link")
+}
+
+var errResetLink = tidings.Errorf(tidings.ENotFound, "This password reset link is unknown, used or expired: ask an owner of your team for a new one.")
+
+type resetData struct {
+	Email string
+}
+
+func (s *Server) resetPage(w http.ResponseWriter, r *http.Request) error {
+	inv, err := s.store.FindInvite(r.Context(), tidings.HashSecret(r.PathValue("secret")), s.now())
+	if err == nil && inv.ResetUser == 0 || tidings.ErrorCode(err) == tidings.ENotFound {
+		err = errResetLink
+	}
+	if err != nil {
+		return err
+	}
+	return s.render(w, r, "reset", &view{Title: "Choose a new password", Data: resetData{Email: inv.ResetEmail}})
+}
+
+func (s *Server) useReset(w http.ResponseWriter, r *http.Request) error {
+	hash := tidings.HashSecret(r.PathValue("secret"))
+	inv, err := s.store.FindInvite(r.Context(), hash, s.now())
+	if err == nil && inv.ResetUser == 0 || tidings.ErrorCode(err) == tidings.ENotFound {
+		err = errResetLink
+	}
+	if err != nil {
+		return err
+	}
+	fail := func(status int, msg string) error {
+		return s.render(w, r, "reset", &view{Title: "Choose a new password", Status: status, Error: msg, Focus: "password",
+			Data: resetData{Email: inv.ResetEmail}})
+	}
+	if r.PostFormValue("password") != r.PostFormValue("password2") {
+		return fail(http.StatusBadRequest, "The two passwords differ.")
+	}
+	ph, err := s.passwords.Hash(r.Context(), r.PostFormValue("password"))
+	if errors.Is(err, password.ErrBusy) {
+		return fail(http.StatusTooManyRequests, busyMessage)
+	}
+	if err != nil {
+		return fail(http.StatusBadRequest, "Password: "+err.Error()+".")
+	}
+	u, err := s.store.UseReset(r.Context(), hash, ph, s.now())
+	if err != nil {
+		return err
+	}
+	s.hub.endSessions(u.AccountID, func(ls *liveStream) bool { return ls.userID == u.ID })
 	if err := s.startSession(w, r, u); err != nil {
 		return err
 	}

@@ -191,6 +191,9 @@ func (s *Server) Register(mux *http.ServeMux) {
 		{"GET /settings/members", user, s.membersPage},
 		{"POST /settings/members/invite", owner, s.invite},
 		{"POST /settings/members/{id}/remove", owner, s.removeMember},
+		{"POST /settings/members/{id}/reset", owner, s.createResetLink},
+		{"GET /reset/{secret}", public, s.resetPage},
+		{"POST /reset/{secret}", public, s.useReset},
 		{"POST /settings/members/invites/{id}/revoke", owner, s.revokeInvite},
 
 		{"GET /manifest.webmanifest", public, s.manifest},
