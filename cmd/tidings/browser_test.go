@@ -512,6 +512,9 @@ func TestDashboardInChromium(t *testing.T) {
 			if bad := get(b, chromedp.Evaluate[[]string](contrastCheck)); len(bad) > 0 {
 				t.Errorf("%s (%s): text below 4.5:1 contrast (3:1 when large): %v", path, scheme, bad)
 			}
+			if !dark {
+				b.checkLabels(path)
+			}
 			b.screenshot("page" + shotName(path) + "-" + scheme)
 		}
 	}
