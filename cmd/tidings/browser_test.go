@@ -113,9 +113,23 @@ func (b *browser) text(sel string) string { return get(b, chromedp.Text(chromedp
 
 // until waits for a JavaScript condition to hold.
 func (b *browser) until(js string, timeout time.Duration) error {
-	ctx, cancel := context.WithTimeout(b.ctx, timeout+time.Second)
-	defer cancel()
-	return chromedp.Do(ctx, chromedp.Poll[chromedp.Void](js, chromedp.WithPollingTimeout(timeout)))
+	deadline := time.Now().Add(timeout)
+	for {
+		ctx, cancel := context.WithTimeout(b.ctx, time.Until(deadline)+time.Second)
+		err := chromedp.Do(ctx, chromedp.Poll[chromedp.Void](js, chromedp.WithPollingTimeout(time.Until(deadline))))
+		cancel()
+		// A page still being replaced (a click's navigation) destroys the context the
+		// check runs in: check again on the new page.
+		if err == nil || !navigating(err) || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func navigating(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "Cannot find context") || strings.Contains(msg, "context was destroyed")
 }
 
 // settle waits for a condition on a page that may still be navigating: a check that
@@ -478,6 +492,8 @@ func TestDashboardInChromium(t *testing.T) {
 	}
 	b.checkLabels("sign-in")
 	b.submit("#email", "ada@example.com", "#password", "not my password")
+	// The browser applies autofocus at its next rendering update, after the load event.
+	b.until(`document.activeElement.id === "password"`, 3*time.Second)
 	if focused := get(b, chromedp.Evaluate[string](`document.activeElement.id`)); focused != "password" || !strings.Contains(b.text(".auth-card .error"), "Wrong email or password") {
 		t.Fatalf("after a wrong password: focus on %q, error %q", focused, b.text(".auth-card .error"))
 	}
