@@ -19,35 +19,76 @@ func (db *DB) ApplyInsight(ctx context.Context, accountID int64, c *tidings.Insi
 	return res.insight, nil
 }
 
+// pendingInsight is an insight as a batch's changes left it so far, with the history
+// points those changes add. It is written once per batch (flushInsights).
+type pendingInsight struct {
+	projectID int64
+	cur       *tidings.Insight
+	points    []string
+}
+
+type insightKey struct {
+	project int64
+	title   string
+}
+
+// applyInsight applies c to the insight as the batch has it (read once per batch).
+// Everything that can refuse the change — the project, a non-numeric value — is
+// checked before anything is written, so a refused change needs no savepoint; the
+// writes happen in flushInsights, one upsert per insight and one row per change.
 func (b *batch) applyInsight(ctx context.Context, accountID int64, c *tidings.InsightChange) (*tidings.Insight, error) {
 	p, err := b.project(ctx, accountID, c.Project)
 	if err != nil {
 		return nil, err
 	}
-	var current *tidings.Insight
-	cur := tidings.Insight{Project: p.Name}
-	var updated int64
-	err = b.queryRow(ctx, sqlFindInsight, p.ID, c.Title).
-		Scan(&cur.Title, &cur.Value, &cur.Prefix, &cur.Suffix, &cur.Icon, &cur.Change, &updated)
-	if err == nil {
-		cur.UpdatedAt = fromMS(updated)
-		current = &cur
-	} else if err = nullIfNoRows(err); err != nil {
-		return nil, err
+	k := insightKey{p.ID, c.Title}
+	pend := b.insights[k]
+	if pend == nil {
+		pend = &pendingInsight{projectID: p.ID}
+		cur := tidings.Insight{Project: p.Name}
+		var updated int64
+		err = b.queryRow(ctx, sqlFindInsight, p.ID, c.Title).
+			Scan(&cur.Title, &cur.Value, &cur.Prefix, &cur.Suffix, &cur.Icon, &cur.Change, &updated)
+		if err == nil {
+			cur.UpdatedAt = fromMS(updated)
+			pend.cur = &cur
+		} else if err = nullIfNoRows(err); err != nil {
+			return nil, err
+		}
 	}
-	next, err := c.Apply(current, b.now)
+	next, err := c.Apply(pend.cur, b.now)
 	if err != nil {
 		return nil, err
 	}
-	var id int64
-	if err := b.queryRow(ctx, sqlUpsertInsight, p.ID, next.Title, next.Value, next.Prefix, next.Suffix, next.Icon,
-		next.Change, ms(b.now)).Scan(&id); err != nil {
-		return nil, err
+	if b.insights[k] == nil {
+		b.insights[k] = pend
+		b.insightOrder = append(b.insightOrder, pend)
 	}
-	if err := b.exec(ctx, sqlInsertPoint, id, ms(b.now), next.Value); err != nil {
-		return nil, err
+	pend.cur = next
+	pend.points = append(pend.points, next.Value)
+	out := *next
+	return &out, nil
+}
+
+// flushInsights writes the batch's insight changes: each insight once, in its last
+// state, and a history point for every change.
+func (b *batch) flushInsights(ctx context.Context) error {
+	for _, pend := range b.insightOrder {
+		next := pend.cur
+		var id int64
+		if err := b.queryRow(ctx, sqlUpsertInsight, pend.projectID, next.Title, next.Value, next.Prefix, next.Suffix, next.Icon,
+			next.Change, ms(b.now)).Scan(&id); err != nil {
+			return err
+		}
+		for _, v := range pend.points {
+			if err := b.exec(ctx, sqlInsertPoint, id, ms(b.now), v); err != nil {
+				return err
+			}
+		}
 	}
-	return next, nil
+	clear(b.insights)
+	b.insightOrder = b.insightOrder[:0]
+	return nil
 }
 
 // ListInsights returns the project's insights ordered by title.

@@ -91,6 +91,9 @@ type batch struct {
 	// searchRows are the batch's rows of the full-text index (rowid, text, scope),
 	// written like tagRows.
 	searchRows []any
+	// insights are the batch's insight changes, written by flushInsights.
+	insights     map[insightKey]*pendingInsight
+	insightOrder []*pendingInsight
 }
 
 type tagKey struct {
@@ -337,7 +340,8 @@ func (db *DB) commitBatch(ctx context.Context, jobs []*job) error {
 	b := &batch{db: db, tx: tx, now: db.stamp(),
 		projects: map[projectKey]*tidings.Project{}, channels: map[channelKey]int64{}, tags: map[tagKey]int64{},
 		allWebhooks: map[int64]bool{}, hours: map[hourKey]int64{}, jobHours: map[hourKey]int64{},
-		tagUses: map[int64]int64{}, jobTag: map[int64]int64{}, users: map[userKey]int64{}}
+		tagUses: map[int64]int64{}, jobTag: map[int64]int64{}, users: map[userKey]int64{},
+		insights: map[insightKey]*pendingInsight{}}
 	for _, j := range jobs {
 		if j.In.event != nil {
 			ev, refused, err := b.insertEvent(ctx, j.In.accountID, j.In.event)
@@ -352,14 +356,28 @@ func (db *DB) commitBatch(ctx context.Context, jobs []*job) error {
 			j.Out = &writeResult{event: ev}
 			continue
 		}
+		if j.In.insight != nil {
+			in, err := b.applyInsight(ctx, j.In.accountID, j.In.insight)
+			if isStorageError(err) {
+				return err
+			}
+			if err != nil {
+				j.Err = err // checked before any write: nothing to undo
+				continue
+			}
+			j.Out = &writeResult{insight: in}
+			continue
+		}
+		// Any other job sees the insights as changed so far.
+		if err := b.flushInsights(ctx); err != nil {
+			return err
+		}
 		if err := b.exec(ctx, sqlSavepoint); err != nil {
 			return err
 		}
 		res := &writeResult{}
 		var jerr error
 		switch {
-		case j.In.insight != nil:
-			res.insight, jerr = b.applyInsight(ctx, j.In.accountID, j.In.insight)
 		case j.In.probe:
 			jerr = b.probe(ctx)
 		case j.In.fn != nil:
@@ -388,6 +406,9 @@ func (db *DB) commitBatch(ctx context.Context, jobs []*job) error {
 		}
 		b.keepJobCounts()
 		j.Out = res
+	}
+	if err := b.flushInsights(ctx); err != nil {
+		return err
 	}
 	if err := b.writeTagRows(ctx); err != nil {
 		return err

@@ -90,3 +90,99 @@ func TestRefusedEventsInABatch(t *testing.T) {
 		t.Fatalf("events %d, tag rows %d, tag counts %d; want 60 each", events, tagRows, tagCount)
 	}
 }
+
+// Insight changes in one batch: each insight is read once and written once, with a
+// history point per change; a refused change (non-numeric, unknown project) writes
+// nothing and does not fail its neighbours; a delete in the same batch sees the
+// changes before it.
+func TestInsightChangesInABatch(t *testing.T) {
+	db, err := Open(context.Background(), t.TempDir(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := t.Context()
+	a, _ := db.CreateAccount(ctx, "acme")
+	db.CreateProject(ctx, a.ID, "shop")
+	if _, err := db.ApplyInsight(ctx, a.ID, &tidings.InsightChange{Project: "shop", Title: "Status", Value: "ok", Change: "update"}); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		c    tidings.InsightChange
+		want string
+	}{
+		{tidings.InsightChange{Project: "shop", Title: "Signups", Value: "1", Change: "increment"}, ""},
+		{tidings.InsightChange{Project: "shop", Title: "Status", Value: "1", Change: "increment"}, tidings.EInsightNotNumeric},
+		{tidings.InsightChange{Project: "nope", Title: "Signups", Value: "1", Change: "increment"}, tidings.EProjectNotFound},
+		{tidings.InsightChange{Project: "shop", Title: "Revenue", Value: "2.50", Change: "increment"}, ""},
+	}
+	const rounds = 50
+	var wg sync.WaitGroup
+	errs := make([]error, len(cases)*rounds)
+	values := make([]string, len(errs))
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := cases[i%len(cases)].c
+			in, err := db.ApplyInsight(ctx, a.ID, &c)
+			errs[i] = err
+			if in != nil {
+				values[i] = in.Value
+			}
+		}()
+	}
+	wg.Wait()
+	seen := map[string]bool{}
+	for i, err := range errs {
+		if want := cases[i%len(cases)].want; tidings.ErrorCode(err) != want {
+			t.Fatalf("case %d: %v, want %q", i%len(cases), err, want)
+		}
+		if i%len(cases) == 0 {
+			if seen[values[i]] {
+				t.Fatalf("two increments answered the same value %s", values[i])
+			}
+			seen[values[i]] = true
+		}
+	}
+	list, err := db.ListInsights(ctx, a.ID, "shop")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, in := range list {
+		got[in.Title] = in.Value
+	}
+	if got["Signups"] != "50" || got["Revenue"] != "125.00" || got["Status"] != "ok" {
+		t.Fatalf("insights after the batch: %v", got)
+	}
+	hist, err := db.InsightHistory(ctx, a.ID, "shop", "Signups", 1000)
+	if err != nil || len(hist) != rounds || hist[len(hist)-1].Value != "50" {
+		t.Fatalf("history: %d points (%v), last %+v", len(hist), err, hist[len(hist)-1])
+	}
+
+	// A delete and changes around it, submitted together.
+	var wg2 sync.WaitGroup
+	var delErr error
+	for i := 0; i < 20; i++ {
+		wg2.Add(1)
+		go func() {
+			defer wg2.Done()
+			if i == 10 {
+				delErr = db.DeleteInsight(ctx, a.ID, "shop", "Signups")
+				return
+			}
+			db.ApplyInsight(ctx, a.ID, &tidings.InsightChange{Project: "shop", Title: "Signups", Value: "1", Change: "increment"})
+		}()
+	}
+	wg2.Wait()
+	if delErr != nil {
+		t.Fatal(delErr)
+	}
+	var n, points int
+	db.read.QueryRow(`SELECT CAST(value AS INTEGER) FROM insights WHERE title = 'Signups'`).Scan(&n)
+	db.read.QueryRow(`SELECT count(*) FROM insight_points p JOIN insights i ON i.id = p.insight_id WHERE i.title = 'Signups'`).Scan(&points)
+	if n != points {
+		t.Fatalf("after a delete among increments: value %d but %d history points", n, points)
+	}
+}

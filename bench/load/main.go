@@ -55,7 +55,7 @@ func main() {
 	serverPIDs := flag.String("server-pids", "", "the servers' processes, comma-separated, for CPU time per request")
 	metricsURLs := flag.String("metrics", "", "the servers' /metrics URLs, comma-separated, for the mean batch size")
 	live := flag.Int("live", 0, "also measure publish → live dashboard stream latency over this many events, idle and under the POST /v1/log load")
-	profile := flag.String("profile", "", "write a CPU profile of the first server during the POST /v1/log phase to this file (needs -metrics)")
+	profile := flag.String("profile", "", "write a CPU profile of the first server during each phase: the POST /v1/log phase's to this file, the increments' to FILE.insight (needs -metrics)")
 	serve := flag.String("serve-baseline", "", "run the baseline server on this address instead of a load")
 	flag.Parse()
 	if *serve != "" {
@@ -101,8 +101,12 @@ func main() {
 			failed = failed || b.errors > 0
 		}
 		done := make(chan struct{})
-		if *profile != "" && len(srv.metrics) > 0 && p.path == "/v1/log" {
-			go func() { defer close(done); saveProfile(srv.metrics[0], *profile, *duration) }()
+		if *profile != "" && len(srv.metrics) > 0 {
+			file := *profile
+			if p.path != "/v1/log" {
+				file += "." + strings.TrimPrefix(p.path, "/v1/")
+			}
+			go func() { defer close(done); saveProfile(srv.metrics[0], file, *duration) }()
 		} else {
 			close(done)
 		}
