@@ -10,14 +10,8 @@ import (
 
 // Deleting a channel takes its events out of the tag index and the counts.
 func TestDeleteChannelKeepsCountsRight(t *testing.T) {
-	db, err := Open(context.Background(), t.TempDir(), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db, a := openShop(t)
 	ctx := t.Context()
-	a, _ := db.CreateAccount(ctx, "acme")
-	db.CreateProject(ctx, a.ID, "shop")
 	for _, c := range []string{"payments", "signups"} {
 		db.CreateChannel(ctx, a.ID, "shop", c)
 	}
@@ -49,14 +43,8 @@ func TestDeleteChannelKeepsCountsRight(t *testing.T) {
 // In one batch, events refused for an unknown project or channel leave no trace and do
 // not fail the events beside them; a project that creates channels gets them.
 func TestRefusedEventsInABatch(t *testing.T) {
-	db, err := Open(context.Background(), t.TempDir(), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db, a := openShop(t)
 	ctx := t.Context()
-	a, _ := db.CreateAccount(ctx, "acme")
-	db.CreateProject(ctx, a.ID, "shop")
 	db.CreateChannel(ctx, a.ID, "shop", "payments")
 	db.CreateProject(ctx, a.ID, "auto")
 	db.SetAutoCreateChannels(ctx, a.ID, "auto", true)
@@ -96,14 +84,8 @@ func TestRefusedEventsInABatch(t *testing.T) {
 // nothing and does not fail its neighbours; a delete in the same batch sees the
 // changes before it.
 func TestInsightChangesInABatch(t *testing.T) {
-	db, err := Open(context.Background(), t.TempDir(), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db, a := openShop(t)
 	ctx := t.Context()
-	a, _ := db.CreateAccount(ctx, "acme")
-	db.CreateProject(ctx, a.ID, "shop")
 	if _, err := db.ApplyInsight(ctx, a.ID, &tidings.InsightChange{Project: "shop", Title: "Status", Value: "ok", Change: "update"}); err != nil {
 		t.Fatal(err)
 	}
@@ -185,4 +167,22 @@ func TestInsightChangesInABatch(t *testing.T) {
 	if n != points {
 		t.Fatalf("after a delete among increments: value %d but %d history points", n, points)
 	}
+}
+
+// openShop opens a store in a temporary folder with account acme and its project shop.
+func openShop(t *testing.T) (*DB, *tidings.Account) {
+	t.Helper()
+	db, err := Open(context.Background(), t.TempDir(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	a, err := db.CreateAccount(t.Context(), "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.CreateProject(t.Context(), a.ID, "shop"); err != nil {
+		t.Fatal(err)
+	}
+	return db, a
 }
