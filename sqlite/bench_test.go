@@ -59,14 +59,7 @@ func BenchmarkPublish(b *testing.B) {
 //	taskset -c 1 go test -run '^$' -bench PublishLoadEvent -cpu 1 -count 3 ./sqlite
 func BenchmarkPublishLoadEvent(b *testing.B) {
 	ctx := context.Background()
-	db, err := sqlite.Open(ctx, b.TempDir(), sqlite.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer db.Close()
-	a, _ := db.CreateAccount(ctx, "acme")
-	db.CreateProject(ctx, a.ID, "load")
-	db.CreateChannel(ctx, a.ID, "load", "events")
+	db, a := openLoad(b)
 	tags := tidings.Tags{
 		{Key: "plan", Kind: tidings.KindString, Value: "premium"},
 		{Key: "seats", Kind: tidings.KindNumber, Value: "3"},
@@ -105,13 +98,7 @@ func cpuTime() time.Duration {
 //	taskset -c 1 go test -run '^$' -bench IncrementInsight -cpu 1 -count 3 ./sqlite
 func BenchmarkIncrementInsight(b *testing.B) {
 	ctx := context.Background()
-	db, err := sqlite.Open(ctx, b.TempDir(), sqlite.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer db.Close()
-	a, _ := db.CreateAccount(ctx, "acme")
-	db.CreateProject(ctx, a.ID, "load")
+	db, a := openLoad(b)
 	b.SetParallelism(64)
 	cpu0 := cpuTime()
 	b.ResetTimer()
@@ -126,4 +113,22 @@ func BenchmarkIncrementInsight(b *testing.B) {
 	b.StopTimer()
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "changes/s")
 	b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/float64(b.N), "cpu-µs/change")
+}
+
+// openLoad opens a store in a temporary folder with bench/load's account, project and
+// channel.
+func openLoad(b *testing.B) (*sqlite.DB, *tidings.Account) {
+	ctx := context.Background()
+	db, err := sqlite.Open(ctx, b.TempDir(), sqlite.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { db.Close() })
+	a, err := db.CreateAccount(ctx, "acme")
+	if err != nil {
+		b.Fatal(err)
+	}
+	db.CreateProject(ctx, a.ID, "load")
+	db.CreateChannel(ctx, a.ID, "load", "events")
+	return db, a
 }

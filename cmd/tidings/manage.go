@@ -40,6 +40,17 @@ func withStore(ctx context.Context, c *cli, fn func(s tidings.Store) error) erro
 	return errors.Join(fn(s), s.Close())
 }
 
+// withAccount runs fn on the store with the account that --account names (or the only one).
+func withAccount(ctx context.Context, c *cli, fn func(s tidings.Store, a *tidings.Account) error) error {
+	return withStore(ctx, c, func(s tidings.Store) error {
+		a, err := findAccount(ctx, s, c.account)
+		if err != nil {
+			return err
+		}
+		return fn(s, a)
+	})
+}
+
 // findAccount resolves --account, or the only account when it was left out.
 func findAccount(ctx context.Context, s tidings.Store, name string) (*tidings.Account, error) {
 	if name != "" {
@@ -90,11 +101,7 @@ func userCreate(ctx context.Context, c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
-	return withStore(ctx, c, func(s tidings.Store) error {
-		a, err := findAccount(ctx, s, c.account)
-		if err != nil {
-			return err
-		}
+	return withAccount(ctx, c, func(s tidings.Store, a *tidings.Account) error {
 		u := &tidings.User{AccountID: a.ID, Email: email, PasswordHash: hash, Role: c.role}
 		if err := s.CreateUser(ctx, u); err != nil {
 			return err
@@ -124,11 +131,7 @@ func isTerminal(w io.Writer) bool {
 }
 
 func userList(ctx context.Context, c *cli, _ []string) error {
-	return withStore(ctx, c, func(s tidings.Store) error {
-		a, err := findAccount(ctx, s, c.account)
-		if err != nil {
-			return err
-		}
+	return withAccount(ctx, c, func(s tidings.Store, a *tidings.Account) error {
 		us, err := s.ListUsers(ctx, a.ID)
 		if err != nil {
 			return err
@@ -198,11 +201,7 @@ func userDelete(ctx context.Context, c *cli, args []string) error {
 }
 
 func projectCreate(ctx context.Context, c *cli, args []string) error {
-	return withStore(ctx, c, func(s tidings.Store) error {
-		a, err := findAccount(ctx, s, c.account)
-		if err != nil {
-			return err
-		}
+	return withAccount(ctx, c, func(s tidings.Store, a *tidings.Account) error {
 		p, err := s.CreateProject(ctx, a.ID, args[0])
 		if err == nil {
 			fmt.Fprintf(c.stdout, "created project %s in account %s\n", p.Name, a.Name)
@@ -212,11 +211,7 @@ func projectCreate(ctx context.Context, c *cli, args []string) error {
 }
 
 func projectList(ctx context.Context, c *cli, _ []string) error {
-	return withStore(ctx, c, func(s tidings.Store) error {
-		a, err := findAccount(ctx, s, c.account)
-		if err != nil {
-			return err
-		}
+	return withAccount(ctx, c, func(s tidings.Store, a *tidings.Account) error {
 		ps, err := s.ListProjects(ctx, a.ID)
 		if err != nil {
 			return err
@@ -245,11 +240,7 @@ func projectList(ctx context.Context, c *cli, _ []string) error {
 }
 
 func projectDelete(ctx context.Context, c *cli, args []string) error {
-	return withStore(ctx, c, func(s tidings.Store) error {
-		a, err := findAccount(ctx, s, c.account)
-		if err != nil {
-			return err
-		}
+	return withAccount(ctx, c, func(s tidings.Store, a *tidings.Account) error {
 		n, err := s.CountEvents(ctx, a.ID, args[0], "")
 		if err != nil {
 			return err
@@ -271,11 +262,7 @@ func projectDelete(ctx context.Context, c *cli, args []string) error {
 }
 
 func channelDelete(ctx context.Context, c *cli, args []string) error {
-	return withStore(ctx, c, func(s tidings.Store) error {
-		a, err := findAccount(ctx, s, c.account)
-		if err != nil {
-			return err
-		}
+	return withAccount(ctx, c, func(s tidings.Store, a *tidings.Account) error {
 		n, err := s.CountEvents(ctx, a.ID, args[0], args[1])
 		if err != nil {
 			return err
@@ -301,11 +288,7 @@ func plural(n int, noun string) string {
 }
 
 func channelCreate(ctx context.Context, c *cli, args []string) error {
-	return withStore(ctx, c, func(s tidings.Store) error {
-		a, err := findAccount(ctx, s, c.account)
-		if err != nil {
-			return err
-		}
+	return withAccount(ctx, c, func(s tidings.Store, a *tidings.Account) error {
 		ch, err := s.CreateChannel(ctx, a.ID, args[0], args[1])
 		if err == nil {
 			fmt.Fprintf(c.stdout, "created channel %s in project %s\n", ch.Name, ch.Project)
@@ -315,11 +298,7 @@ func channelCreate(ctx context.Context, c *cli, args []string) error {
 }
 
 func channelList(ctx context.Context, c *cli, args []string) error {
-	return withStore(ctx, c, func(s tidings.Store) error {
-		a, err := findAccount(ctx, s, c.account)
-		if err != nil {
-			return err
-		}
+	return withAccount(ctx, c, func(s tidings.Store, a *tidings.Account) error {
 		cs, err := s.ListChannels(ctx, a.ID, args[0])
 		if err != nil {
 			return err
@@ -349,11 +328,7 @@ func tokenCreate(ctx context.Context, c *cli, _ []string) error {
 			roles = append(roles, r)
 		}
 	}
-	return withStore(ctx, c, func(s tidings.Store) error {
-		a, err := findAccount(ctx, s, c.account)
-		if err != nil {
-			return err
-		}
+	return withAccount(ctx, c, func(s tidings.Store, a *tidings.Account) error {
 		id, secret, hash := tidings.NewTokenSecret()
 		t := &tidings.Token{ID: id, AccountID: a.ID, Name: c.name, Access: c.access, Project: c.project,
 			Channel: c.channel, Roles: roles, Hash: hash}
@@ -366,11 +341,7 @@ func tokenCreate(ctx context.Context, c *cli, _ []string) error {
 }
 
 func tokenList(ctx context.Context, c *cli, _ []string) error {
-	return withStore(ctx, c, func(s tidings.Store) error {
-		a, err := findAccount(ctx, s, c.account)
-		if err != nil {
-			return err
-		}
+	return withAccount(ctx, c, func(s tidings.Store, a *tidings.Account) error {
 		ts, err := s.ListTokens(ctx, a.ID)
 		if err != nil {
 			return err
@@ -413,11 +384,7 @@ func when(t time.Time, zero string) string {
 }
 
 func tokenRevoke(ctx context.Context, c *cli, args []string) error {
-	return withStore(ctx, c, func(s tidings.Store) error {
-		a, err := findAccount(ctx, s, c.account)
-		if err != nil {
-			return err
-		}
+	return withAccount(ctx, c, func(s tidings.Store, a *tidings.Account) error {
 		if err := s.RevokeToken(ctx, a.ID, args[0], time.Now()); err != nil {
 			return err
 		}
@@ -433,11 +400,7 @@ func webhookCreate(ctx context.Context, c *cli, _ []string) error {
 	if err := p.Err(); err != nil {
 		return err
 	}
-	return withStore(ctx, c, func(s tidings.Store) error {
-		a, err := findAccount(ctx, s, c.account)
-		if err != nil {
-			return err
-		}
+	return withAccount(ctx, c, func(s tidings.Store, a *tidings.Account) error {
 		w := &tidings.Webhook{ID: tidings.NewID("wh_"), Project: nw.Project, Channel: nw.Channel, URL: nw.URL,
 			Format: nw.Format, Events: nw.Events, Name: nw.Name}
 		if w.Format == tidings.FormatStandard {
@@ -455,11 +418,7 @@ func webhookCreate(ctx context.Context, c *cli, _ []string) error {
 }
 
 func webhookList(ctx context.Context, c *cli, _ []string) error {
-	return withStore(ctx, c, func(s tidings.Store) error {
-		a, err := findAccount(ctx, s, c.account)
-		if err != nil {
-			return err
-		}
+	return withAccount(ctx, c, func(s tidings.Store, a *tidings.Account) error {
 		ws, err := s.ListWebhooks(ctx, a.ID)
 		if err != nil {
 			return err
@@ -476,11 +435,7 @@ func webhookList(ctx context.Context, c *cli, _ []string) error {
 }
 
 func webhookDelete(ctx context.Context, c *cli, args []string) error {
-	return withStore(ctx, c, func(s tidings.Store) error {
-		a, err := findAccount(ctx, s, c.account)
-		if err != nil {
-			return err
-		}
+	return withAccount(ctx, c, func(s tidings.Store, a *tidings.Account) error {
 		if err := s.DeleteWebhook(ctx, a.ID, args[0]); err != nil {
 			return err
 		}
@@ -590,11 +545,7 @@ func migrateStore(ctx context.Context, c *cli, _ []string) error {
 }
 
 func eventDelete(ctx context.Context, c *cli, args []string) error {
-	return withStore(ctx, c, func(s tidings.Store) error {
-		a, err := findAccount(ctx, s, c.account)
-		if err != nil {
-			return err
-		}
+	return withAccount(ctx, c, func(s tidings.Store, a *tidings.Account) error {
 		ev, err := s.FindEventByID(ctx, a.ID, args[0])
 		if err != nil {
 			return err
@@ -608,11 +559,7 @@ func eventDelete(ctx context.Context, c *cli, args []string) error {
 }
 
 func insightDelete(ctx context.Context, c *cli, args []string) error {
-	return withStore(ctx, c, func(s tidings.Store) error {
-		a, err := findAccount(ctx, s, c.account)
-		if err != nil {
-			return err
-		}
+	return withAccount(ctx, c, func(s tidings.Store, a *tidings.Account) error {
 		if err := s.DeleteInsight(ctx, a.ID, args[0], args[1]); err != nil {
 			return err
 		}
