@@ -475,6 +475,9 @@ func TestDashboardInChromium(t *testing.T) {
 	b.do(chromedp.Navigate(m.URL() + "/settings/members"))
 	b.click(`document.querySelector('form[action="/settings/members/invite"] button').click()`)
 	b.settle(`document.querySelector('form[action^="/settings/members/invites/"]') !== null`)
+	// The expiry is formatted by the page in the viewer's time zone (the server's own
+	// text is "2026-11-30 07:45:12 UTC"), like every other time.
+	b.mustUntil(`(t => t && !/^\d{4}-/.test(t.textContent))(document.querySelector("time[data-exact]"))`)
 	b.screenshot("settings-members")
 
 	// Revoke in the UI: the API refuses the token at once.
