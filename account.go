@@ -123,6 +123,7 @@ type Store interface {
 	DeliveryStore
 	PushStore
 	PeopleStore
+	Checker
 	// Ping reports whether the store answers (readiness).
 	Ping(ctx context.Context) error
 	// Close commits what is pending, then releases the store.

@@ -289,9 +289,17 @@ func orNil[T any](v []T, err error) ([]T, error) {
 	return v, err
 }
 
-// inTx runs fn in a transaction of its own (management writes, not the hot path).
+// inTx runs fn in a transaction of its own (management writes, not the hot path). A
+// transaction chosen as a deadlock's victim was rolled back whole: it runs again.
 func (db *DB) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
-	return mapErr(pgx.BeginFunc(ctx, db.pool, fn))
+	var err error
+	for attempt := 0; attempt < 5; attempt++ {
+		err = pgx.BeginFunc(ctx, db.pool, fn)
+		if c := pgCode(err); c != "40P01" && c != "40001" {
+			break
+		}
+	}
+	return mapErr(err)
 }
 
 type querier interface {

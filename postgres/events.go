@@ -198,7 +198,8 @@ func listQuery(project, channel int64, tags []tidings.Tag, driver int, since, un
 		t := tags[driver]
 		sb.WriteString(`SELECT ` + eventFields + ` FROM event_tags d JOIN events e ON e.id = d.event_id
 			JOIN channels c ON c.id = e.channel_id
-			WHERE d.project_id = ` + arg(project) + ` AND d.key = ` + arg(t.Key) + ` AND d.value = ` + arg(t.Value))
+			WHERE d.project_id = ` + arg(project) + ` AND d.key = ` + arg(t.Key) + ` AND d.value = ` + arg(t.Value) +
+			` AND e.project_id = d.project_id`) // a row of the index never hands out another project's event
 		if channel != 0 {
 			sb.WriteString(` AND d.channel_id = ` + arg(channel))
 		}
@@ -325,7 +326,7 @@ func (db *DB) CountEventsBy(ctx context.Context, accountID int64, project, chann
 }
 
 // DeleteEvent deletes one event; its tag rows go with it (foreign key), and it leaves
-// the tag and hourly counts in the same transaction.
+// the tag, hourly and user counts in the same transaction.
 func (db *DB) DeleteEvent(ctx context.Context, accountID int64, project, id string) error {
 	p, err := findProject(ctx, db.pool, accountID, project)
 	if err != nil {
@@ -333,41 +334,75 @@ func (db *DB) DeleteEvent(ctx context.Context, accountID int64, project, id stri
 	}
 	found := false
 	err = db.inTx(ctx, func(tx pgx.Tx) error {
-		var channel, ts int64
-		var user string
-		err := tx.QueryRow(ctx, `SELECT channel_id, ts, user_id FROM events WHERE id = $1 AND project_id = $2 FOR UPDATE`, id, p.ID).
-			Scan(&channel, &ts, &user)
-		if noRows(err) {
-			return nil
-		}
+		doomed, err := lockDoomed(ctx, tx, `SELECT id, channel_id, ts, user_id FROM events WHERE id = $1 AND project_id = $2 FOR UPDATE`, id, p.ID)
 		if err != nil {
 			return err
 		}
-		found = true
-		// Counts' rows are changed in the order batches lock them: tags by key, then the hour.
-		if _, err := tx.Exec(ctx, `UPDATE tag_counts c SET n = c.n - 1 FROM (
-			  SELECT key, value FROM event_tags WHERE event_id = $1 ORDER BY key, value) t
-			WHERE c.project_id = $2 AND c.key = t.key AND c.value = t.value`, id, p.ID); err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, `UPDATE event_counts SET n = n - 1 WHERE channel_id = $1 AND hour = $2 AND n > 0`,
-			channel, ts-ts%3_600_000); err != nil {
-			return err
-		}
-		if user != "" {
-			if _, err := tx.Exec(ctx, `UPDATE people SET events = greatest(events - 1, 0) WHERE project_id = $1 AND user_id = $2`,
-				p.ID, user); err != nil {
-				return err
-			}
-		}
-		_, err = tx.Exec(ctx, `DELETE FROM events WHERE id = $1`, id)
-		return err
+		found = len(doomed) > 0
+		return deleteEvents(ctx, tx, p.ID, doomed)
 	})
 	if err != nil {
 		return err
 	}
 	if !found {
 		return tidings.Errorf(tidings.ENotFound, "no event %q in project %q", id, project)
+	}
+	return nil
+}
+
+// doomedEvent is an event about to be deleted: what its deletion must undo.
+type doomedEvent struct {
+	id, user    string
+	channel, ts int64
+}
+
+// lockDoomed reads (and locks) the events a deletion takes.
+func lockDoomed(ctx context.Context, tx pgx.Tx, q string, args ...any) ([]doomedEvent, error) {
+	return query(ctx, tx, func(r pgx.Row) (doomedEvent, error) {
+		var d doomedEvent
+		return d, r.Scan(&d.id, &d.channel, &d.ts, &d.user)
+	}, q, args...)
+}
+
+// deleteEvents deletes locked events of a project and takes them off the counts. Every
+// writer locks count rows in one order, the batches' (hours, then users, then tags,
+// each in key order), so that a deletion and a batch never wait for each other in a
+// circle.
+func deleteEvents(ctx context.Context, tx pgx.Tx, project int64, doomed []doomedEvent) error {
+	if len(doomed) == 0 {
+		return nil
+	}
+	ids, channels, hours, users := make([]string, len(doomed)), make([]int64, len(doomed)), make([]int64, len(doomed)), make([]string, len(doomed))
+	for i, d := range doomed {
+		ids[i], channels[i], hours[i], users[i] = d.id, d.channel, d.ts-d.ts%3_600_000, d.user
+	}
+	steps := []struct {
+		q    string
+		args []any
+	}{
+		{`WITH gone AS (SELECT c, h, count(*) AS n FROM unnest($1::bigint[], $2::bigint[]) AS x(c, h) GROUP BY 1, 2),
+			locked AS (SELECT e.channel_id, e.hour, gone.n FROM event_counts e JOIN gone ON e.channel_id = gone.c AND e.hour = gone.h
+			  ORDER BY 1, 2 FOR UPDATE OF e)
+			UPDATE event_counts e SET n = greatest(e.n - locked.n, 0) FROM locked
+			WHERE e.channel_id = locked.channel_id AND e.hour = locked.hour`, []any{channels, hours}},
+		{`WITH gone AS (SELECT u, count(*) AS n FROM unnest($2::text[]) AS x(u) WHERE u <> '' GROUP BY 1),
+			locked AS (SELECT p.user_id, gone.n FROM people p JOIN gone ON p.user_id = gone.u WHERE p.project_id = $1
+			  ORDER BY 1 FOR UPDATE OF p)
+			UPDATE people p SET events = greatest(p.events - locked.n, 0) FROM locked
+			WHERE p.project_id = $1 AND p.user_id = locked.user_id`, []any{project, users}},
+		{`WITH gone AS (SELECT key, value, count(*) AS n FROM event_tags WHERE event_id = ANY($2::text[]) GROUP BY 1, 2),
+			locked AS (SELECT c.key, c.value, gone.n FROM tag_counts c JOIN gone USING (key, value) WHERE c.project_id = $1
+			  ORDER BY 1, 2 FOR UPDATE OF c)
+			UPDATE tag_counts c SET n = greatest(c.n - locked.n, 0) FROM locked
+			WHERE c.project_id = $1 AND c.key = locked.key AND c.value = locked.value`, []any{project, ids}},
+		// Its pending deliveries go with it: nobody is told of an event that is gone.
+		{`DELETE FROM deliveries WHERE event_id = ANY($1::text[])`, []any{ids}},
+		{`DELETE FROM events WHERE id = ANY($1::text[])`, []any{ids}},
+	}
+	for _, s := range steps {
+		if _, err := tx.Exec(ctx, s.q, s.args...); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -387,31 +422,6 @@ func (db *DB) SetRetention(ctx context.Context, accountID int64, project string,
 	return nil
 }
 
-// sqlPurge deletes up to $3 events of project $1 older than $2, oldest first, and
-// takes them off the tag and hourly counts (locked in key order, as batches lock
-// them). SKIP LOCKED lets two instances purge side by side.
-const sqlPurge = `WITH doomed AS (
-	  SELECT id, channel_id, ts, user_id FROM events WHERE project_id = $1 AND ts < $2 ORDER BY ts, id LIMIT $3 FOR UPDATE SKIP LOCKED),
-	tags AS (
-	  SELECT t.key, t.value, count(*) AS n FROM event_tags t JOIN doomed d ON d.id = t.event_id GROUP BY 1, 2),
-	tag_rows AS (
-	  SELECT c.key, c.value FROM tag_counts c JOIN tags USING (key, value) WHERE c.project_id = $1
-	  ORDER BY c.key, c.value FOR UPDATE OF c),
-	untag AS (
-	  UPDATE tag_counts c SET n = greatest(c.n - tags.n, 0) FROM tags, (SELECT count(*) FROM tag_rows) locked
-	  WHERE c.project_id = $1 AND c.key = tags.key AND c.value = tags.value),
-	hours AS (
-	  SELECT channel_id, ts - ts % 3600000 AS hour, count(*) AS n FROM doomed GROUP BY 1, 2),
-	uncount AS (
-	  UPDATE event_counts c SET n = greatest(c.n - hours.n, 0) FROM hours
-	  WHERE c.channel_id = hours.channel_id AND c.hour = hours.hour),
-	users AS (
-	  SELECT user_id, count(*) AS n FROM doomed WHERE user_id <> '' GROUP BY 1),
-	unuser AS (
-	  UPDATE people c SET events = greatest(c.events - users.n, 0) FROM users
-	  WHERE c.project_id = $1 AND c.user_id = users.user_id)
-	DELETE FROM events e USING doomed d WHERE e.id = d.id`
-
 // PurgeExpired deletes up to max expired events, one project with a retention at a
 // time, each in a short transaction of its own.
 func (db *DB) PurgeExpired(ctx context.Context, now time.Time, max int) (int, error) {
@@ -425,11 +435,21 @@ func (db *DB) PurgeExpired(ctx context.Context, now time.Time, max int) (int, er
 	}
 	deleted := 0
 	for _, k := range projects {
-		tag, err := db.exec(ctx, sqlPurge, k.id, ms(now)-k.days*24*3_600_000, max-deleted)
+		n := 0
+		// SKIP LOCKED lets two instances purge side by side.
+		err := db.inTx(ctx, func(tx pgx.Tx) error {
+			doomed, err := lockDoomed(ctx, tx, `SELECT id, channel_id, ts, user_id FROM events WHERE project_id = $1 AND ts < $2
+				ORDER BY ts, id LIMIT $3 FOR UPDATE SKIP LOCKED`, k.id, ms(now)-k.days*24*3_600_000, max-deleted)
+			if err != nil {
+				return err
+			}
+			n = len(doomed)
+			return deleteEvents(ctx, tx, k.id, doomed)
+		})
 		if err != nil {
 			return deleted, err
 		}
-		deleted += int(tag.RowsAffected())
+		deleted += n
 		if deleted >= max {
 			break
 		}

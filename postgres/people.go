@@ -83,7 +83,9 @@ func upsertProperties(ctx context.Context, tx pgx.Tx, table, idColumn string, pr
 		return 0, err
 	}
 	out, _ := json.Marshal(merged)
-	_, err = tx.Exec(ctx, `UPDATE `+table+` SET properties = $1, last_seen = $2 WHERE id = $3`, string(out), now, ref)
+	// Another instance's batch may have seen the user later (or earlier) meanwhile.
+	_, err = tx.Exec(ctx, `UPDATE `+table+` SET properties = $1, last_seen = greatest(last_seen, $2), first_seen = least(first_seen, $2)
+		WHERE id = $3`, string(out), now, ref)
 	return ref, err
 }
 

@@ -112,7 +112,7 @@ const sqlCountEvents = `INSERT INTO event_counts (channel_id, hour, n)
 const sqlCountUsers = `INSERT INTO people (project_id, user_id, properties, first_seen, last_seen, events)
 	SELECT p, u, '{}', $3, $3, count(*) FROM unnest($1::bigint[], $2::text[]) AS x(p, u) WHERE u <> '' GROUP BY 1, 2 ORDER BY 1, 2
 	ON CONFLICT (project_id, user_id) DO UPDATE SET last_seen = greatest(people.last_seen, excluded.last_seen),
-	  events = people.events + excluded.events`
+	  first_seen = least(people.first_seen, excluded.first_seen), events = people.events + excluded.events`
 
 // flush writes the events gathered so far.
 func (b *batch) flush(ctx context.Context) error {

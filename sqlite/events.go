@@ -60,13 +60,12 @@ func (b *batch) writeEvent(ctx context.Context, accountID int64, p *tidings.Proj
 		return nil, err
 	}
 	ts := ms(ev.Timestamp)
-	res, err := s.ExecContext(ctx, id, p.ID, channelID, ev.Event, ev.Description, ev.Icon, ev.Notify,
-		string(tags), ev.Parser, ev.UserID, ts, ms(b.now))
+	seq, err := b.nextSeq(ctx)
 	if err != nil {
 		return nil, err
 	}
-	seq, err := res.LastInsertId()
-	if err != nil {
+	if _, err := s.ExecContext(ctx, seq, id, p.ID, channelID, ev.Event, ev.Description, ev.Icon, ev.Notify,
+		string(tags), ev.Parser, ev.UserID, ts, ms(b.now)); err != nil {
 		return nil, err
 	}
 	tagIDs := make([]int64, 0, len(ev.Tags))
@@ -142,8 +141,11 @@ func listQuery(f feedFilter) eventQuery {
 	if driver >= 0 {
 		pos = "d"
 		// CROSS JOIN keeps the tag's rows as the outer loop.
-		sb.WriteString(`SELECT ` + eventColumns + ` FROM event_tags d CROSS JOIN events e ON e.seq = d.seq WHERE d.tag_id = ?`)
-		args = append(args, tags[driver].id)
+		// The event is checked to be the project's and to have the row's time: a
+		// row of the index can never hand out another project's event.
+		sb.WriteString(`SELECT ` + eventColumns + ` FROM event_tags d CROSS JOIN events e ON e.seq = d.seq
+			WHERE d.tag_id = ? AND +e.project_id = ? AND +e.ts = d.ts`)
+		args = append(args, tags[driver].id, f.project)
 		if f.channel != 0 {
 			sb.WriteString(` AND d.channel_id = ?`)
 			args = append(args, f.channel)
@@ -190,7 +192,11 @@ func listQuery(f feedFilter) eventQuery {
 func searchQuery(f feedFilter) eventQuery {
 	var sb strings.Builder
 	args := []any{matchExpr(f)}
-	sb.WriteString(`SELECT ` + eventColumns + ` FROM events_fts s CROSS JOIN events e ON e.seq = s.rowid WHERE events_fts MATCH ?`)
+	// The event is checked to be the project's: a row of the index can never hand out
+	// another project's event.
+	sb.WriteString(`SELECT ` + eventColumns + ` FROM events_fts s CROSS JOIN events e ON e.seq = s.rowid WHERE events_fts MATCH ?
+		AND +e.project_id = ?`)
+	args = append(args, f.project)
 	if len(f.users) > 0 {
 		// Their scope tokens are hashes: this makes it exact.
 		sb.WriteString(` AND e.user_id IN (?` + strings.Repeat(`, ?`, len(f.users)-1) + `)`)
@@ -547,8 +553,8 @@ func (db *DB) DeleteEvent(ctx context.Context, accountID int64, project, id stri
 	found := false
 	err = db.inBatch(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		var d doomed
-		err := tx.QueryRowContext(ctx, `SELECT seq, ts, channel_id, tags, user_id FROM events WHERE id = ? AND project_id = ?`, key, p.ID).
-			Scan(&d.seq, &d.ts, &d.channel, &d.tags, &d.user)
+		err := tx.QueryRowContext(ctx, `SELECT seq, id, ts, channel_id, tags, user_id FROM events WHERE id = ? AND project_id = ?`, key, p.ID).
+			Scan(&d.seq, &d.id, &d.ts, &d.channel, &d.tags, &d.user)
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil
 		}
@@ -570,6 +576,7 @@ func (db *DB) DeleteEvent(ctx context.Context, accountID int64, project, id stri
 // doomed is an event about to be deleted: what its deletion must undo.
 type doomed struct {
 	seq, ts, channel int64
+	id               []byte
 	tags             string // its tags as stored (JSON)
 	user             string
 }
@@ -614,6 +621,12 @@ func deleteEvents(ctx context.Context, tx *sql.Tx, project int64, events []doome
 		}
 		if _, err := tx.ExecContext(ctx, `DELETE FROM events WHERE seq = ?`, d.seq); err != nil {
 			return err
+		}
+		// Its pending deliveries go with it: nobody is told of an event that is gone.
+		if len(d.id) == 16 {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM deliveries WHERE event_id = ?`, uuid.UUID(d.id).String()); err != nil {
+				return err
+			}
 		}
 	}
 	for id, n := range tagGone {
@@ -677,7 +690,7 @@ func (db *DB) PurgeExpired(ctx context.Context, now time.Time, max int) (int, er
 	for _, k := range projects {
 		cutoff := ms(now) - k.days*24*3_600_000
 		err := db.inBatch(ctx, func(ctx context.Context, tx *sql.Tx) error {
-			rows, err := tx.QueryContext(ctx, `SELECT seq, ts, channel_id, tags, user_id FROM events WHERE project_id = ? AND ts < ?
+			rows, err := tx.QueryContext(ctx, `SELECT seq, id, ts, channel_id, tags, user_id FROM events WHERE project_id = ? AND ts < ?
 				ORDER BY ts, seq LIMIT ?`, k.id, cutoff, max-deleted)
 			if err != nil {
 				return err
@@ -685,7 +698,7 @@ func (db *DB) PurgeExpired(ctx context.Context, now time.Time, max int) (int, er
 			var events []doomed
 			for rows.Next() {
 				var d doomed
-				if err := rows.Scan(&d.seq, &d.ts, &d.channel, &d.tags, &d.user); err != nil {
+				if err := rows.Scan(&d.seq, &d.id, &d.ts, &d.channel, &d.tags, &d.user); err != nil {
 					rows.Close()
 					return err
 				}

@@ -89,7 +89,7 @@ func upsertProperties(ctx context.Context, tx *sql.Tx, table, idColumn string, p
 			VALUES (?, ?, ?, ?, ?) RETURNING id`, project, id, string(out), now, now).Scan(&ref)
 		return ref, err
 	}
-	_, err = tx.ExecContext(ctx, `UPDATE `+table+` SET properties = ?, last_seen = ? WHERE id = ?`, string(out), now, ref)
+	_, err = tx.ExecContext(ctx, `UPDATE `+table+` SET properties = ?, last_seen = max(last_seen, ?) WHERE id = ?`, string(out), now, ref)
 	return ref, err
 }
 

@@ -190,6 +190,13 @@ func (db *DB) DeleteChannel(ctx context.Context, accountID int64, project, chann
 			AND tag_id IN (SELECT id FROM tags WHERE project_id = ?1)`, p.ID, channel); err != nil {
 			return err
 		}
+		// Its events leave their users' counts.
+		if _, err := tx.ExecContext(ctx, `UPDATE people SET events = max(people.events - g.n, 0)
+			FROM (SELECT user_id, count(*) AS n FROM events WHERE user_id != ''
+				AND channel_id = (SELECT id FROM channels WHERE project_id = ?1 AND name = ?2) GROUP BY user_id) g
+			WHERE people.project_id = ?1 AND people.user_id = g.user_id`, p.ID, channel); err != nil {
+			return err
+		}
 		res, err := tx.ExecContext(ctx, `DELETE FROM channels WHERE project_id = ? AND name = ?`, p.ID, channel)
 		if err != nil {
 			return err

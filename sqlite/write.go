@@ -45,8 +45,13 @@ func (db *DB) submit(ctx context.Context, w *writeJob) (*writeResult, error) {
 const (
 	sqlFindChannel   = `SELECT id FROM channels WHERE project_id = ? AND name = ?`
 	sqlCreateChannel = `INSERT INTO channels (project_id, name, created_at) VALUES (?, ?, ?) RETURNING id`
-	sqlInsertEvent   = `INSERT INTO events (id, project_id, channel_id, event, description, icon, notify, tags, parser, user_id, ts, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	sqlInsertEvent   = `INSERT INTO events (seq, id, project_id, channel_id, event, description, icon, notify, tags, parser, user_id, ts, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	// An event's seq is taken from event_seq, never from max(seq)+1 (SQLite's default
+	// for a rowid): a seq freed by a deletion is never given again, so a row of an index
+	// written for a deleted event can never be taken for a new one.
+	sqlLastSeq = `SELECT last FROM event_seq`
+	sqlSetSeq  = `UPDATE event_seq SET last = ?`
 	sqlFindTag   = `SELECT id FROM tags WHERE project_id = ? AND key = ? AND value = ?`
 	sqlCreateTag = `INSERT INTO tags (project_id, key, value) VALUES (?, ?, ?) RETURNING id`
 	sqlInsertTag = `INSERT INTO event_tags (tag_id, ts, seq, channel_id) VALUES (?, ?, ?, ?)`
@@ -94,6 +99,21 @@ type batch struct {
 	// insights are the batch's insight changes, written by flushInsights.
 	insights     map[insightKey]*pendingInsight
 	insightOrder []*pendingInsight
+	// seq is the last seq given to an event (0: not read yet); seqRead is its value
+	// in event_seq, written back at the end of the batch when it moved.
+	seq, seqRead int64
+}
+
+// nextSeq gives the next event its seq.
+func (b *batch) nextSeq(ctx context.Context) (int64, error) {
+	if b.seq == 0 {
+		if err := b.queryRow(ctx, sqlLastSeq).Scan(&b.seq); err != nil {
+			return 0, fmt.Errorf("event_seq: %w", err)
+		}
+		b.seqRead = b.seq
+	}
+	b.seq++
+	return b.seq, nil
 }
 
 type tagKey struct {
@@ -145,7 +165,7 @@ var sqlInsertSearch = insertSearch(searchChunk)
 var writeStatements = []string{sqlFindChannel, sqlCreateChannel, sqlInsertEvent, sqlFindTag, sqlCreateTag, sqlInsertTag, sqlInsertTags,
 	sqlInsertSearch,
 	sqlCountHour, sqlCountTag, sqlFindInsight,
-	sqlUpsertInsight, sqlInsertPoint, sqlSavepoint, sqlRelease, sqlRollbackTo, sqlFindProject,
+	sqlUpsertInsight, sqlInsertPoint, sqlSavepoint, sqlRelease, sqlRollbackTo, sqlFindProject, sqlLastSeq, sqlSetSeq,
 	sqlInsertDelivery, sqlProjectHasAllWebhook}
 
 // prepare readies the write path's statements on the writing connection. It runs
@@ -296,6 +316,36 @@ func (b *batch) writeSearchRows(ctx context.Context) error {
 	return err
 }
 
+// writeDerived writes what the batch's events so far add to the tag and full-text
+// indexes and to the counts. It runs before any job that is not an event (a deletion,
+// a retention purge) and at the end: such a job may delete an event of this batch,
+// and must find its index rows and counts written, or they would outlive it.
+func (b *batch) writeDerived(ctx context.Context) error {
+	if err := b.flushInsights(ctx); err != nil {
+		return err
+	}
+	if err := b.writeTagRows(ctx); err != nil {
+		return err
+	}
+	if err := b.writeSearchRows(ctx); err != nil {
+		return err
+	}
+	if err := b.writeCounts(ctx); err != nil {
+		return err
+	}
+	b.tagRows, b.searchRows = b.tagRows[:0], b.searchRows[:0]
+	clear(b.users)
+	clear(b.hours)
+	clear(b.tagUses)
+	if b.seq != b.seqRead {
+		if err := b.exec(ctx, sqlSetSeq, b.seq); err != nil {
+			return err
+		}
+		b.seqRead = b.seq
+	}
+	return nil
+}
+
 // writeCounts adds the batch's events to the hourly and per-tag counts, and to their
 // users' (creating the users that events name first).
 func (b *batch) writeCounts(ctx context.Context) error {
@@ -368,8 +418,9 @@ func (db *DB) commitBatch(ctx context.Context, jobs []*job) error {
 			j.Out = &writeResult{insight: in}
 			continue
 		}
-		// Any other job sees the insights as changed so far.
-		if err := b.flushInsights(ctx); err != nil {
+		// Any other job sees the events and insights of the batch so far in full:
+		// their index rows and counts are written before it runs.
+		if err := b.writeDerived(ctx); err != nil {
 			return err
 		}
 		if err := b.exec(ctx, sqlSavepoint); err != nil {
@@ -407,16 +458,7 @@ func (db *DB) commitBatch(ctx context.Context, jobs []*job) error {
 		b.keepJobCounts()
 		j.Out = res
 	}
-	if err := b.flushInsights(ctx); err != nil {
-		return err
-	}
-	if err := b.writeTagRows(ctx); err != nil {
-		return err
-	}
-	if err := b.writeSearchRows(ctx); err != nil {
-		return err
-	}
-	if err := b.writeCounts(ctx); err != nil {
+	if err := b.writeDerived(ctx); err != nil {
 		return err
 	}
 	if err := tx.Commit(); err != nil {

@@ -37,6 +37,7 @@ func Run(t *testing.T, open Opener) {
 	t.Run("Webhooks", func(t *testing.T) { testWebhooks(t, open) })
 	t.Run("Outbox", func(t *testing.T) { testOutbox(t, open) })
 	t.Run("Push", func(t *testing.T) { testPush(t, open) })
+	t.Run("Workload", func(t *testing.T) { testWorkload(t, open) })
 	t.Run("Close", func(t *testing.T) { testClose(t, open) })
 }
 

@@ -1,0 +1,102 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/tidings-dev/tidings"
+)
+
+// Check verifies every derived structure against the events in one read-only,
+// repeatable-read transaction: one snapshot, and no lock that a writer waits for.
+//
+// The full-text vector is a column of the event's own row, so it cannot name another
+// event; the check is that every event past the backfill's watermark has one.
+func (db *DB) Check(ctx context.Context) (*tidings.CheckReport, error) {
+	tx, err := db.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx))
+	r := &tidings.CheckReport{}
+	if err := tx.QueryRow(ctx, `SELECT count(*) FROM events`).Scan(&r.Events); err != nil {
+		return nil, mapErr(err)
+	}
+	for _, c := range pgChecks {
+		r.Checks = append(r.Checks, c.kind)
+		rows, err := tx.Query(ctx, c.query)
+		if err != nil {
+			return nil, fmt.Errorf("check %s: %w", c.kind, err)
+		}
+		for rows.Next() {
+			var where, expected, found *string
+			if err := rows.Scan(&where, &expected, &found); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("check %s: %w", c.kind, err)
+			}
+			r.Add(tidings.Inconsistency{Kind: c.kind, Where: deref(where), Expected: deref(expected), Found: deref(found)})
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("check %s: %w", c.kind, err)
+		}
+	}
+	return r, nil
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// pgChecks each return one row per inconsistency: where, expected, found (as text).
+var pgChecks = []struct{ kind, query string }{
+	{"tag_index.orphan", `SELECT 'event ' || t.event_id || ' key ' || t.key, 'an event', 'none'
+		FROM event_tags t WHERE NOT EXISTS (SELECT 1 FROM events e WHERE e.id = t.event_id)`},
+	{"tag_index.tenant", `SELECT 'event ' || t.event_id || ' key ' || t.key, 'project ' || t.project_id, 'project ' || e.project_id
+		FROM event_tags t JOIN events e ON e.id = t.event_id WHERE e.project_id <> t.project_id`},
+	{"tag_index.row", `SELECT 'event ' || t.event_id || ' key ' || t.key,
+		'ts ' || e.ts || ' channel ' || e.channel_id, 'ts ' || t.ts || ' channel ' || t.channel_id
+		FROM event_tags t JOIN events e ON e.id = t.event_id WHERE e.ts <> t.ts OR e.channel_id <> t.channel_id`},
+	// json (not jsonb) keeps a number's text as sent, which is what the row holds.
+	{"tag_index.tag", `SELECT 'event ' || t.event_id || ' key ' || t.key, t.key || ':' || t.value, e.tags
+		FROM event_tags t JOIN events e ON e.id = t.event_id
+		WHERE NOT EXISTS (SELECT 1 FROM json_each_text(e.tags::json) j WHERE j.key = t.key AND j.value = t.value)`},
+	{"tag_index.missing", `SELECT 'project ' || e.project_id || ' event ' || e.id, 'a row for ' || j.key || ':' || j.value, 'none'
+		FROM events e CROSS JOIN LATERAL json_each_text(e.tags::json) j
+		WHERE NOT EXISTS (SELECT 1 FROM event_tags t WHERE t.event_id = e.id AND t.key = j.key)`},
+	{"tag_count", `WITH actual AS (SELECT project_id, key, value, count(*) AS n FROM event_tags GROUP BY 1, 2, 3)
+		SELECT 'project ' || coalesce(a.project_id, c.project_id) || ' tag ' || coalesce(a.key, c.key) || ':' || coalesce(a.value, c.value),
+			coalesce(a.n, 0)::text, coalesce(c.n, 0)::text
+		FROM actual a FULL JOIN tag_counts c ON c.project_id = a.project_id AND c.key = a.key AND c.value = a.value
+		WHERE coalesce(a.n, 0) <> coalesce(c.n, 0)`},
+	{"search.missing", `SELECT 'project ' || e.project_id || ' event ' || e.id, 'a search vector', 'none'
+		FROM events e WHERE e.search IS NULL AND e.id >= (SELECT coalesce(max(next_id), '') FROM search_backfill)`},
+	{"hour_count", `WITH actual AS (SELECT channel_id, ts - ts % 3600000 AS hour, count(*) AS n FROM events GROUP BY 1, 2)
+		SELECT 'channel ' || coalesce(a.channel_id, c.channel_id) || ' hour ' || coalesce(a.hour, c.hour),
+			coalesce(a.n, 0)::text, coalesce(c.n, 0)::text
+		FROM actual a FULL JOIN event_counts c ON c.channel_id = a.channel_id AND c.hour = a.hour
+		WHERE coalesce(a.n, 0) <> coalesce(c.n, 0)`},
+	{"user_count", `WITH actual AS (SELECT project_id, user_id, count(*) AS n FROM events WHERE user_id <> '' GROUP BY 1, 2)
+		SELECT 'project ' || coalesce(a.project_id, p.project_id) || ' user ' || coalesce(a.user_id, p.user_id),
+			coalesce(a.n, 0)::text, coalesce(p.events::text, 'no row')
+		FROM actual a FULL JOIN people p ON p.project_id = a.project_id AND p.user_id = a.user_id
+		WHERE coalesce(a.n, 0) <> coalesce(p.events, -1)`},
+	{"user_seen", `SELECT 'project ' || p.project_id || ' user ' || p.user_id,
+			'first seen <= ' || a.first || ', last seen >= ' || a.last, 'first seen ' || p.first_seen || ', last seen ' || p.last_seen
+		FROM people p JOIN (SELECT project_id, user_id, min(created_at) AS first, max(created_at) AS last
+			FROM events WHERE user_id <> '' GROUP BY 1, 2) a ON a.project_id = p.project_id AND a.user_id = p.user_id
+		WHERE p.first_seen > a.first OR p.last_seen < a.last OR p.first_seen > p.last_seen`},
+	{"insight_history", `SELECT 'insight ' || i.id || ' (' || i.title || ')', i.value, coalesce(l.value, 'no point')
+		FROM insights i LEFT JOIN LATERAL (SELECT value FROM insight_points WHERE insight_id = i.id ORDER BY id DESC LIMIT 1) l ON true
+		WHERE l.value IS DISTINCT FROM i.value`},
+	{"outbox.tenant", `SELECT 'delivery ' || d.id || ' event ' || d.event_id, 'account ' || d.account_id, 'account ' || p.account_id
+		FROM deliveries d JOIN events e ON e.id = d.event_id JOIN projects p ON p.id = e.project_id
+		WHERE d.event_id <> '' AND p.account_id <> d.account_id`},
+	{"event.channel", `SELECT 'event ' || e.id, 'channel of project ' || e.project_id, 'channel ' || e.channel_id || ' of project ' || coalesce(c.project_id::text, 'none')
+		FROM events e LEFT JOIN channels c ON c.id = e.channel_id WHERE c.project_id IS DISTINCT FROM e.project_id`},
+}

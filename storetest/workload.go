@@ -1,0 +1,346 @@
+package storetest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/tidings-dev/tidings"
+)
+
+// EnvWorkload sets how long the concurrent workload runs (a Go duration, "10m" for a
+// soak run); by default it runs for a few seconds, within go test's time.
+const EnvWorkload = "TIDINGS_WORKLOAD_DURATION"
+
+func workloadDuration(t *testing.T) time.Duration {
+	if v := os.Getenv(EnvWorkload); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			t.Fatalf("%s=%q: %v", EnvWorkload, v, err)
+		}
+		return d
+	}
+	return 3 * time.Second
+}
+
+// acked is an acknowledged event the workload expects to read back (or not).
+type acked struct {
+	account *tidings.Account
+	project string
+	ev      *tidings.Event
+	old     bool // backdated: the retention purge may take it
+}
+
+// workload provokes races on purpose: several accounts and projects, fresh and
+// backdated publishers, retention purges running all the time, deletes of events,
+// channels and projects, insight increments, identify and group. Then the store's
+// own check must find nothing, every acknowledged event that was neither deleted nor
+// expired must be readable in its own project, and no read of a project may return an
+// event of another.
+func testWorkload(t *testing.T, open Opener) {
+	ctx := context.Background()
+	s := open(t)
+	var accounts []*tidings.Account
+	for _, name := range []string{"acme", "globex", "initech"} {
+		a := newAccount(t, s, name)
+		// Every account has a project "shop" too (names are per account), keeping 7 days.
+		_, err := s.CreateProject(ctx, a.ID, "shop")
+		must(t, err)
+		_, err = s.CreateChannel(ctx, a.ID, "shop", "orders")
+		must(t, err)
+		must(t, s.SetRetention(ctx, a.ID, "shop", 7))
+		accounts = append(accounts, a)
+	}
+	d := workloadDuration(t)
+	deadline := time.Now().Add(d)
+	running := func() bool { return time.Now().Before(deadline) }
+	var (
+		mu         sync.Mutex
+		events     []acked
+		deleted    = map[string]bool{} // event ids deleted one at a time
+		goneScopes = map[string]bool{} // "account/project" and "account/project/channel" deleted
+		increments = map[string]int{}  // acknowledged increments per "account/project/title"
+		failures   atomic.Int64
+		seq        atomic.Int64
+	)
+	fail := func(format string, args ...any) {
+		if failures.Add(1) <= 20 {
+			t.Errorf(format, args...)
+		}
+	}
+	record := func(a acked) {
+		mu.Lock()
+		events = append(events, a)
+		mu.Unlock()
+	}
+	str := func(k, v string) tidings.Tag { return tidings.Tag{Key: k, Kind: tidings.KindString, Value: v} }
+	publish := func(a *tidings.Account, project, channel string, old bool, worker int) (*tidings.Event, error) {
+		n := seq.Add(1)
+		e := &tidings.NewEvent{Project: project, Channel: channel, Parser: tidings.ParserText,
+			Event: fmt.Sprintf("%s %s %d", a.Name, project, n), UserID: fmt.Sprintf("user-%d", n%7),
+			Tags: tidings.Tags{str("era", "new"), str("k", "new"), str("acct", a.Name), str("worker", fmt.Sprint(worker))}}
+		if old {
+			e.Timestamp = time.Now().Add(-60 * 24 * time.Hour).Add(time.Duration(n) * time.Millisecond)
+			e.Tags = tidings.Tags{str("era", "ancient"), str("k", "old"), str("acct", a.Name)}
+			e.Description = "ancient history of " + a.Name
+		} else {
+			e.Description = "fresh news of " + a.Name
+		}
+		return s.PublishEvent(ctx, a.ID, e)
+	}
+	var wg sync.WaitGroup
+	run := func(fn func(w int)) {
+		wg.Add(1)
+		w := int(seq.Add(1))
+		go func() {
+			defer wg.Done()
+			for running() {
+				fn(w)
+			}
+		}()
+	}
+	for i, a := range accounts {
+		// Fresh and backdated publishers into the purged project, and fresh ones elsewhere.
+		for range 2 {
+			run(func(w int) {
+				ev, err := publish(a, "shop", "orders", true, w)
+				if err != nil {
+					fail("backdated publish: %v", err)
+					return
+				}
+				record(acked{a, "shop", ev, true})
+			})
+			run(func(w int) {
+				ev, err := publish(a, "shop", "orders", false, w)
+				if err != nil {
+					fail("publish: %v", err)
+					return
+				}
+				record(acked{a, "shop", ev, false})
+			})
+		}
+		run(func(w int) {
+			ev, err := publish(a, "my-saas", "payments", i%2 == 0, w)
+			if err != nil {
+				fail("publish: %v", err)
+				return
+			}
+			record(acked{a, "my-saas", ev, false}) // my-saas keeps its events forever
+		})
+		// Increments, identify and group.
+		run(func(w int) {
+			title := fmt.Sprintf("Signups %d", w%2)
+			_, err := s.ApplyInsight(ctx, a.ID, &tidings.InsightChange{Project: "shop", Title: title, Value: "1",
+				ValueKind: tidings.KindNumber, Change: tidings.ChangeIncrement})
+			if err != nil {
+				fail("increment: %v", err)
+				return
+			}
+			mu.Lock()
+			increments[a.Name+"/shop/"+title]++
+			mu.Unlock()
+		})
+		run(func(w int) {
+			n := seq.Add(1)
+			user := fmt.Sprintf("user-%d", n%7)
+			if _, err := s.Identify(ctx, a.ID, &tidings.Identify{Project: "shop", UserID: user,
+				Properties: tidings.Tags{str("plan", []string{"free", "pro"}[n%2])}}); err != nil {
+				fail("identify: %v", err)
+			}
+			if _, err := s.Group(ctx, a.ID, &tidings.GroupChange{Project: "shop", GroupID: fmt.Sprintf("team-%d", n%3), UserID: user}); err != nil {
+				fail("group: %v", err)
+			}
+		})
+		// Deletes of single events, just published ones among them.
+		run(func(w int) {
+			mu.Lock()
+			var victim *acked
+			if len(events) > 0 {
+				c := events[len(events)-1-rand.IntN(min(len(events), 50))]
+				if c.account == a && !deleted[c.ev.ID] {
+					victim = &c
+					deleted[c.ev.ID] = true
+				}
+			}
+			mu.Unlock()
+			if victim == nil {
+				time.Sleep(time.Millisecond)
+				return
+			}
+			err := s.DeleteEvent(ctx, a.ID, victim.project, victim.ev.ID)
+			if code := tidings.ErrorCode(err); err != nil && code != tidings.ENotFound && code != tidings.EProjectNotFound {
+				fail("delete event: %v", err)
+			}
+		})
+		// Channels and projects made, published to and deleted again.
+		run(func(w int) {
+			n := seq.Add(1)
+			project, channel := fmt.Sprintf("tmp-%d", n), "c"
+			if _, err := s.CreateProject(ctx, a.ID, project); err != nil {
+				fail("create project: %v", err)
+				return
+			}
+			must2 := func(err error) bool {
+				if err != nil {
+					fail("churn: %v", err)
+				}
+				return err == nil
+			}
+			if _, err := s.CreateChannel(ctx, a.ID, project, channel); !must2(err) {
+				return
+			}
+			if _, err := s.CreateChannel(ctx, a.ID, "shop", fmt.Sprintf("tmp-%d", n)); !must2(err) {
+				return
+			}
+			for j := range 3 {
+				if ev, err := publish(a, project, channel, j == 0, w); must2(err) {
+					record(acked{a, project, ev, false})
+				}
+				if ev, err := publish(a, "shop", fmt.Sprintf("tmp-%d", n), j == 0, w); must2(err) {
+					record(acked{a, "shop", ev, true})
+				}
+			}
+			mu.Lock()
+			goneScopes[a.Name+"/shop/"+fmt.Sprintf("tmp-%d", n)] = true
+			goneScopes[a.Name+"/"+project] = true
+			mu.Unlock()
+			must2(s.DeleteChannel(ctx, a.ID, "shop", fmt.Sprintf("tmp-%d", n)))
+			must2(s.DeleteProject(ctx, a.ID, project))
+		})
+	}
+	// The retention purge, all the time, in small batches.
+	purged := atomic.Int64{}
+	run(func(int) {
+		n, err := s.PurgeExpired(ctx, time.Now(), 5)
+		if err != nil {
+			fail("purge: %v", err)
+		}
+		purged.Add(int64(n))
+	})
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+
+	// The store's own check finds nothing.
+	report, err := s.Check(ctx)
+	must(t, err)
+	for _, p := range report.Problems {
+		t.Errorf("check: %s", p)
+	}
+	if report.Omitted > 0 {
+		t.Errorf("check: %d more inconsistencies", report.Omitted)
+	}
+
+	// Every acknowledged event is where it belongs, or was deleted or expired.
+	kept, expired := 0, 0
+	for _, a := range events {
+		if deleted[a.ev.ID] || goneScopes[a.account.Name+"/"+a.project] || goneScopes[a.account.Name+"/"+a.project+"/"+a.ev.Channel] {
+			continue
+		}
+		got, err := s.FindEvent(ctx, a.account.ID, a.project, a.ev.ID)
+		switch {
+		case err == nil && got.Event != a.ev.Event:
+			t.Errorf("event %s of %s/%s reads back as %q, want %q", a.ev.ID, a.account.Name, a.project, got.Event, a.ev.Event)
+		case err == nil:
+			kept++
+		case a.old && tidings.ErrorCode(err) == tidings.ENotFound:
+			expired++
+		default:
+			t.Errorf("acknowledged event %s of %s/%s: %v", a.ev.ID, a.account.Name, a.project, err)
+		}
+	}
+	// Reads through every index hand out only the project's own events.
+	for _, a := range accounts {
+		for _, project := range []string{"shop", "my-saas"} {
+			for _, q := range workloadQueries(t) {
+				q.Project = project
+				n := 0
+				for page := 0; ; page++ {
+					p, err := s.ListEvents(ctx, a.ID, q)
+					must(t, err)
+					for _, ev := range p.Events {
+						n++
+						if !strings.HasPrefix(ev.Event, a.Name+" "+project+" ") || ev.Project != project {
+							t.Errorf("%s/%s with %s returned %q (project %q): another project's event", a.Name, project, queryName(q), ev.Event, ev.Project)
+						}
+						if !q.Matches(ev) {
+							t.Errorf("%s/%s with %s returned %q %v, which does not match", a.Name, project, queryName(q), ev.Event, ev.Tags)
+						}
+					}
+					if p.Next == "" || page > 1000 {
+						break
+					}
+					q.Before = p.Next
+				}
+			}
+		}
+	}
+	t.Logf("workload %v: %d events acknowledged (%d read back, %d expired), %d purged, %d deleted one at a time, %d channels and projects churned, increments %v",
+		d, len(events), kept, expired, purged.Load(), len(deleted), len(goneScopes), len(increments))
+	for key, n := range increments {
+		parts := strings.SplitN(key, "/", 3)
+		for _, a := range accounts {
+			if a.Name != parts[0] {
+				continue
+			}
+			ins, err := s.ListInsights(ctx, a.ID, parts[1])
+			must(t, err)
+			found := false
+			for _, in := range ins {
+				if in.Title == parts[2] {
+					found = true
+					if in.Value != fmt.Sprint(n) {
+						t.Errorf("insight %s = %s after %d acknowledged increments", key, in.Value, n)
+					}
+				}
+			}
+			if !found {
+				t.Errorf("insight %s is missing", key)
+			}
+		}
+	}
+	if errors.Is(ctx.Err(), context.Canceled) {
+		t.Fatal(ctx.Err())
+	}
+}
+
+func workloadQueries(t *testing.T) []tidings.EventQuery {
+	search := func(text string) tidings.EventQuery {
+		s, err := tidings.ParseSearch(text, time.Now())
+		must(t, err)
+		q := tidings.EventQuery{Limit: 100}
+		q.AddSearch(s)
+		return q
+	}
+	return []tidings.EventQuery{
+		{Limit: 100},
+		{Limit: 100, Tags: []tidings.Tag{{Key: "era", Value: "ancient"}}},
+		{Limit: 100, Tags: []tidings.Tag{{Key: "k", Value: "old"}}},
+		{Limit: 100, Tags: []tidings.Tag{{Key: "k", Value: "new"}, {Key: "era", Value: "new"}}},
+		search("ancient"),
+		search("news"),
+		search("era:ancient histor*"),
+	}
+}
+
+func queryName(q tidings.EventQuery) string {
+	var parts []string
+	for _, t := range q.Tags {
+		parts = append(parts, t.Key+":"+t.Value)
+	}
+	for _, t := range q.Terms {
+		parts = append(parts, strings.Join(t.Words, " "))
+	}
+	if len(parts) == 0 {
+		return "no filter"
+	}
+	return strings.Join(parts, " ")
+}
