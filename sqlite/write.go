@@ -50,8 +50,8 @@ const (
 	// An event's seq is taken from event_seq, never from max(seq)+1 (SQLite's default
 	// for a rowid): a seq freed by a deletion is never given again, so a row of an index
 	// written for a deleted event can never be taken for a new one.
-	sqlLastSeq = `SELECT last FROM event_seq`
-	sqlSetSeq  = `UPDATE event_seq SET last = ?`
+	sqlLastSeq   = `SELECT last FROM event_seq`
+	sqlSetSeq    = `UPDATE event_seq SET last = ?`
 	sqlFindTag   = `SELECT id FROM tags WHERE project_id = ? AND key = ? AND value = ?`
 	sqlCreateTag = `INSERT INTO tags (project_id, key, value) VALUES (?, ?, ?) RETURNING id`
 	sqlInsertTag = `INSERT INTO event_tags (tag_id, ts, seq, channel_id) VALUES (?, ?, ?, ?)`
