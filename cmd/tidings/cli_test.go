@@ -150,9 +150,10 @@ func TestCLIManage(t *testing.T) {
 		}
 	}
 	ok("", "account", "create", "acme")
-	ok("first password\n", "user", "create", "ada@example.com")
-	ok("second password\n", "user", "create", "bob@example.com", "--role", "member")
-	if out := ok("", "user", "list"); !strings.Contains(out, "ada@example.com") || !strings.Contains(out, "owner") || !strings.Contains(out, "bob@example.com") {
+	ok("first password\n", "user", "create", "ada@example.com", "--role", "owner")
+	ok("second password\n", "user", "create", "bob@example.com") // member: the safe default
+	if out := ok("", "user", "list"); !strings.Contains(out, "ada@example.com") || !strings.Contains(out, "owner") ||
+		!regexp.MustCompile(`bob@example\.com\s+member`).MatchString(out) {
 		t.Fatalf("user list: %q", out)
 	}
 	s := testbackend.Open(t, loc)

@@ -53,7 +53,7 @@ var commands = []command{
 	{name: "user create", args: "EMAIL", about: "create a user; the password is read from standard input", nargs: 1,
 		flags: func(fs *flag.FlagSet, c *cli) {
 			accountFlag(fs, c)
-			fs.StringVar(&c.role, "role", "owner", "owner or member")
+			fs.StringVar(&c.role, "role", "member", "owner (manages tokens, members and projects) or member")
 		}, run: userCreate},
 	{name: "user list", about: "list the account's users: email, role, created", flags: accountFlag, run: userList},
 	{name: "user reset-password", args: "EMAIL", about: "set a user's password, read from standard input, and sign them out everywhere", nargs: 1, run: userResetPassword},
@@ -73,6 +73,8 @@ var commands = []command{
 	{name: "token create", about: "create an API token and print it (it is shown only once)", flags: tokenFlags, run: tokenCreate},
 	{name: "token list", about: "list API tokens: id, name, access, limits, created, last used, revoked, roles", flags: accountFlag, run: tokenList},
 	{name: "token revoke", args: "TOKEN_ID", about: "revoke an API token at once", nargs: 1, flags: accountFlag, run: tokenRevoke},
+	{name: "check", about: "verify every index, count and history against the events (read-only, safe beside a running server); exit 1 and a list if any is wrong",
+		run: check},
 	{name: "backup", about: "copy the embedded store to a new file, consistent, while the server runs (PostgreSQL: use pg_dump)",
 		flags: func(fs *flag.FlagSet, c *cli) { fs.StringVar(&c.to, "to", "", "the new file (required)") }, run: backup},
 	{name: "migrate-store", about: "copy an embedded store (a data folder) into an empty PostgreSQL database and verify the copy",

@@ -5,10 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -75,6 +78,13 @@ func openStore(ctx context.Context, c Config, onCommit func(int, time.Duration, 
 		}
 		return postgres.Open(ctx, c.DatabaseURL, postgres.Options{OnCommit: onCommit, MaxConns: conns, Log: slog.Default(),
 			SkipSearchBackfill: manage})
+	}
+	if manage {
+		// Only serve makes a data folder: a command pointed at the wrong place says so.
+		if _, err := os.Stat(c.Data); errors.Is(err, fs.ErrNotExist) {
+			abs, _ := filepath.Abs(c.Data)
+			return nil, fmt.Errorf("no data folder at %s: give the server's folder with --data DIR (or TIDINGS_DATA), or --database URL", abs)
+		}
 	}
 	return sqlite.Open(ctx, c.Data, sqlite.Options{OnCommit: onCommit, Log: slog.Default(), SkipSearchBackfill: manage})
 }
