@@ -75,8 +75,8 @@ type SessionStore interface {
 	// ends all their sessions, in one transaction, and returns the user.
 	// Errors: ENotFound (used, expired, unknown, or an invitation).
 	UseReset(ctx context.Context, hash []byte, passwordHash string, now time.Time) (*User, error)
-	// ListInvites returns the account's unused, unexpired invitations (not reset
-	// links), newest first.
+	// ListInvites returns the account's unused, unexpired invitations and password
+	// reset links (ResetUser set), newest first.
 	ListInvites(ctx context.Context, accountID int64, now time.Time) ([]*Invite, error)
 	// RevokeInvite deletes the account's pending invite with that ID. Errors: ENotFound.
 	RevokeInvite(ctx context.Context, accountID int64, id string) error
@@ -91,7 +91,8 @@ type MemberStore interface {
 	FindUser(ctx context.Context, accountID, userID int64) (*User, error)
 	// ListUsers returns the account's users, oldest first.
 	ListUsers(ctx context.Context, accountID int64) ([]*User, error)
-	// DeleteUser removes the account's user and signs them out everywhere.
+	// DeleteUser removes the account's user and signs them out everywhere; the
+	// invitations and reset links they made and nobody used yet stop working.
 	// Errors: ENotFound.
 	DeleteUser(ctx context.Context, accountID, userID int64) error
 	// SetPassword replaces the user's password hash and ends their other sessions

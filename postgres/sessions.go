@@ -77,7 +77,8 @@ func findInvite(ctx context.Context, q querier, hash []byte, now time.Time, lock
 	err := q.QueryRow(ctx,
 		`SELECT i.account_id, a.name, i.created_by, i.created_at, i.expires_at, i.role, coalesce(i.user_id, 0), coalesce(u.email, '')
 		 FROM invites i JOIN accounts a ON a.id = i.account_id LEFT JOIN users u ON u.id = i.user_id
-		 WHERE i.hash = $1 AND i.used_at IS NULL AND i.expires_at > $2`+lock,
+		 WHERE i.hash = $1 AND i.used_at IS NULL AND i.expires_at > $2
+		   AND EXISTS (SELECT 1 FROM users c WHERE c.id = i.created_by AND c.account_id = i.account_id)`+lock,
 		hash, ms(now)).Scan(&inv.AccountID, &inv.AccountName, &inv.CreatedBy, &created, &expires, &inv.Role, &inv.ResetUser, &inv.ResetEmail)
 	if err != nil {
 		return nil, notFound(mapErr(err), "this invitation link is unknown, used or expired: ask for a new one")
@@ -86,16 +87,17 @@ func findInvite(ctx context.Context, q querier, hash []byte, now time.Time, lock
 	return inv, nil
 }
 
-// ListInvites returns the account's pending invites, newest first.
+// ListInvites returns the account's pending invitations and reset links, newest first.
 func (db *DB) ListInvites(ctx context.Context, accountID int64, now time.Time) ([]*tidings.Invite, error) {
 	return orNil(query(ctx, db.pool, func(r pgx.Row) (*tidings.Invite, error) {
 		inv := &tidings.Invite{AccountID: accountID}
 		var created, expires int64
-		err := r.Scan(&inv.Hash, &inv.CreatedBy, &created, &expires, &inv.Role)
+		err := r.Scan(&inv.Hash, &inv.CreatedBy, &created, &expires, &inv.Role, &inv.ResetUser, &inv.ResetEmail)
 		inv.ID, inv.CreatedAt, inv.ExpiresAt = tidings.InviteID(inv.Hash), fromMS(created), fromMS(expires)
 		return inv, err
-	}, `SELECT hash, created_by, created_at, expires_at, role FROM invites
-		WHERE account_id = $1 AND used_at IS NULL AND expires_at > $2 AND user_id IS NULL ORDER BY created_at DESC`, accountID, ms(now)))
+	}, `SELECT i.hash, i.created_by, i.created_at, i.expires_at, i.role, coalesce(i.user_id, 0), coalesce(u.email, '')
+		FROM invites i LEFT JOIN users u ON u.id = i.user_id
+		WHERE i.account_id = $1 AND i.used_at IS NULL AND i.expires_at > $2 ORDER BY i.created_at DESC`, accountID, ms(now)))
 }
 
 // RevokeInvite deletes a pending invite of the account.
@@ -160,13 +162,26 @@ func (db *DB) ListUsers(ctx context.Context, accountID int64) ([]*tidings.User, 
 		`SELECT `+userColumns+` FROM users u WHERE u.account_id = $1 ORDER BY u.id`, accountID))
 }
 
-// DeleteUser removes the account's user; their sessions go with them.
+// DeleteUser removes the account's user; their sessions, and the invitations and reset
+// links they made that are still pending, go with them.
 func (db *DB) DeleteUser(ctx context.Context, accountID, userID int64) error {
-	tag, err := db.exec(ctx, `DELETE FROM users WHERE id = $1 AND account_id = $2`, userID, accountID)
+	gone := false
+	err := db.inTx(ctx, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `DELETE FROM users WHERE id = $1 AND account_id = $2`, userID, accountID)
+		if err != nil {
+			return err
+		}
+		gone = tag.RowsAffected() == 0
+		if gone {
+			return nil
+		}
+		_, err = tx.Exec(ctx, `DELETE FROM invites WHERE created_by = $1 AND account_id = $2 AND used_at IS NULL`, userID, accountID)
+		return err
+	})
 	if err != nil {
 		return err
 	}
-	if tag.RowsAffected() == 0 {
+	if gone {
 		return tidings.Errorf(tidings.ENotFound, "no such member")
 	}
 	return nil

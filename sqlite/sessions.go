@@ -80,7 +80,8 @@ func findInvite(ctx context.Context, q querier, hash []byte, now time.Time) (*ti
 	err := q.QueryRowContext(ctx,
 		`SELECT i.account_id, a.name, i.created_by, i.created_at, i.expires_at, i.role, coalesce(i.user_id, 0), coalesce(u.email, '')
 		 FROM invites i JOIN accounts a ON a.id = i.account_id LEFT JOIN users u ON u.id = i.user_id
-		 WHERE i.hash = ? AND i.used_at IS NULL AND i.expires_at > ?`,
+		 WHERE i.hash = ? AND i.used_at IS NULL AND i.expires_at > ?
+		   AND EXISTS (SELECT 1 FROM users c WHERE c.id = i.created_by AND c.account_id = i.account_id)`,
 		hash, ms(now)).Scan(&inv.AccountID, &inv.AccountName, &inv.CreatedBy, &created, &expires, &inv.Role, &inv.ResetUser, &inv.ResetEmail)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, tidings.Errorf(tidings.ENotFound, "this invitation link is unknown, used or expired: ask for a new one")
@@ -92,11 +93,12 @@ func findInvite(ctx context.Context, q querier, hash []byte, now time.Time) (*ti
 	return inv, nil
 }
 
-// ListInvites returns the account's pending invites, newest first.
+// ListInvites returns the account's pending invitations and reset links, newest first.
 func (db *DB) ListInvites(ctx context.Context, accountID int64, now time.Time) ([]*tidings.Invite, error) {
 	rows, err := db.read.QueryContext(ctx,
-		`SELECT hash, created_by, created_at, expires_at, role FROM invites
-		 WHERE account_id = ? AND used_at IS NULL AND expires_at > ? AND user_id IS NULL ORDER BY created_at DESC`, accountID, ms(now))
+		`SELECT i.hash, i.created_by, i.created_at, i.expires_at, i.role, coalesce(i.user_id, 0), coalesce(u.email, '')
+		 FROM invites i LEFT JOIN users u ON u.id = i.user_id
+		 WHERE i.account_id = ? AND i.used_at IS NULL AND i.expires_at > ? ORDER BY i.created_at DESC`, accountID, ms(now))
 	if err != nil {
 		return nil, err
 	}
@@ -105,7 +107,7 @@ func (db *DB) ListInvites(ctx context.Context, accountID int64, now time.Time) (
 	for rows.Next() {
 		inv := &tidings.Invite{AccountID: accountID}
 		var created, expires int64
-		if err := rows.Scan(&inv.Hash, &inv.CreatedBy, &created, &expires, &inv.Role); err != nil {
+		if err := rows.Scan(&inv.Hash, &inv.CreatedBy, &created, &expires, &inv.Role, &inv.ResetUser, &inv.ResetEmail); err != nil {
 			return nil, err
 		}
 		inv.ID, inv.CreatedAt, inv.ExpiresAt = tidings.InviteID(inv.Hash), fromMS(created), fromMS(expires)
@@ -194,13 +196,26 @@ func (db *DB) ListUsers(ctx context.Context, accountID int64) ([]*tidings.User, 
 	return out, rows.Err()
 }
 
-// DeleteUser removes the account's user; their sessions go with them.
+// DeleteUser removes the account's user; their sessions, and the invitations and reset
+// links they made that are still pending, go with them.
 func (db *DB) DeleteUser(ctx context.Context, accountID, userID int64) error {
-	res, err := db.write.ExecContext(ctx, `DELETE FROM users WHERE id = ? AND account_id = ?`, userID, accountID)
+	gone := false
+	err := db.inBatch(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `DELETE FROM users WHERE id = ? AND account_id = ?`, userID, accountID)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			gone = true
+			return nil
+		}
+		_, err = tx.ExecContext(ctx, `DELETE FROM invites WHERE created_by = ? AND account_id = ? AND used_at IS NULL`, userID, accountID)
+		return err
+	})
 	if err != nil {
 		return err
 	}
-	if n, _ := res.RowsAffected(); n == 0 {
+	if gone {
 		return tidings.Errorf(tidings.ENotFound, "no such member")
 	}
 	return nil

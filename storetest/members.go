@@ -110,14 +110,14 @@ func testSessionsAndMembers(t *testing.T, open Opener) {
 	wantCode(t, err, tidings.ENotFound)
 
 	// A password reset link sets its user's password once and ends their sessions; it
-	// is not an invitation, and not listed as one.
+	// is not an invitation, and is listed as a reset link, which an owner may revoke.
 	_, reset := tidings.NewSecret()
 	must(t, f.s.CreateInvite(ctx, &tidings.Invite{Hash: reset, AccountID: f.account.ID, ResetUser: member.ID, CreatedBy: owner.ID, CreatedAt: epoch, ExpiresAt: epoch.Add(time.Hour)}))
 	if got, err := f.s.FindInvite(ctx, reset, epoch); err != nil || got.ResetUser != member.ID || got.ResetEmail != "bob@example.com" {
 		t.Fatalf("a reset link: %+v %v", got, err)
 	}
-	if invs, _ := f.s.ListInvites(ctx, f.account.ID, epoch); len(invs) != 0 {
-		t.Fatalf("a reset link listed as an invitation: %+v", invs)
+	if invs, _ := f.s.ListInvites(ctx, f.account.ID, epoch); len(invs) != 1 || invs[0].ResetUser != member.ID || invs[0].ResetEmail != "bob@example.com" {
+		t.Fatalf("the pending reset link is not listed as one: %+v", invs)
 	}
 	wantCode(t, f.s.AcceptInvite(ctx, reset, &tidings.User{Email: "mallory@example.com", PasswordHash: "x"}, epoch), tidings.ENotFound)
 	_, bobSession := tidings.NewSecret()
@@ -156,6 +156,20 @@ func testSessionsAndMembers(t *testing.T, open Opener) {
 	must(t, f.s.AcceptInvite(ctx, ownerInv, carol, epoch))
 	if carol.Role != tidings.UserOwner {
 		t.Fatalf("accepted an owner's invite: %+v", carol)
+	}
+
+	// An owner removed: every invitation and reset link they made stops working (the
+	// audit: a removed owner's reset link for another owner still signed in as them).
+	_, carolReset := tidings.NewSecret()
+	_, carolInvite := tidings.NewSecret()
+	must(t, f.s.CreateInvite(ctx, &tidings.Invite{Hash: carolReset, AccountID: f.account.ID, ResetUser: owner.ID, CreatedBy: carol.ID, CreatedAt: epoch, ExpiresAt: epoch.Add(time.Hour)}))
+	must(t, f.s.CreateInvite(ctx, &tidings.Invite{Hash: carolInvite, AccountID: f.account.ID, Role: tidings.UserOwner, CreatedBy: carol.ID, CreatedAt: epoch, ExpiresAt: epoch.Add(time.Hour)}))
+	must(t, f.s.DeleteUser(ctx, f.account.ID, carol.ID))
+	_, err = f.s.UseReset(ctx, carolReset, "mallory's", epoch)
+	wantCode(t, err, tidings.ENotFound)
+	wantCode(t, f.s.AcceptInvite(ctx, carolInvite, &tidings.User{Email: "mallory@example.com", PasswordHash: "x"}, epoch), tidings.ENotFound)
+	if invs, _ := f.s.ListInvites(ctx, f.account.ID, epoch); len(invs) != 0 {
+		t.Fatalf("a removed owner's links are still pending: %+v", invs)
 	}
 }
 
