@@ -8,8 +8,13 @@ import (
 
 // Limits of a user's or group's properties.
 const (
-	MaxPropertiesPerCall = MaxTags // properties one identify or group call may send
-	MaxProperties        = 100     // properties a user or group keeps, after merging
+	MaxPropertiesPerCall = MaxTags  // properties one identify or group call may send
+	MaxProperties        = 100      // properties a user or group keeps, after merging
+	MaxUserGroups        = 100      // groups a user may belong to; a Person lists at most these
+	MaxPropertiesBytes   = 16 << 10 // a user's or group's properties, as stored JSON
+	// PageBytes is the most properties (stored JSON bytes) one page of users or groups
+	// carries: a page ends early, with a cursor, rather than grow past it.
+	PageBytes = 256 << 10
 )
 
 // Identify sets properties of one of a project's users (LogSnag's identify): the
@@ -102,6 +107,12 @@ func MergeProperties(stored, set Tags, remove []string) (Tags, error) {
 		p.Add("properties", "too_many", "a user or group keeps at most %d properties; remove some (send them as null) first", MaxProperties)
 		return nil, p.Err()
 	}
+	if n := len(out.JSON()); n > MaxPropertiesBytes {
+		var p Problems
+		p.Add("properties", "too_large", "a user or group keeps at most %d KiB of properties (these would take %d bytes); remove some (send them as null) first",
+			MaxPropertiesBytes>>10, n)
+		return nil, p.Err()
+	}
 	return out, nil
 }
 
@@ -110,7 +121,8 @@ type Person struct {
 	Project    string
 	UserID     string
 	Properties Tags
-	Groups     []string  // the groups it is a member of, by group ID
+	Groups     []string  // the groups it is a member of, by group ID, most recently seen first (at most MaxUserGroups)
+	GroupCount int       // how many groups it is a member of
 	Events     int64     // events received with its user_id (deleted ones excepted)
 	FirstSeen  time.Time // the first identify, group call or event naming it
 	LastSeen   time.Time // the last one
@@ -193,7 +205,8 @@ type PeopleStore interface {
 	// Identify merges properties into a user, creating it. Errors: EProjectNotFound, EValidation.
 	Identify(ctx context.Context, accountID int64, c *Identify) (*Person, error)
 	// Group merges properties into a group, creating it, and adds the user to it when
-	// one is named. Errors: EProjectNotFound, EValidation.
+	// one is named. Errors: EProjectNotFound, EValidation (also when the user is in
+	// MaxUserGroups groups already).
 	Group(ctx context.Context, accountID int64, c *GroupChange) (*Group, error)
 	// ListPeople returns a page of the project's users. Errors: EProjectNotFound,
 	// EValidation for an unknown Before cursor.
@@ -205,4 +218,40 @@ type PeopleStore interface {
 	ListGroups(ctx context.Context, accountID int64, project, before string, limit int) (*GroupPage, error)
 	// FindGroup returns one group with its members' IDs. Errors: EProjectNotFound, ENotFound.
 	FindGroup(ctx context.Context, accountID int64, project, groupID string) (*Group, error)
+}
+
+// TooManyGroups is the error of every backend for a user who would join one group more
+// than MaxUserGroups.
+func TooManyGroups(userID string) error {
+	var p Problems
+	p.Add("user_id", "too_many", "user %q belongs to %d groups already, the most a user may join", userID, MaxUserGroups)
+	return p.Err()
+}
+
+// TrimPeople ends a page of users before its properties pass PageBytes (keeping one
+// user at least), and points Next at the last user kept.
+func (pg *PersonPage) TrimPeople() {
+	total := 0
+	for i, u := range pg.People {
+		total += len(u.Properties.JSON())
+		if total > PageBytes && i > 0 {
+			pg.People = pg.People[:i]
+			pg.Next = pg.People[i-1].UserID
+			return
+		}
+	}
+}
+
+// TrimGroups ends a page of groups before its properties pass PageBytes (keeping one
+// group at least), and points Next at the last group kept.
+func (pg *GroupPage) TrimGroups() {
+	total := 0
+	for i, g := range pg.Groups {
+		total += len(g.Properties.JSON())
+		if total > PageBytes && i > 0 {
+			pg.Groups = pg.Groups[:i]
+			pg.Next = pg.Groups[i-1].GroupID
+			return
+		}
+	}
 }

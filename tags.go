@@ -57,26 +57,32 @@ func (t Tags) Get(key string) (Tag, bool) {
 }
 
 // MarshalJSON writes the tags as one JSON object, in order, each value in its own kind.
-func (t Tags) MarshalJSON() ([]byte, error) {
+func (t Tags) MarshalJSON() ([]byte, error) { return t.JSON(), nil }
+
+// JSON is the tags as stored: MarshalJSON's object without HTML escaping, so that a
+// "<" takes one byte, not six ("\u003c"); json.Marshal would escape it again.
+func (t Tags) JSON() []byte {
 	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
 	b.WriteByte('{')
 	for i, tag := range t {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		k, _ := json.Marshal(tag.Key)
-		b.Write(k)
+		enc.Encode(tag.Key)
+		b.Truncate(b.Len() - 1) // Encode's newline
 		b.WriteByte(':')
 		switch tag.Kind {
 		case KindNumber, KindBool:
 			b.WriteString(tag.Value)
 		default:
-			v, _ := json.Marshal(tag.Value)
-			b.Write(v)
+			enc.Encode(tag.Value)
+			b.Truncate(b.Len() - 1)
 		}
 	}
 	b.WriteByte('}')
-	return b.Bytes(), nil
+	return b.Bytes()
 }
 
 // UnmarshalJSON reads what MarshalJSON wrote, keeping the order. It is used to read

@@ -153,13 +153,14 @@ type personJSON struct {
 	UserID     string       `json:"user_id"`
 	Properties tidings.Tags `json:"properties"`
 	Groups     []string     `json:"groups"`
+	GroupCount int          `json:"groups_count"`
 	Events     int64        `json:"events"`
 	FirstSeen  time.Time    `json:"first_seen"`
 	LastSeen   time.Time    `json:"last_seen"`
 }
 
 func personOut(u *tidings.Person) personJSON {
-	out := personJSON{Project: u.Project, UserID: u.UserID, Properties: u.Properties, Groups: u.Groups, Events: u.Events,
+	out := personJSON{Project: u.Project, UserID: u.UserID, Properties: u.Properties, Groups: u.Groups, GroupCount: u.GroupCount, Events: u.Events,
 		FirstSeen: u.FirstSeen, LastSeen: u.LastSeen}
 	if out.Properties == nil {
 		out.Properties = tidings.Tags{}
@@ -204,6 +205,7 @@ func (s *Server) handleUsers(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	page.TrimPeople()
 	out := struct {
 		Users []personJSON `json:"users"`
 		Next  *string      `json:"next"`

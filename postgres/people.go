@@ -43,6 +43,15 @@ func (db *DB) Group(ctx context.Context, accountID int64, c *tidings.GroupChange
 		if err != nil {
 			return err
 		}
+		// The person's row is locked (upsertProperties): two joins of one user are counted in turn.
+		var member, groups int
+		if err := tx.QueryRow(ctx, `SELECT count(*) FILTER (WHERE group_ref = $1), count(*) FROM group_members WHERE person_ref = $2`,
+			group, person).Scan(&member, &groups); err != nil {
+			return err
+		}
+		if member == 0 && groups >= tidings.MaxUserGroups {
+			return tidings.TooManyGroups(c.UserID)
+		}
 		_, err = tx.Exec(ctx, `INSERT INTO group_members (group_ref, person_ref) VALUES ($1, $2) ON CONFLICT DO NOTHING`, group, person)
 		return err
 	}); err != nil {
@@ -82,7 +91,7 @@ func upsertProperties(ctx context.Context, tx pgx.Tx, table, idColumn string, pr
 	if err != nil {
 		return 0, err
 	}
-	out, _ := json.Marshal(merged)
+	out := merged.JSON()
 	// Another instance's batch may have seen the user later (or earlier) meanwhile.
 	_, err = tx.Exec(ctx, `UPDATE `+table+` SET properties = $1, last_seen = greatest(last_seen, $2), first_seen = least(first_seen, $2)
 		WHERE id = $3`, string(out), now, ref)
@@ -116,10 +125,14 @@ func (db *DB) FindPerson(ctx context.Context, accountID int64, project, userID s
 	if err != nil {
 		return nil, err
 	}
+	if err := db.row(ctx, `SELECT count(*) FROM group_members WHERE person_ref = $1`, ref).Scan(&u.GroupCount); err != nil {
+		return nil, err
+	}
 	u.Groups, err = query(ctx, db.pool, func(r pgx.Row) (string, error) {
 		var g string
 		return g, r.Scan(&g)
-	}, `SELECT g.group_id FROM group_members m JOIN groups g ON g.id = m.group_ref WHERE m.person_ref = $1 ORDER BY g.group_id COLLATE "C"`, ref)
+	}, `SELECT g.group_id FROM group_members m JOIN groups g ON g.id = m.group_ref WHERE m.person_ref = $1
+		ORDER BY g.last_seen DESC, g.id DESC LIMIT $2`, ref, tidings.MaxUserGroups)
 	return u, err
 }
 

@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -317,7 +316,7 @@ func (b *batch) insertEvent(ctx context.Context, accountID int64, e *tidings.New
 	if err != nil {
 		return nil, err
 	}
-	tags, _ := json.Marshal(ev.Tags)
+	tags := ev.Tags.JSON()
 	r := &b.rows
 	r.id = append(r.id, ev.ID)
 	r.project = append(r.project, p.ID)

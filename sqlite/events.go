@@ -54,7 +54,7 @@ func (b *batch) writeEvent(ctx context.Context, accountID int64, p *tidings.Proj
 	if !ok {
 		return nil, fmt.Errorf("event id %q is not a UUID", ev.ID)
 	}
-	tags, _ := json.Marshal(ev.Tags)
+	tags := ev.Tags.JSON()
 	s, err := b.stmt(ctx, sqlInsertEvent)
 	if err != nil {
 		return nil, err

@@ -44,6 +44,14 @@ func (db *DB) Group(ctx context.Context, accountID int64, c *tidings.GroupChange
 		if err != nil {
 			return err
 		}
+		var member, groups int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FILTER (WHERE group_ref = ?), count(*) FROM group_members WHERE person_ref = ?`,
+			group, person).Scan(&member, &groups); err != nil {
+			return err
+		}
+		if member == 0 && groups >= tidings.MaxUserGroups {
+			return tidings.TooManyGroups(c.UserID)
+		}
 		_, err = tx.ExecContext(ctx, `INSERT OR IGNORE INTO group_members (group_ref, person_ref) VALUES (?, ?)`, group, person)
 		return err
 	})
@@ -83,7 +91,7 @@ func upsertProperties(ctx context.Context, tx *sql.Tx, table, idColumn string, p
 	if err != nil {
 		return 0, err
 	}
-	out, _ := json.Marshal(merged)
+	out := merged.JSON()
 	if ref == 0 {
 		err = tx.QueryRowContext(ctx, `INSERT INTO `+table+` (project_id, `+idColumn+`, properties, first_seen, last_seen)
 			VALUES (?, ?, ?, ?, ?) RETURNING id`, project, id, string(out), now, now).Scan(&ref)
@@ -121,8 +129,11 @@ func (db *DB) FindPerson(ctx context.Context, accountID int64, project, userID s
 	if err != nil {
 		return nil, err
 	}
+	if err := db.read.QueryRowContext(ctx, `SELECT count(*) FROM group_members WHERE person_ref = ?`, ref).Scan(&u.GroupCount); err != nil {
+		return nil, err
+	}
 	rows, err := db.read.QueryContext(ctx, `SELECT g.group_id FROM group_members m JOIN groups g ON g.id = m.group_ref
-		WHERE m.person_ref = ? ORDER BY g.group_id`, ref)
+		WHERE m.person_ref = ? ORDER BY g.last_seen DESC, g.id DESC LIMIT ?`, ref, tidings.MaxUserGroups)
 	if err != nil {
 		return nil, err
 	}

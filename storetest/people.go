@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -51,6 +52,31 @@ func testPeople(t *testing.T, open Opener) {
 	if !slices.Equal(u.Groups, []string{"acme-inc"}) {
 		t.Fatalf("groups of user-1: %v", u.Groups)
 	}
+	// A user joins at most MaxUserGroups groups (the audit: 20,000 group calls made a
+	// user's answer 2.3 MB); joining one it is in already is fine, and a refused call
+	// changes nothing.
+	_, err = f.s.CreateProject(ctx, f.account.ID, "crowd")
+	must(t, err)
+	for i := 1; i <= tidings.MaxUserGroups; i++ {
+		_, err := f.s.Group(ctx, f.account.ID, &tidings.GroupChange{Project: "crowd", GroupID: fmt.Sprintf("team-%03d", i), UserID: "joiner"})
+		must(t, err)
+	}
+	_, err = f.s.Group(ctx, f.account.ID, &tidings.GroupChange{Project: "crowd", GroupID: "one-too-many", UserID: "joiner"})
+	wantCode(t, err, tidings.EValidation)
+	if !strings.Contains(err.Error(), "belongs to 100 groups already") {
+		t.Fatalf("the group limit's message: %v", err)
+	}
+	_, err = f.s.FindGroup(ctx, f.account.ID, "crowd", "one-too-many")
+	wantCode(t, err, tidings.ENotFound)
+	time.Sleep(2 * time.Millisecond)
+	_, err = f.s.Group(ctx, f.account.ID, &tidings.GroupChange{Project: "crowd", GroupID: "team-001", UserID: "joiner"})
+	must(t, err)
+	j, err := f.s.FindPerson(ctx, f.account.ID, "crowd", "joiner")
+	must(t, err)
+	if len(j.Groups) != tidings.MaxUserGroups || j.GroupCount != tidings.MaxUserGroups || j.Groups[0] != "team-001" {
+		t.Fatalf("a user in %d groups lists %d (%v…), most recently seen first", j.GroupCount, len(j.Groups), j.Groups[:2])
+	}
+
 	_, err = f.s.Group(ctx, f.account.ID, &tidings.GroupChange{Project: "my-saas", GroupID: "globex-llc"})
 	must(t, err)
 	gp, err := f.s.ListGroups(ctx, f.account.ID, "my-saas", "", 1)

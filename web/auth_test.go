@@ -101,7 +101,8 @@ func TestLoginAttemptsAreLimited(t *testing.T) {
 	if !limited {
 		t.Fatal("8 wrong passwords in a row were all checked")
 	}
-	// Even the right password waits: the limit is per email.
+	// From the network that failed, even the right password waits (the limit is per
+	// email and network; TestLoginLimiter shows the owner elsewhere still signs in).
 	c.post("/login", "email", "ada@example.com", "password", "correct horse").want(t, 429)
 }
 

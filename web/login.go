@@ -49,8 +49,18 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) error {
 		f.Email = ""
 		return fail(http.StatusBadRequest, "Enter a valid email address.")
 	}
-	if !s.logins.allow(clientip.Of(r, s.trusted), strings.ToLower(f.Email), s.now()) {
+	ip, email := clientip.Of(r, s.trusted), strings.ToLower(f.Email)
+	switch s.logins.allow(ip, email, s.now()) {
+	case loginRefused:
 		return fail(http.StatusTooManyRequests, "Too many sign-in attempts. Wait a minute and try again.")
+	case loginSlowed:
+		// Many failures for this email from many networks: every attempt waits a
+		// little, the owner's included, but nobody is locked out.
+		select {
+		case <-time.After(loginDelay):
+		case <-r.Context().Done():
+			return r.Context().Err()
+		}
 	}
 	u, err := s.store.FindUserByEmail(r.Context(), f.Email)
 	hash := dummyHash()
@@ -62,6 +72,7 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) error {
 		return fail(http.StatusTooManyRequests, busyMessage)
 	}
 	if err != nil || !ok {
+		s.logins.failed(ip, email, s.now())
 		return fail(http.StatusUnauthorized, "Wrong email or password.")
 	}
 	if err := s.startSession(w, r, u); err != nil {
@@ -102,23 +113,56 @@ const (
 	maxEmailBuckets = 50000
 )
 
-// loginLimiter slows down password guessing: per client address first, then per email.
-// An address over its limit never creates an email bucket, so invented emails cannot
-// grow memory faster than the address limit allows; both maps are bounded anyway.
+// loginLimiter slows down password guessing. Every attempt counts against its client
+// address; failed ones count against the email from that network, which is where the
+// hard limit is, so that a guesser elsewhere cannot lock the owner out; and against the
+// email from anywhere, which past its limit slows every attempt but refuses none.
+// An address over its limit never creates a bucket of an email, so invented emails
+// cannot grow memory faster than the address limit allows; every map is bounded anyway.
 type loginLimiter struct {
-	byAddr  *ratelimit.Keyed[netip.Prefix]
-	byEmail *ratelimit.Keyed[string]
+	byAddr     *ratelimit.Keyed[netip.Prefix]
+	byEmailNet *ratelimit.Keyed[emailNet]
+	byEmail    *ratelimit.Keyed[string]
 }
+
+// emailNet is an email as tried from one client network (an IPv4 address, an IPv6 /64).
+type emailNet struct {
+	email string
+	net   netip.Prefix
+}
+
+// What the limiter says of an attempt.
+const (
+	loginAllowed = iota
+	loginSlowed  // check it after loginDelay
+	loginRefused // 429
+)
+
+// loginDelay is how long an attempt waits while its email is over the global limit.
+const loginDelay = time.Second
 
 func newLoginLimiter() *loginLimiter {
 	return &loginLimiter{byAddr: ratelimit.NewKeyed[netip.Prefix](maxAddrBuckets),
-		byEmail: ratelimit.NewKeyed[string](maxEmailBuckets)}
+		byEmailNet: ratelimit.NewKeyed[emailNet](maxEmailBuckets), byEmail: ratelimit.NewKeyed[string](maxEmailBuckets)}
 }
 
-func (l *loginLimiter) allow(ip netip.Addr, email string, now time.Time) bool {
-	if _, ok := l.byAddr.Take(ratelimit.AddrKey(ip), rate.Every(6*time.Second), 10, now); !ok { // 10 at once, then 10 a minute
-		return false
+func (l *loginLimiter) allow(ip netip.Addr, email string, now time.Time) int {
+	addr := ratelimit.AddrKey(ip)
+	if _, ok := l.byAddr.Take(addr, rate.Every(6*time.Second), 10, now); !ok { // 10 at once, then 10 a minute
+		return loginRefused
 	}
-	_, ok := l.byEmail.Take(email, rate.Every(30*time.Second), 5, now) // 5 at once, then 2 a minute
-	return ok
+	if !l.byEmailNet.Peek(emailNet{email, addr}, now) {
+		return loginRefused
+	}
+	if !l.byEmail.Peek(email, now) {
+		return loginSlowed
+	}
+	return loginAllowed
+}
+
+// failed counts a wrong password: 5 at once per email and network, then 2 a minute;
+// 20 at once per email from anywhere, then 4 a minute, before attempts slow down.
+func (l *loginLimiter) failed(ip netip.Addr, email string, now time.Time) {
+	l.byEmailNet.Take(emailNet{email, ratelimit.AddrKey(ip)}, rate.Every(30*time.Second), 5, now)
+	l.byEmail.Take(email, rate.Every(15*time.Second), 20, now)
 }

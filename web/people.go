@@ -50,6 +50,7 @@ func (s *Server) usersPage(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
+		page.TrimPeople()
 		for _, u := range page.People {
 			d.Users = append(d.Users, personRow{Person: u, URL: userURL(project, u.UserID), Chips: propertyChips(u.Properties)})
 		}
@@ -196,6 +197,7 @@ func (s *Server) groupsPage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	page.TrimGroups()
 	var d groupsData
 	for _, g := range page.Groups {
 		d.Groups = append(d.Groups, groupRow{Group: g, URL: groupURL(project, g.GroupID), Chips: propertyChips(g.Properties)})
