@@ -124,9 +124,10 @@ type PushRecord struct {
 
 // PushStore keeps push subscriptions, notification preferences and what was pushed.
 type PushStore interface {
-	// SavePushSubscription stores s; an endpoint that exists already is updated
-	// (keys, name) and given to this user. created is false then. Errors: EConflict
-	// when the user has MaxDevicesPerUser devices.
+	// SavePushSubscription stores s; an endpoint the user has already is updated
+	// (keys, name), and created is false then. An endpoint belongs to one user: another
+	// user's is refused, never moved. Errors: EConflict when the endpoint is another
+	// user's or the user has MaxDevicesPerUser devices.
 	SavePushSubscription(ctx context.Context, s *PushSubscription) (created bool, err error)
 	// ListPushSubscriptions returns the user's devices, oldest first.
 	ListPushSubscriptions(ctx context.Context, userID int64) ([]*PushSubscription, error)
@@ -161,4 +162,10 @@ type PushStore interface {
 	// SetSettingOnce stores a setting unless it exists, and returns the stored value:
 	// servers starting together agree on one.
 	SetSettingOnce(ctx context.Context, key, value string) (string, error)
+}
+
+// EndpointTaken is the error of every backend for a push endpoint that another user
+// subscribed: it stays theirs (moving it would hand their notifications over).
+func EndpointTaken() error {
+	return Errorf(EConflict, "this browser already receives notifications for another user of Tidings: they remove it in Settings → Notifications first")
 }

@@ -36,12 +36,16 @@ func (db *DB) SavePushSubscription(ctx context.Context, s *tidings.PushSubscript
 			return err
 		}
 		var id string
-		err := tx.QueryRow(ctx, `SELECT id FROM push_subscriptions WHERE endpoint = $1`, s.Endpoint).Scan(&id)
+		var owner int64
+		err := tx.QueryRow(ctx, `SELECT id, user_id FROM push_subscriptions WHERE endpoint = $1`, s.Endpoint).Scan(&id, &owner)
 		if err == nil {
+			if owner != s.UserID {
+				return tidings.EndpointTaken()
+			}
 			s.ID = id
-			_, err := tx.Exec(ctx, `UPDATE push_subscriptions SET account_id = $1, user_id = $2, p256dh = $3, auth = $4,
-				name = CASE WHEN $5 = '' THEN name ELSE $5 END, browser = $6 WHERE id = $7`,
-				s.AccountID, s.UserID, s.P256dh, s.Auth, s.Name, s.Browser, id)
+			_, err := tx.Exec(ctx, `UPDATE push_subscriptions SET p256dh = $1, auth = $2,
+				name = CASE WHEN $3 = '' THEN name ELSE $3 END, browser = $4 WHERE id = $5`,
+				s.P256dh, s.Auth, s.Name, s.Browser, id)
 			return err
 		}
 		if !noRows(err) {

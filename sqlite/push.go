@@ -48,12 +48,16 @@ func (db *DB) SavePushSubscription(ctx context.Context, s *tidings.PushSubscript
 	}
 	defer tx.Rollback()
 	var id string
-	err = tx.QueryRowContext(ctx, `SELECT id FROM push_subscriptions WHERE endpoint = ?`, s.Endpoint).Scan(&id)
+	var owner int64
+	err = tx.QueryRowContext(ctx, `SELECT id, user_id FROM push_subscriptions WHERE endpoint = ?`, s.Endpoint).Scan(&id, &owner)
 	if err == nil {
+		if owner != s.UserID {
+			return false, tidings.EndpointTaken()
+		}
 		s.ID = id
-		if _, err := tx.ExecContext(ctx, `UPDATE push_subscriptions SET account_id = ?, user_id = ?, p256dh = ?, auth = ?,
+		if _, err := tx.ExecContext(ctx, `UPDATE push_subscriptions SET p256dh = ?, auth = ?,
 			name = CASE WHEN ? = '' THEN name ELSE ? END, browser = ? WHERE id = ?`,
-			s.AccountID, s.UserID, s.P256dh, s.Auth, s.Name, s.Name, s.Browser, id); err != nil {
+			s.P256dh, s.Auth, s.Name, s.Name, s.Browser, id); err != nil {
 			return false, err
 		}
 		return false, tx.Commit()

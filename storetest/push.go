@@ -32,6 +32,18 @@ func testPush(t *testing.T, open Opener) {
 	if created || again.ID != phone.ID || got.P256dh != "key2" || got.Name != "Pixel" || got.EndpointHost() != "fcm.googleapis.com" {
 		t.Fatalf("update: created=%v %+v", created, got)
 	}
+	// Another user's post of the endpoint, of this account or another, is refused: it
+	// stays ada's (the audit: it moved the device, past the cap, to another account).
+	other := newAccount(t, f.s, "umbrella")
+	eve := &tidings.User{AccountID: other.ID, Email: "eve@example.com", PasswordHash: "x", Role: tidings.UserOwner}
+	must(t, f.s.CreateUser(ctx, eve))
+	for _, thief := range []*tidings.User{bob, eve} {
+		_, err = f.s.SavePushSubscription(ctx, &tidings.PushSubscription{AccountID: thief.AccountID, UserID: thief.ID, Endpoint: phone.Endpoint, P256dh: "k3", Auth: "a3"})
+		wantCode(t, err, tidings.EConflict)
+	}
+	if got, _ := f.s.FindPushSubscription(ctx, phone.ID); got.UserID != ada.ID || got.AccountID != f.account.ID || got.P256dh != "key2" {
+		t.Fatalf("another user's post moved the device: %+v", got)
+	}
 	laptop := &tidings.PushSubscription{AccountID: f.account.ID, UserID: bob.ID, Endpoint: "https://updates.push.services.mozilla.com/wpush/v2/b",
 		P256dh: "k", Auth: "a"}
 	_, err = f.s.SavePushSubscription(ctx, laptop)
@@ -83,7 +95,7 @@ func testPush(t *testing.T, open Opener) {
 	if len(records) != 2 || records[0].Status != tidings.PushMuted || records[1].Status != tidings.PushSent || records[1].UserID != ada.ID {
 		t.Fatalf("records %+v %+v", records[0], records[1])
 	}
-	other := newAccount(t, f.s, "globex")
+	other = newAccount(t, f.s, "globex")
 	if r, _ := f.s.EventPushes(ctx, other.ID, "e1"); len(r) != 0 {
 		t.Fatalf("another account reads %d records", len(r))
 	}
