@@ -188,7 +188,6 @@ func (m *Main) Run(ctx context.Context) error {
 		mm.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
 		mm.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
 		mm.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
-		mm.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)
 		m.metricsSrv = &http.Server{Addr: m.Config.MetricsAddr, Handler: mm, ReadHeaderTimeout: 5 * time.Second}
 		if m.metricsLn, err = net.Listen("tcp", m.Config.MetricsAddr); err != nil {
 			m.Close()

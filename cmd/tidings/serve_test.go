@@ -135,6 +135,16 @@ func TestMetricsListener(t *testing.T) {
 	if res.StatusCode != 200 {
 		t.Fatalf("profiles on the metrics listener: %d", res.StatusCode)
 	}
+	// The command line (which may hold --database with a password) is not served.
+	res, err = http.Get("http://" + m.metricsLn.Addr().String() + "/debug/pprof/cmdline")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ = io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != 404 || strings.Contains(string(b), os.Args[0]) {
+		t.Fatalf("/debug/pprof/cmdline: %d %q", res.StatusCode, b)
+	}
 	// The main listener exposes neither metrics nor profiles.
 	for _, path := range []string{"/metrics", "/debug/pprof/", "/debug/pprof/heap"} {
 		res, err = http.Get(m.URL() + path)
