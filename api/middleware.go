@@ -91,7 +91,7 @@ func Middleware(next http.Handler, log *slog.Logger, m *metrics.Metrics) http.Ha
 			if route == "" || strings.HasSuffix(route, "/") && !strings.Contains(route, " ") { // a catch-all: "/", "/v1/"
 				route = "unmatched"
 				attrs[3] = route
-				attrs = append(attrs, "path", shorten(r.URL.Path, 120))
+				attrs = append(attrs, "path", firstSegment(r.URL.Path))
 			}
 			if info.accountID != 0 {
 				attrs = append(attrs, "account", info.accountID)
@@ -104,6 +104,17 @@ func Middleware(next http.Handler, log *slog.Logger, m *metrics.Metrics) http.Ha
 		}()
 		next.ServeHTTP(sw, r)
 	})
+}
+
+// firstSegment is what the log keeps of an unmatched path: its first segment, shortened
+// ("/reset/…"). The rest may be a secret (a reset link with a slash added), and an
+// attacker must not fill the log with it either.
+func firstSegment(path string) string {
+	rest := strings.TrimPrefix(path, "/")
+	if i := strings.IndexByte(rest, '/'); i >= 0 {
+		return "/" + shorten(rest[:i], 40) + "/…"
+	}
+	return "/" + shorten(rest, 40)
 }
 
 // shorten keeps at most n bytes of s (on a rune boundary), marking a cut with "…".

@@ -148,8 +148,10 @@ func Busy() error {
 	return tidings.Errorf(tidings.EUnavailable, "%d exports are running; try again when one has finished", MaxRunning)
 }
 
-// writeTimeout bounds the write of one page: a client that stops reading is cut off.
-const writeTimeout = 30 * time.Second
+// WriteTimeout bounds the write of one page: a client that stops reading, or reads so
+// slowly that a page waits this long, is cut off and its slot freed (the audit: four
+// clients reading a page every 30 s held every slot). A variable for tests.
+var WriteTimeout = 10 * time.Second
 
 // Serve answers a request with the export as a download, after taking an export slot
 // (Busy when none is free). Once the answer has begun an error can only cut it short:
@@ -170,10 +172,10 @@ func Serve(w http.ResponseWriter, r *http.Request, store tidings.EventStore, acc
 	h.Set("Content-Disposition", `attachment; filename="`+Filename(q.Project, q.Channel, format)+`"`)
 	h.Set("Cache-Control", "no-store")
 	rc := http.NewResponseController(w)
-	rc.SetWriteDeadline(time.Now().Add(writeTimeout))
+	rc.SetWriteDeadline(time.Now().Add(WriteTimeout))
 	flush := func() {
 		rc.Flush()
-		rc.SetWriteDeadline(time.Now().Add(writeTimeout))
+		rc.SetWriteDeadline(time.Now().Add(WriteTimeout))
 	}
 	if err := Write(r.Context(), w, flush, store, accountID, q, format); err != nil && r.Context().Err() == nil {
 		log.Warn("export cut short", "project", q.Project, "err", err)

@@ -7,8 +7,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -141,4 +146,61 @@ func TestExportSlots(t *testing.T) {
 	for _, d := range done[1:] {
 		d()
 	}
+}
+
+// TestStalledExportEnds: a client that stops reading is cut off after WriteTimeout, and
+// its export slot is free again.
+func TestStalledExportEnds(t *testing.T) {
+	export.WriteTimeout = 300 * time.Millisecond
+	t.Cleanup(func() { export.WriteTimeout = 10 * time.Second })
+	ctx := context.Background()
+	s := testbackend.Open(t, testbackend.Location(t))
+	a, err := s.CreateAccount(ctx, "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.CreateProject(ctx, a.ID, "shop"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.CreateChannel(ctx, a.ID, "shop", "orders"); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for w := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 400 { // 3,200 events of 10,000 characters: 32 MB, more than socket buffers hold
+				_, err := s.PublishEvent(ctx, a.ID, &tidings.NewEvent{Project: "shop", Channel: "orders", Parser: tidings.ParserText,
+					Event: fmt.Sprintf("e %d %d", w, i), Description: strings.Repeat("x", 10_000)})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	served := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer close(served)
+		export.Serve(w, r, s, a.ID, tidings.EventQuery{Project: "shop"}, "ndjson", slog.New(slog.DiscardHandler))
+	}))
+	t.Cleanup(srv.Close)
+	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "GET / HTTP/1.1\r\nHost: x\r\n\r\n") // and never read
+	select {
+	case <-served:
+	case <-time.After(60 * time.Second):
+		t.Fatal("an export to a client that never reads still runs after a minute")
+	}
+	d, ok := export.Start()
+	if !ok {
+		t.Fatal("the stalled export's slot was not freed")
+	}
+	d()
 }

@@ -73,7 +73,7 @@ func (s *Server) requireUser(next handlerFunc, ownerOnly bool) handlerFunc {
 // isHTTPS tells whether the browser reached us over HTTPS: directly, or through a
 // trusted proxy that says so.
 func (s *Server) isHTTPS(r *http.Request) bool {
-	if r.TLS != nil {
+	if r.TLS != nil || s.httpsOnly {
 		return true
 	}
 	ap, err := netip.ParseAddrPort(r.RemoteAddr)

@@ -136,8 +136,15 @@ func (s *Server) loadSidebar(r *http.Request, v *view) error {
 var errNotFound = tidings.Errorf(tidings.ENotFound, "There is nothing here.")
 
 // wrap turns an error of a handler into an error page; internal details go to the log.
+// pageWriteTimeout bounds the writing of one dashboard answer.
+const pageWriteTimeout = 30 * time.Second
+
 func (s *Server) wrap(h handlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Every answer has a write deadline (the server has none, for the live
+		// streams, which set their own per write): a client that never reads cannot
+		// hold a page's memory and a connection for long.
+		http.NewResponseController(w).SetWriteDeadline(time.Now().Add(pageWriteTimeout))
 		err := h(w, r)
 		if err == nil {
 			return

@@ -30,6 +30,9 @@ type Config struct {
 	Now            func() time.Time
 	OpenSignup     bool           // anyone may create an account (multi-tenant hosting)
 	TrustedProxies []netip.Prefix // whose X-Forwarded-Proto/-For to believe
+	// HTTPS says browsers always reach the dashboard over HTTPS (an https:// public
+	// URL, behind a proxy that ends TLS): cookies are Secure whatever the request says.
+	HTTPS bool
 	// APIBase is how the curl examples name this server ("" = from the request).
 	APIBase string
 	// VAPIDPublicKey is the push key pair's public half ("" = push is off).
@@ -60,6 +63,7 @@ type Server struct {
 	now        func() time.Time
 	openSignup bool
 	trusted    []netip.Prefix
+	httpsOnly  bool
 	apiBase    string
 	pages      *pages
 	assets     *assets
@@ -89,7 +93,7 @@ func (s *Server) CloseStreams() {
 // New returns a Server; it fails only if the embedded templates are broken.
 func New(cfg Config) (*Server, error) {
 	s := &Server{store: cfg.Store, broker: cfg.Broker, log: cfg.Logger, now: cfg.Now, openSignup: cfg.OpenSignup,
-		trusted: cfg.TrustedProxies, apiBase: cfg.APIBase, logins: newLoginLimiter(),
+		trusted: cfg.TrustedProxies, httpsOnly: cfg.HTTPS, apiBase: cfg.APIBase, logins: newLoginLimiter(),
 		renders: newRenderCache(renderCacheBytes), closing: make(chan struct{})}
 	if s.log == nil {
 		s.log = slog.Default()

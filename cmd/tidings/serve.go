@@ -141,7 +141,7 @@ func (m *Main) Run(ctx context.Context) error {
 		go m.shareLimits(relayCtx, db)
 	}
 	dash, err := web.New(web.Config{Store: store, Broker: broker, Logger: m.Logger, Now: m.Now,
-		OpenSignup: m.Config.OpenSignup, TrustedProxies: m.Config.TrustedProxies,
+		OpenSignup: m.Config.OpenSignup, TrustedProxies: m.Config.TrustedProxies, HTTPS: m.httpsOnly(),
 		MaxStreamsPerSession: m.Config.MaxStreamsPerSession, MaxStreamsPerAccount: m.Config.MaxStreamsPerAccount,
 		SignupsPerHour: m.Config.SignupsPerHour, AllowPrivateTargets: m.Config.AllowPrivateTargets, VAPIDPublicKey: vapid.Public,
 		FlushTokenUse: m.api.FlushUsage})
@@ -155,8 +155,7 @@ func (m *Main) Run(ctx context.Context) error {
 	dash.Register(mux)
 	mux.Handle("/", dash.NotFound())
 	var handler http.Handler = mux
-	tls := m.Config.TLSCert != ""
-	if tls {
+	if m.httpsOnly() {
 		handler = hsts(handler)
 	}
 	m.srv = &http.Server{
@@ -174,7 +173,7 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 	m.served = make(chan error, 1)
 	go func() {
-		if tls {
+		if m.Config.TLSCert != "" {
 			m.served <- m.srv.ServeTLS(m.ln, m.Config.TLSCert, m.Config.TLSKey)
 		} else {
 			m.served <- m.srv.Serve(m.ln)
@@ -357,6 +356,13 @@ func (m *Main) close() error {
 	}
 	errs = append(errs, m.lock.Release())
 	return errors.Join(errs...)
+}
+
+// httpsOnly tells whether browsers reach the server over HTTPS only: it serves TLS
+// itself, or its public URL is https:// (a proxy ends TLS). Then cookies are Secure
+// and every answer carries HSTS.
+func (m *Main) httpsOnly() bool {
+	return m.Config.TLSCert != "" || strings.HasPrefix(m.Config.PublicURL, "https://")
 }
 
 func hsts(next http.Handler) http.Handler {

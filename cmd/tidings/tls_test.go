@@ -16,6 +16,7 @@ import (
 	"math/big"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -85,7 +86,9 @@ func TestAccessLogNeverShowsTheToken(t *testing.T) {
 	post(t, m.URL()+"/v1/log", token, `{"project":"my-saas"}`)
 	// An invitation's secret is in its path: the log names the route instead.
 	inviteSecret := "Invite-Secret-0123456789abcdefghijklmnopqrstuv"
-	for _, path := range []string{"/invite/" + inviteSecret, "/nothing/" + strings.Repeat("x", 5000)} {
+	// An unmatched path can hold one too: a reset link with a slash added (the audit).
+	resetSecret := "Reset-Secret-0123456789abcdefghijklmnopqrstuvw"
+	for _, path := range []string{"/invite/" + inviteSecret, "/nothing/" + strings.Repeat("x", 5000), "/reset/" + resetSecret + "/"} {
 		if res, err := http.Get(m.URL() + path); err == nil {
 			res.Body.Close()
 		}
@@ -96,13 +99,13 @@ func TestAccessLogNeverShowsTheToken(t *testing.T) {
 	if strings.Contains(log, secret) || strings.Contains(log, token) {
 		t.Fatal("the access log contains the token")
 	}
-	if strings.Contains(log, inviteSecret) {
+	if strings.Contains(log, inviteSecret) || strings.Contains(log, resetSecret) {
 		t.Fatalf("the access log contains an invitation secret:\n%s", log)
 	}
 	if strings.Contains(log, strings.Repeat("x", 200)) {
 		t.Fatal("an unmatched path of 5,000 characters went into the log whole")
 	}
-	for _, want := range []string{`"route":"POST /v1/log"`, `"route":"GET /invite/{secret}"`, `"route":"unmatched"`, `"status":200`, `"status":400`, `"account":1`, `"request_id":`, `"duration_ms":`} {
+	for _, want := range []string{`"route":"POST /v1/log"`, `"route":"GET /invite/{secret}"`, `"route":"unmatched"`, `"path":"/reset/…"`, `"status":200`, `"status":400`, `"account":1`, `"request_id":`, `"duration_ms":`} {
 		if !strings.Contains(log, want) {
 			t.Fatalf("access log lacks %s:\n%s", want, log)
 		}
@@ -118,4 +121,27 @@ func (s *syncWriter) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.w.Write(p)
+}
+
+// TestHTTPSPublicURL: behind a proxy that ends TLS, an https:// public URL is enough:
+// every answer carries HSTS and the session cookie is Secure (the audit: neither was).
+func TestHTTPSPublicURL(t *testing.T) {
+	data := testbackend.Location(t)
+	m := startServer(t, data, func(c *Config) { c.PublicURL = "https://tidings.example.com" })
+	if code, _, errs := runCLI(t, data, "", "account", "create", "acme"); code != 0 {
+		t.Fatal(errs)
+	}
+	if code, _, errs := runCLI(t, data, "a long password\n", "user", "create", "ada@example.com", "--role", "owner"); code != 0 {
+		t.Fatal(errs)
+	}
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	res, err := noRedirect.PostForm(m.URL()+"/login", url.Values{"email": {"ada@example.com"}, "password": {"a long password"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	cookie := res.Header.Get("Set-Cookie")
+	if res.StatusCode != http.StatusSeeOther || !strings.Contains(cookie, "Secure") || !strings.Contains(res.Header.Get("Strict-Transport-Security"), "max-age=") {
+		t.Fatalf("sign-in behind an https public URL: %d, cookie %q, HSTS %q", res.StatusCode, cookie, res.Header.Get("Strict-Transport-Security"))
+	}
 }
