@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"os"
 	"syscall"
 	"time"
 )
@@ -19,12 +20,47 @@ var ErrPrivateTarget = errors.New("refused: the address is loopback, private, li
 
 // notPublic lists ranges that are not on the public internet beyond what netip's
 // predicates say: shared address space (CGNAT), "this network", benchmarking, IETF
-// protocol assignments, documentation, NAT64.
+// protocol assignments, documentation, NAT64 (well-known and local-use), and the old
+// IPv6 site-local range.
 var notPublic = []netip.Prefix{
 	netip.MustParsePrefix("0.0.0.0/8"), netip.MustParsePrefix("100.64.0.0/10"), netip.MustParsePrefix("192.0.0.0/24"),
 	netip.MustParsePrefix("192.0.2.0/24"), netip.MustParsePrefix("198.18.0.0/15"), netip.MustParsePrefix("198.51.100.0/24"),
 	netip.MustParsePrefix("203.0.113.0/24"), netip.MustParsePrefix("240.0.0.0/4"), netip.MustParsePrefix("64:ff9b::/96"),
-	netip.MustParsePrefix("2001:db8::/32"),
+	netip.MustParsePrefix("2001:db8::/32"), netip.MustParsePrefix("fec0::/10"), netip.MustParsePrefix("64:ff9b:1::/48"),
+}
+
+// PublicError is a delivery's error as its owner may see it: it never names the
+// server's own resolver or any other address the request did not go to (a DNS failure
+// says "lookup example.com on 127.0.0.53:53: no such host").
+func PublicError(err error) string {
+	if errors.Is(err, ErrPrivateTarget) {
+		return ErrPrivateTarget.Error()
+	}
+	var dns *net.DNSError
+	if errors.As(err, &dns) {
+		switch {
+		case dns.IsNotFound:
+			return "the host " + dns.Name + " does not exist (DNS)"
+		case dns.IsTimeout:
+			return "looking up the host " + dns.Name + " timed out (DNS)"
+		default:
+			return "the host " + dns.Name + " could not be looked up (DNS)"
+		}
+	}
+	var op *net.OpError
+	if errors.As(err, &op) {
+		if errors.Is(err, syscall.ECONNREFUSED) {
+			return "the connection was refused"
+		}
+		if op.Timeout() {
+			return "the connection timed out"
+		}
+		return "the connection failed (" + op.Op + ")"
+	}
+	if errors.Is(err, context.DeadlineExceeded) || os.IsTimeout(err) {
+		return "no answer within " + Timeout.String()
+	}
+	return err.Error()
 }
 
 // Public reports whether a is an address on the public internet.

@@ -94,6 +94,9 @@ func CheckEndpoint(endpoint string, allowPrivate bool) error {
 	if u.Scheme != "https" {
 		return errors.New("endpoint: must be an https:// URL of a push service")
 	}
+	if p := u.Port(); p != "" && p != "443" {
+		return errors.New("endpoint: a push service listens on port 443; other ports are refused")
+	}
 	host := strings.ToLower(u.Hostname())
 	for _, h := range pushHosts {
 		if host == h || strings.HasPrefix(h, ".") && strings.HasSuffix(host, h) {
@@ -272,7 +275,7 @@ func (r *Runner) push(ctx context.Context, sub *tidings.PushSubscription, msg Me
 		&webpush.Subscription{Endpoint: sub.Endpoint, Keys: webpush.Keys{P256dh: sub.P256dh, Auth: sub.Auth}}, &opts)
 	out := outcome{took: time.Since(start)}
 	if err != nil {
-		out.err, out.retry = err.Error(), !errors.Is(err, ErrPrivateTarget) && !errors.Is(err, webpush.ErrMaxPadExceeded)
+		out.err, out.retry = PublicError(err), !errors.Is(err, ErrPrivateTarget) && !errors.Is(err, webpush.ErrMaxPadExceeded)
 		return out
 	}
 	return classify(res, out)

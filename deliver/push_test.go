@@ -253,6 +253,9 @@ func TestPushEndpointRules(t *testing.T) {
 		"https://evil.example/fcm.googleapis.com":                false,
 		"https://fcm.googleapis.com.evil.example/x":              false,
 		"https://127.0.0.1/push":                                 false,
+		"https://fcm.googleapis.com:443/fcm/send/abc":            true,
+		"https://fcm.googleapis.com:8443/fcm/send/abc":           false,
+		"https://fcm.googleapis.com:22/fcm/send/abc":             false,
 	} {
 		if err := deliver.CheckEndpoint(endpoint, false); (err == nil) != ok {
 			t.Errorf("%s: %v", endpoint, err)

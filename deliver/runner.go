@@ -382,10 +382,7 @@ func (r *Runner) send(ctx context.Context, req *http.Request) outcome {
 	res, err := r.cfg.Client.Do(req)
 	out := outcome{took: time.Since(start)}
 	if err != nil {
-		out.err, out.retry = err.Error(), !errors.Is(err, ErrPrivateTarget)
-		if errors.Is(err, ErrPrivateTarget) {
-			out.err = ErrPrivateTarget.Error()
-		}
+		out.err, out.retry = PublicError(err), !errors.Is(err, ErrPrivateTarget)
 		return out
 	}
 	return classify(res, out)
