@@ -170,15 +170,21 @@ func parseDay(p *Problems, name, v string) time.Time {
 	return time.Time{}
 }
 
-// parseTime reads a day (its start, UTC) or an RFC 3339 time.
+// parseTime reads a day (its start, UTC) or an RFC 3339 time. A time before the
+// earliest timestamp an event can have is that earliest one: a bound all the same
+// (before:0001-01-01 finds nothing), never the zero time, which means "no bound".
 func parseTime(v string) (time.Time, bool) {
-	if t, err := time.Parse("2006-01-02", v); err == nil {
-		return t, true
+	t, err := time.Parse("2006-01-02", v)
+	if err != nil {
+		t, err = time.Parse(time.RFC3339, v)
 	}
-	if t, err := time.Parse(time.RFC3339, v); err == nil {
-		return t, true
+	if err != nil {
+		return time.Time{}, false
 	}
-	return time.Time{}, false
+	if t.Before(earliestTimestamp) {
+		t = earliestTimestamp
+	}
+	return t, true
 }
 
 // smallNumber reads 1 to 99999.

@@ -30,6 +30,10 @@ func TestParseSearch(t *testing.T) {
 		{"after:2026-11-01 before:2026-11-20", Search{Since: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC),
 			Until: time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC)}},
 		{"since:2026-11-01T10:00:00Z", Search{Since: time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC)}},
+		// A date before any event's is a bound all the same (the audit: before:0001-01-01,
+		// Go's zero time, was taken as no bound and returned everything).
+		{"before:0001-01-01", Search{Until: earliestTimestamp}},
+		{"after:1970-01-01", Search{Since: earliestTimestamp}},
 		// Any key:value is a tag filter, even one that looks like an address; quote it to search its words.
 		{"https://example.com", Search{Tags: []Tag{{Key: "https", Value: "//example.com"}}}},
 		{`"https://example.com"`, Search{Terms: []Term{w("https", "example", "com")}}},

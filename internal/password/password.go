@@ -10,7 +10,9 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
+	passwordvalidator "github.com/wagslane/go-password-validator"
 	"golang.org/x/crypto/argon2"
 )
 
@@ -20,15 +22,31 @@ const (
 	passes  = 3
 	threads = 2
 	keyLen  = 32
-	MinLen  = 8
+	MinLen  = 8 // characters, not bytes: "éééé" is 4
+	// MinEntropy is the least strength (bits, as go-password-validator estimates it:
+	// character classes and length, with repeats and keyboard or digit runs counted
+	// once) a new password must have: "password" and "sunshine" (37.6) fall short,
+	// "12345678" and eight spaces far short; "correct horse" has 64.
+	MinEntropy = 40
 )
+
+// Check refuses a new password that is too short (in characters) or too easy to guess.
+func Check(pw string) error {
+	if utf8.RuneCountInString(pw) < MinLen {
+		return fmt.Errorf("a password needs at least %d characters", MinLen)
+	}
+	if passwordvalidator.GetEntropy(pw) < MinEntropy {
+		return errors.New("this password is too easy to guess: use a longer one, for example a few unrelated words")
+	}
+	return nil
+}
 
 var b64 = base64.RawStdEncoding
 
-// Hash returns the argon2id hash of pw with a fresh salt.
+// Hash returns the argon2id hash of pw with a fresh salt, after Check.
 func Hash(pw string) (string, error) {
-	if len(pw) < MinLen {
-		return "", fmt.Errorf("a password needs at least %d characters", MinLen)
+	if err := Check(pw); err != nil {
+		return "", err
 	}
 	salt := make([]byte, 16)
 	rand.Read(salt)
@@ -88,8 +106,8 @@ func (g *Gate) acquire(ctx context.Context) error {
 
 // Hash is Hash within the gate's limit.
 func (g *Gate) Hash(ctx context.Context, pw string) (string, error) {
-	if len(pw) < MinLen {
-		return Hash(pw) // refused before any work
+	if err := Check(pw); err != nil {
+		return "", err // refused before any work
 	}
 	if err := g.acquire(ctx); err != nil {
 		return "", err

@@ -3,6 +3,7 @@ package password
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -61,5 +62,32 @@ func TestGateBounds(t *testing.T) {
 	}
 	if _, err := g.Hash(context.Background(), "short"); err == nil || errors.Is(err, ErrBusy) {
 		t.Fatalf("a short password must be refused before the gate: %v", err)
+	}
+}
+
+// TestCheck: length counts characters, not bytes, and weak passwords are refused (the
+// audit: "éééé", "12345678", eight spaces and "password" were all accepted).
+func TestCheck(t *testing.T) {
+	for pw, want := range map[string]string{
+		"éééé":            "at least 8 characters",
+		"short":           "at least 8 characters",
+		"12345678":        "too easy to guess",
+		"        ":        "too easy to guess",
+		"password":        "too easy to guess",
+		"sunshine":        "too easy to guess",
+		"qwertyuiop":      "too easy to guess",
+		"éàüöçñøå":        "",
+		"correct horse":   "",
+		"a long password": "",
+		"whatever1":       "",
+		"Tr0ub4dor&3":     "",
+	} {
+		err := Check(pw)
+		if want == "" && err != nil || want != "" && (err == nil || !strings.Contains(err.Error(), want)) {
+			t.Errorf("Check(%q) = %v, want %q", pw, err, want)
+		}
+	}
+	if _, err := Hash("12345678"); err == nil {
+		t.Error("Hash took a weak password")
 	}
 }
