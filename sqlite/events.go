@@ -329,8 +329,12 @@ func (db *DB) ListEvents(ctx context.Context, accountID int64, q tidings.EventQu
 		}
 		tags = append(tags, ft)
 	}
-	eq := listQuery(feedFilter{project: p.ID, channel: channelID, channelCount: channelCount, tags: tags, terms: q.Terms, users: q.Users,
-		since: msOrZero(q.Since), until: msOrZero(q.Until), before: before, limit: q.Limit + 1})
+	f := feedFilter{project: p.ID, channel: channelID, channelCount: channelCount, tags: tags, terms: q.Terms, users: q.Users,
+		since: msOrZero(q.Since), until: msOrZero(q.Until), before: before, limit: q.Limit + 1}
+	if len(q.Terms) > 0 || len(q.Users) > 0 {
+		return db.searchEvents(ctx, p, f, q)
+	}
+	eq := listQuery(f)
 	events, err := db.queryEvents(ctx, p, eq.sql, eq.args...)
 	if err != nil {
 		return nil, err

@@ -42,6 +42,7 @@ func testPeople(t *testing.T, open Opener) {
 	g, err := f.s.Group(ctx, f.account.ID, &tidings.GroupChange{Project: "my-saas", GroupID: "acme-inc", UserID: "user-1",
 		Properties: tidings.Tags{str("industry", "retail")}})
 	must(t, err)
+	time.Sleep(2 * time.Millisecond) // and user-9 after it, in another millisecond
 	g, err = f.s.Group(ctx, f.account.ID, &tidings.GroupChange{Project: "my-saas", GroupID: "acme-inc", UserID: "user-9"})
 	must(t, err)
 	if g.Members != 2 || len(g.Properties) != 1 {

@@ -47,6 +47,7 @@ type feedData struct {
 	ClearURL            string
 	FeedURL             string
 	Empty               bool
+	Partial             bool // a search page cut short by its work budget
 	Channels            []string
 	Published           bool // the project has any event at all
 }
@@ -156,6 +157,9 @@ func (s *Server) feed(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	d.Empty = len(page.Events) == 0
+	// A search page that its work budget ended before it was full (the store read as
+	// many events as one page may): say so, and let the reader go on.
+	d.Partial = len(q.Terms) > 0 && page.Next != "" && len(page.Events) < q.Limit
 	if len(q.Tags) == 1 && len(q.Terms) == 0 && len(q.Users) == 0 {
 		t := q.Tags[0]
 		d.JourneyTag = t.Key + ": " + t.Value

@@ -309,7 +309,9 @@ func timeReads(ctx context.Context, s tidings.Store, account int64, runs int, on
 		// Hostile shapes (the second audit's and others): each must stay bounded.
 		{"hostile: 8 prefixes + before:2001", search("customer* free* eur* order* plan* the* on* of* before:2001-01-01", "", "")},
 		{"hostile: 8 prefixes", search("customer* free* eur* order* plan* the* on* of*", "", "")},
-		{"hostile: one-letter prefixes (a* s* p*)", search("a* s* p*", "", "")},
+		{"hostile: two-letter prefixes (on* of* th*)", search("on* of* th*", "", "")},
+		{"hostile: common prefix + absent prefix (customer* zz*)", search("customer* zz*", "", "")},
+		{"hostile: common prefix + rare word (customer* 4242)", search("customer* 4242", "", "")},
 		{"hostile: common prefix + before:2001 (pa*)", search("pa* before:2001-01-01", "", "")},
 		{"hostile: common word + before:2001 (paid)", search("paid before:2001-01-01", "", "")},
 		{"hostile: common word + after:tomorrow (paid)", search("paid after:"+time.Now().Add(48*time.Hour).Format("2006-01-02"), "", "")},

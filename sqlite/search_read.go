@@ -1,0 +1,212 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"github.com/tidings-dev/tidings"
+)
+
+// A word search's cost is bounded (docs/performance.md, "Search on SQLite"): whatever
+// the words, prefixes and time range, one page reads at most searchBudget events.
+//
+//   - A time range that holds at most searchBudget of the project's events is read
+//     whole from the time index, and the words are checked on those events: the range
+//     bounds the work (before:2001-01-01 reads nothing at all).
+//   - Otherwise the full-text index is walked newest first, from the range's start
+//     when it has one (after: bounds the walk by arrival, as no event is accepted more
+//     than a day before its timestamp), reading at most searchBudget events. Terms
+//     common among the newest events stay out of the full-text query and are checked
+//     on the events read (ftsTerms says why).
+//   - A page that the budget ends before it is full is answered with what was found and
+//     a cursor to continue from the last event read.
+const (
+	searchBudget = 2_000
+	searchSample = 200
+)
+
+// searchEvents reads a page of a word search (or a journey), newest first by arrival.
+func (db *DB) searchEvents(ctx context.Context, p *tidings.Project, f feedFilter, q tidings.EventQuery) (*tidings.EventPage, error) {
+	// What the full-text query leaves out is checked on each event read: the words
+	// and the time range (project, channel, tags and users are the query's scope).
+	check := tidings.EventQuery{Terms: q.Terms, Users: q.Users, Tags: q.Tags, Since: q.Since, Until: q.Until}
+	if f.since != 0 || f.until != 0 {
+		n, err := db.countRange(ctx, f)
+		if err != nil {
+			return nil, err
+		}
+		if n <= searchBudget {
+			return db.searchRange(ctx, p, f, check)
+		}
+	}
+	terms, err := db.ftsTerms(ctx, p, f)
+	if err != nil {
+		return nil, err
+	}
+	ff := f
+	ff.terms = terms
+	var floor int64
+	if f.since != 0 {
+		// A timestamp is at most a day ahead of its event's acceptance, so the events
+		// since a time were all accepted since a day before it: the walk stops there.
+		id := tidings.EventIDFloor(fromMS(f.since - 24*hourMS))
+		if key, ok := idBytes(id); ok {
+			if err := db.read.QueryRowContext(ctx, `SELECT coalesce((SELECT seq FROM events WHERE id >= ? ORDER BY id LIMIT 1), 0)`,
+				key).Scan(&floor); err != nil {
+				return nil, err
+			}
+		}
+	}
+	eq := searchQuery(ff)
+	if floor > 0 {
+		eq.sql = strings.Replace(eq.sql, ` ORDER BY s.rowid DESC`, ` AND s.rowid >= ? ORDER BY s.rowid DESC`, 1)
+		eq.args = slices.Insert(eq.args, len(eq.args)-1, any(floor))
+	}
+	eq.args[len(eq.args)-1] = searchBudget // the LIMIT: rows read, not rows kept
+	return db.readChecked(ctx, p, eq, check, f.limit-1)
+}
+
+// countRange counts the events in the filter's time range, up to searchBudget+1.
+func (db *DB) countRange(ctx context.Context, f feedFilter) (int, error) {
+	r := listQuery(feedFilter{project: f.project, channel: f.channel, channelCount: f.channelCount,
+		since: f.since, until: f.until, limit: searchBudget + 1})
+	var n int
+	err := db.read.QueryRowContext(ctx, `SELECT count(*) FROM (`+strings.Replace(r.sql, `SELECT `+eventColumns, `SELECT 1`, 1)+`)`, r.args...).Scan(&n)
+	return n, err
+}
+
+// searchRange reads the whole time range (at most searchBudget events) and keeps the
+// matches, newest first by arrival like every word search.
+func (db *DB) searchRange(ctx context.Context, p *tidings.Project, f feedFilter, check tidings.EventQuery) (*tidings.EventPage, error) {
+	r := listQuery(feedFilter{project: f.project, channel: f.channel, channelCount: f.channelCount,
+		since: f.since, until: f.until, limit: searchBudget + 1})
+	query := `SELECT ` + eventColumns + ` FROM (` + strings.Replace(r.sql, `SELECT `+eventColumns, `SELECT e.seq`, 1) + `) x
+		CROSS JOIN events e ON e.seq = x.seq`
+	args := r.args
+	if f.before != nil {
+		query += ` WHERE e.seq < ?`
+		args = append(args, f.before.seq)
+	}
+	query += ` ORDER BY e.seq DESC`
+	return db.readChecked(ctx, p, eventQuery{query, args}, check, f.limit-1)
+}
+
+// ftsTerms are the terms worth giving the full-text index. FTS5 reads one whole word's
+// list lazily, newest first, but intersects several lists, and expands a prefix into
+// the merged lists of every word it begins, before it returns a row: cost without a
+// bound when the words are common (8 common words took 78 ms at 1.45 million events,
+// "customer*" 100 ms). So a term common among the newest searchSample events in the
+// filter's scope stays out of the full-text query and is checked on the events read,
+// where it matches often; the index gets the rare terms — or, when every term is
+// common, the one whole word that matched least, to walk its list.
+func (db *DB) ftsTerms(ctx context.Context, p *tidings.Project, f feedFilter) ([]tidings.Term, error) {
+	if len(f.terms) == 1 && !f.terms[0].Prefix {
+		return f.terms, nil
+	}
+	r := listQuery(feedFilter{project: f.project, channel: f.channel, channelCount: f.channelCount, limit: searchSample})
+	sample, err := db.queryEvents(ctx, p, r.sql, r.args...)
+	if err != nil {
+		return nil, err
+	}
+	hits := make([]int, len(f.terms))
+	for _, ev := range sample {
+		words := tidings.SearchWords(ev.SearchText())
+		for i, t := range f.terms {
+			if tidings.TermIn(words, t) {
+				hits[i]++
+			}
+		}
+	}
+	var rare []tidings.Term
+	least := -1 // the whole word that matched least
+	for i, t := range f.terms {
+		if hits[i] < 2 {
+			rare = append(rare, t)
+		}
+		if !t.Prefix && (least < 0 || hits[i] < hits[least]) {
+			least = i
+		}
+	}
+	if len(rare) == 0 && least >= 0 {
+		rare = append(rare, f.terms[least])
+	}
+	return rare, nil
+}
+
+// readChecked runs a query of eventColumns over the project's events, newest first by
+// arrival, and keeps a page (limit) of those that check matches, reading no more than
+// searchBudget rows. A page the budget ended early gets the last event read as its
+// cursor.
+func (db *DB) readChecked(ctx context.Context, p *tidings.Project, q eventQuery, check tidings.EventQuery, limit int) (*tidings.EventPage, error) {
+	rows, err := db.read.QueryContext(ctx, q.sql, q.args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var kept []*tidings.Event
+	var channelOf []int64
+	read := 0
+	var lastID []byte
+	for rows.Next() && len(kept) <= limit && read < searchBudget {
+		ev := &tidings.Event{Project: p.Name}
+		var id []byte
+		var tags string
+		var channel, ts, created int64
+		if err := rows.Scan(&id, &channel, &ev.Event, &ev.Description, &ev.Icon, &ev.Notify, &tags, &ev.Parser, &ev.UserID, &ts, &created); err != nil {
+			return nil, err
+		}
+		read++
+		lastID = id
+		if err := ev.Tags.UnmarshalJSON([]byte(tags)); err != nil {
+			return nil, err
+		}
+		ev.Timestamp, ev.CreatedAt = fromMS(ts), fromMS(created)
+		if !check.Matches(ev) {
+			continue
+		}
+		if len(id) != 16 {
+			return nil, fmt.Errorf("event id of %d bytes", len(id))
+		}
+		ev.ID = uuid.UUID(id).String()
+		kept = append(kept, ev)
+		channelOf = append(channelOf, channel)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	rows.Close()
+	if err := db.nameChannels(ctx, kept, channelOf); err != nil {
+		return nil, err
+	}
+	page := &tidings.EventPage{Events: kept}
+	switch {
+	case len(kept) > limit:
+		page.Events = kept[:limit]
+		page.Next = kept[limit-1].ID
+	case read >= searchBudget && len(lastID) == 16:
+		// The budget ended the page: continue from the last event read.
+		page.Next = uuid.UUID(lastID).String()
+	}
+	return page, nil
+}
+
+// nameChannels fills in the events' channel names (a page has few channels).
+func (db *DB) nameChannels(ctx context.Context, evs []*tidings.Event, channelOf []int64) error {
+	names := map[int64]string{}
+	for i, ev := range evs {
+		name, ok := names[channelOf[i]]
+		if !ok {
+			if err := db.read.QueryRowContext(ctx, `SELECT name FROM channels WHERE id = ?`, channelOf[i]).Scan(&name); err != nil && err != sql.ErrNoRows {
+				return err
+			}
+			names[channelOf[i]] = name
+		}
+		ev.Channel = name
+	}
+	return nil
+}
