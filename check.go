@@ -3,6 +3,7 @@ package tidings
 import (
 	"context"
 	"fmt"
+	"time"
 )
 
 // Inconsistency is one derived row (an index row, a count, a history point) that does
@@ -22,6 +23,7 @@ func (i Inconsistency) String() string {
 type CheckReport struct {
 	Events   int64           // events in the store
 	Checks   []string        // the kinds of check that ran, in order
+	Took     []time.Duration // how long each of Checks took
 	Problems []Inconsistency // at most MaxReported of each kind
 	// Omitted counts the inconsistencies found beyond MaxReported of a kind.
 	Omitted int64

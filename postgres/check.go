@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -25,6 +26,7 @@ func (db *DB) Check(ctx context.Context) (*tidings.CheckReport, error) {
 		return nil, mapErr(err)
 	}
 	for _, c := range pgChecks {
+		start := time.Now()
 		r.Checks = append(r.Checks, c.kind)
 		rows, err := tx.Query(ctx, c.query)
 		if err != nil {
@@ -42,6 +44,7 @@ func (db *DB) Check(ctx context.Context) (*tidings.CheckReport, error) {
 		if err := rows.Err(); err != nil {
 			return nil, fmt.Errorf("check %s: %w", c.kind, err)
 		}
+		r.Took = append(r.Took, time.Since(start))
 	}
 	return r, nil
 }

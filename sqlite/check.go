@@ -5,31 +5,77 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"runtime"
+	"sync"
+	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/tidings-dev/tidings"
 )
 
-// Check verifies every derived structure against the events, in one read transaction
-// (one snapshot of the WAL): it takes no lock that a writer waits for.
+// Check verifies every derived structure against the events. It takes no lock that a
+// writer waits for: each check reads one snapshot of the WAL.
 func (db *DB) Check(ctx context.Context) (*tidings.CheckReport, error) {
-	tx, err := db.read.BeginTx(ctx, &sql.TxOptions{ReadOnly: true}) // a deferred BEGIN: a snapshot, no write lock
-	if err != nil {
-		return nil, err
-	}
-	defer tx.Rollback()
 	r := &tidings.CheckReport{}
-	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM events`).Scan(&r.Events); err != nil {
+	if err := db.read.QueryRowContext(ctx, `SELECT count(*) FROM events`).Scan(&r.Events); err != nil {
 		return nil, err
 	}
-	for _, c := range sqliteChecks {
-		r.Checks = append(r.Checks, c.kind)
-		if err := c.run(ctx, tx, r); err != nil {
-			return nil, fmt.Errorf("check %s: %w", c.kind, err)
+	// The checks run side by side on the read pool's connections. Each runs in a read
+	// transaction of its own: one snapshot, within which what it compares is read.
+	reports := make([]tidings.CheckReport, len(sqliteChecks))
+	took := make([]time.Duration, len(sqliteChecks))
+	errs := make([]error, len(sqliteChecks))
+	next := make(chan int, len(sqliteChecks))
+	for i := range sqliteChecks {
+		next <- i
+	}
+	close(next)
+	var wg sync.WaitGroup
+	for range max(1, min(runtime.GOMAXPROCS(0), 4)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				start := time.Now()
+				errs[i] = db.runCheck(ctx, sqliteChecks[i], &reports[i])
+				took[i] = time.Since(start)
+			}
+		}()
+	}
+	wg.Wait()
+	for i, c := range sqliteChecks {
+		if errs[i] != nil {
+			return nil, fmt.Errorf("check %s: %w", c.kind, errs[i])
 		}
+		r.Checks, r.Took = append(r.Checks, c.kind), append(r.Took, took[i])
+		for _, p := range reports[i].Problems {
+			r.Add(p)
+		}
+		r.Omitted += reports[i].Omitted
 	}
 	return r, nil
+}
+
+// runCheck runs one check in a read transaction of its own connection. The check reads
+// indexes at random: the connection maps the file and keeps more pages than a reader
+// does, and gives them back after.
+func (db *DB) runCheck(ctx context.Context, c storeCheck, r *tidings.CheckReport) error {
+	conn, err := db.read.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, `PRAGMA mmap_size = 4294967296; PRAGMA cache_size = -131072`); err != nil {
+		return err
+	}
+	defer conn.ExecContext(context.WithoutCancel(ctx), `PRAGMA mmap_size = 0; PRAGMA cache_size = -2000`)
+	tx, err := conn.BeginTx(ctx, &sql.TxOptions{ReadOnly: true}) // a deferred BEGIN: a snapshot, no write lock
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	return c.run(ctx, tx, r)
 }
 
 type storeCheck struct {
@@ -69,16 +115,10 @@ const tagValueMatches = `(j.type = 'text' AND j.value = g.value
 	OR j.type IN ('true', 'false') AND j.type = g.value)`
 
 var sqliteChecks = []storeCheck{
-	sqlCheck("tag_index.orphan", `SELECT 'tag ' || t.tag_id || ' seq ' || t.seq, 'an event', 'none'
-		FROM event_tags t WHERE NOT EXISTS (SELECT 1 FROM events e WHERE e.seq = t.seq)`),
-	sqlCheck("tag_index.tenant", `SELECT 'tag ' || t.tag_id || ' seq ' || t.seq, 'project ' || g.project_id, 'project ' || e.project_id
-		FROM event_tags t JOIN tags g ON g.id = t.tag_id JOIN events e ON e.seq = t.seq WHERE e.project_id != g.project_id`),
-	sqlCheck("tag_index.row", `SELECT 'tag ' || t.tag_id || ' seq ' || t.seq,
-		'ts ' || e.ts || ' channel ' || e.channel_id, 'ts ' || t.ts || ' channel ' || t.channel_id
-		FROM event_tags t JOIN events e ON e.seq = t.seq WHERE e.ts != t.ts OR e.channel_id != t.channel_id`),
-	sqlCheck("tag_index.tag", `SELECT 'tag ' || t.tag_id || ' seq ' || t.seq, g.key || ':' || g.value, e.tags
-		FROM event_tags t JOIN tags g ON g.id = t.tag_id JOIN events e ON e.seq = t.seq
-		WHERE e.project_id = g.project_id AND NOT EXISTS (SELECT 1 FROM json_each(e.tags) j WHERE j.key = g.key AND `+tagValueMatches+`)`),
+	// One pass over the tag index checks each row against its event: that it exists
+	// (orphan), is of the tag's project (tenant), has the row's time and channel (row),
+	// and carries the tag (tag).
+	{"tag_index", checkTagRows},
 	// With every row above right, rows and events' tags match one to one when their
 	// numbers do, project by project; missingTagRows names the events when they do not.
 	{"tag_index.missing", checkTagRowCounts},
@@ -95,16 +135,39 @@ var sqliteChecks = []storeCheck{
 		SELECT 'channel ' || coalesce(a.channel_id, c.channel_id) || ' hour ' || coalesce(a.hour, c.hour), coalesce(a.n, 0), coalesce(c.n, 0)
 		FROM actual a FULL JOIN event_counts c ON c.channel_id = a.channel_id AND c.hour = a.hour
 		WHERE coalesce(a.n, 0) != coalesce(c.n, 0)`),
-	sqlCheck("user_count", `WITH actual AS (SELECT project_id, user_id, count(*) AS n, min(created_at) AS first, max(created_at) AS last
-			FROM events WHERE user_id != '' GROUP BY 1, 2)
-		SELECT 'project ' || coalesce(a.project_id, p.project_id) || ' user ' || coalesce(a.user_id, p.user_id), coalesce(a.n, 0), coalesce(p.events, 'no row')
-		FROM actual a FULL JOIN people p ON p.project_id = a.project_id AND p.user_id = a.user_id
-		WHERE coalesce(a.n, 0) != coalesce(p.events, -1)`),
-	sqlCheck("user_seen", `SELECT 'project ' || p.project_id || ' user ' || p.user_id,
-		'first seen <= ' || a.first || ', last seen >= ' || a.last, 'first seen ' || p.first_seen || ', last seen ' || p.last_seen
-		FROM people p JOIN (SELECT project_id, user_id, min(created_at) AS first, max(created_at) AS last
-			FROM events WHERE user_id != '' GROUP BY 1, 2) a ON a.project_id = p.project_id AND a.user_id = p.user_id
-		WHERE p.first_seen > a.first OR p.last_seen < a.last OR p.first_seen > p.last_seen`),
+	// One grouping of the events checks both a user's count and first/last seen.
+	{"user_count", func(ctx context.Context, tx *sql.Tx, r *tidings.CheckReport) error {
+		rows, err := tx.QueryContext(ctx, `WITH actual AS (SELECT project_id, user_id, count(*) AS n, min(created_at) AS first, max(created_at) AS last
+				FROM events WHERE user_id != '' GROUP BY 1, 2)
+			SELECT coalesce(a.project_id, p.project_id), coalesce(a.user_id, p.user_id), coalesce(a.n, 0), p.events IS NULL,
+				coalesce(p.events, 0), coalesce(a.first, 0), coalesce(a.last, 0), coalesce(p.first_seen, 0), coalesce(p.last_seen, 0)
+			FROM actual a FULL JOIN people p ON p.project_id = a.project_id AND p.user_id = a.user_id
+			WHERE coalesce(a.n, 0) != coalesce(p.events, -1) OR a.n IS NOT NULL AND (p.first_seen > a.first OR p.last_seen < a.last)
+			   OR p.first_seen > p.last_seen`)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var project, n, events, first, last, firstSeen, lastSeen int64
+			var user string
+			var noRow bool
+			if err := rows.Scan(&project, &user, &n, &noRow, &events, &first, &last, &firstSeen, &lastSeen); err != nil {
+				return err
+			}
+			where := fmt.Sprintf("project %d user %s", project, user)
+			switch {
+			case noRow:
+				r.Add(tidings.Inconsistency{Kind: "user_count", Where: where, Expected: fmt.Sprint(n), Found: "no row"})
+			case n != events:
+				r.Add(tidings.Inconsistency{Kind: "user_count", Where: where, Expected: fmt.Sprint(n), Found: fmt.Sprint(events)})
+			default:
+				r.Add(tidings.Inconsistency{Kind: "user_seen", Where: where,
+					Expected: fmt.Sprintf("first seen <= %d, last seen >= %d", first, last), Found: fmt.Sprintf("first seen %d, last seen %d", firstSeen, lastSeen)})
+			}
+		}
+		return rows.Err()
+	}},
 	sqlCheck("insight_history", `SELECT 'insight ' || i.id || ' (' || i.title || ')', i.value, coalesce(
 			(SELECT value FROM insight_points WHERE insight_id = i.id ORDER BY rowid DESC LIMIT 1), 'no point')
 		FROM insights i WHERE i.value IS NOT (SELECT value FROM insight_points WHERE insight_id = i.id ORDER BY rowid DESC LIMIT 1)`),
@@ -115,6 +178,52 @@ var sqliteChecks = []storeCheck{
 		FROM events e LEFT JOIN channels c ON c.id = e.channel_id WHERE c.project_id IS NOT e.project_id`),
 	sqlCheck("event.seq", `SELECT 'events', 'highest seq <= ' || s.last, 'highest seq ' || (SELECT max(seq) FROM events)
 		FROM event_seq s WHERE (SELECT max(seq) FROM events) > s.last`),
+}
+
+func checkTagRows(ctx context.Context, tx *sql.Tx, r *tidings.CheckReport) error {
+	// A tag's value as the event holds it: one lookup by key (keys follow the naming
+	// rule, so quoting them in the path is safe), compared the way the dictionary keeps
+	// it (a number as its literal, a boolean as its word).
+	rows, err := tx.QueryContext(ctx, `SELECT * FROM (SELECT t.tag_id, t.seq, t.ts, t.channel_id, g.project_id, g.key, g.value,
+			e.seq IS NULL AS orphan, coalesce(e.project_id, 0) AS ep, coalesce(e.ts, 0) AS ets, coalesce(e.channel_id, 0) AS ec,
+			coalesce(e.tags, '') AS tags,
+			CASE json_type(e.tags, '$."' || g.key || '"')
+			  WHEN 'text' THEN json_extract(e.tags, '$."' || g.key || '"') IS NOT g.value
+			  WHEN 'integer' THEN CAST(g.value AS REAL) != json_extract(e.tags, '$."' || g.key || '"')
+			  WHEN 'real' THEN CAST(g.value AS REAL) != json_extract(e.tags, '$."' || g.key || '"')
+			  WHEN 'true' THEN g.value != 'true'
+			  WHEN 'false' THEN g.value != 'false'
+			  ELSE e.seq IS NOT NULL END AS wrong
+		FROM event_tags t JOIN tags g ON g.id = t.tag_id LEFT JOIN events e ON e.seq = t.seq)
+		WHERE orphan OR ep != project_id OR ets != ts OR ec != channel_id OR wrong`)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var tag, seq, ts, channel, project, eProject, eTS, eChannel int64
+		var key, value, tags string
+		var orphan, wrongTag bool
+		if err := rows.Scan(&tag, &seq, &ts, &channel, &project, &key, &value, &orphan, &eProject, &eTS, &eChannel, &tags, &wrongTag); err != nil {
+			return err
+		}
+		where := fmt.Sprintf("tag %d seq %d", tag, seq)
+		switch {
+		case orphan:
+			r.Add(tidings.Inconsistency{Kind: "tag_index.orphan", Where: where, Expected: "an event", Found: "none"})
+		case eProject != project:
+			r.Add(tidings.Inconsistency{Kind: "tag_index.tenant", Where: where, Expected: fmt.Sprintf("project %d", project), Found: fmt.Sprintf("project %d", eProject)})
+		default:
+			if eTS != ts || eChannel != channel {
+				r.Add(tidings.Inconsistency{Kind: "tag_index.row", Where: where,
+					Expected: fmt.Sprintf("ts %d channel %d", eTS, eChannel), Found: fmt.Sprintf("ts %d channel %d", ts, channel)})
+			}
+			if wrongTag {
+				r.Add(tidings.Inconsistency{Kind: "tag_index.tag", Where: where, Expected: key + ":" + value, Found: tags})
+			}
+		}
+	}
+	return rows.Err()
 }
 
 // checkTagRowCounts compares, per project, the tag index's rows with the tags its

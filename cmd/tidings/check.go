@@ -26,6 +26,11 @@ func check(ctx context.Context, c *cli, _ []string) error {
 			return err
 		}
 		took := time.Since(start).Round(time.Millisecond)
+		if c.verbose {
+			for i, k := range r.Checks {
+				fmt.Fprintf(c.stderr, "%-20s %v\n", k, r.Took[i].Round(time.Millisecond))
+			}
+		}
 		if r.OK() {
 			fmt.Fprintf(c.stdout, "ok: %d events, %d checks (%s), no inconsistency, in %s\n", r.Events, len(r.Checks), strings.Join(r.Checks, ", "), took)
 			return nil

@@ -42,7 +42,7 @@ type cli struct {
 	// flags of management commands
 	account, role, access, project, channel, roles, name string
 	url, format, events, to, from                        string
-	yes                                                  bool
+	yes, verbose                                         bool
 	pub                                                  publishFlags
 }
 
@@ -74,7 +74,9 @@ var commands = []command{
 	{name: "token list", about: "list API tokens: id, name, access, limits, created, last used, revoked, roles", flags: accountFlag, run: tokenList},
 	{name: "token revoke", args: "TOKEN_ID", about: "revoke an API token at once", nargs: 1, flags: accountFlag, run: tokenRevoke},
 	{name: "check", about: "verify every index, count and history against the events (read-only, safe beside a running server); exit 1 and a list if any is wrong",
-		run: check},
+		flags: func(fs *flag.FlagSet, c *cli) {
+			fs.BoolVar(&c.verbose, "verbose", false, "print how long each check took (on standard error)")
+		}, run: check},
 	{name: "backup", about: "copy the embedded store to a new file, consistent, while the server runs (PostgreSQL: use pg_dump)",
 		flags: func(fs *flag.FlagSet, c *cli) { fs.StringVar(&c.to, "to", "", "the new file (required)") }, run: backup},
 	{name: "migrate-store", about: "copy an embedded store (a data folder) into an empty PostgreSQL database and verify the copy",
