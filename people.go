@@ -231,27 +231,27 @@ func TooManyGroups(userID string) error {
 // TrimPeople ends a page of users before its properties pass PageBytes (keeping one
 // user at least), and points Next at the last user kept.
 func (pg *PersonPage) TrimPeople() {
-	total := 0
-	for i, u := range pg.People {
-		total += len(u.Properties.JSON())
-		if total > PageBytes && i > 0 {
-			pg.People = pg.People[:i]
-			pg.Next = pg.People[i-1].UserID
-			return
-		}
+	if n := pageCut(pg.People, func(u *Person) Tags { return u.Properties }); n < len(pg.People) {
+		pg.People, pg.Next = pg.People[:n], pg.People[n-1].UserID
 	}
 }
 
 // TrimGroups ends a page of groups before its properties pass PageBytes (keeping one
 // group at least), and points Next at the last group kept.
 func (pg *GroupPage) TrimGroups() {
+	if n := pageCut(pg.Groups, func(g *Group) Tags { return g.Properties }); n < len(pg.Groups) {
+		pg.Groups, pg.Next = pg.Groups[:n], pg.Groups[n-1].GroupID
+	}
+}
+
+// pageCut is how many of items fit in PageBytes of properties (one at least).
+func pageCut[T any](items []T, props func(T) Tags) int {
 	total := 0
-	for i, g := range pg.Groups {
-		total += len(g.Properties.JSON())
+	for i, it := range items {
+		total += len(props(it).JSON())
 		if total > PageBytes && i > 0 {
-			pg.Groups = pg.Groups[:i]
-			pg.Next = pg.Groups[i-1].GroupID
-			return
+			return i
 		}
 	}
+	return len(items)
 }
