@@ -126,11 +126,12 @@ func TestLogSnagSDK(t *testing.T) {
 	}
 }
 
-// TestLogSnagPython runs the README's Python snippet: the published logsnag package
-// when pip can install it, else a stand-in that sends what it sends the same way
-// (testdata/python-standin: PyPI is out of reach on some machines, these included).
-// track, identify and an increment arrive; a refused call raises with Tidings' message.
-func TestLogSnagPython(t *testing.T) {
+// TestPythonSnippet runs the README's Python snippet: with the published logsnag package
+// when pip can install it, else with a stand-in that sends the same requests
+// (testdata/python-standin: PyPI is out of reach on some machines, these included), and
+// says which it ran against. track, identify and an increment arrive; a refused call
+// raises with Tidings' message.
+func TestPythonSnippet(t *testing.T) {
 	need := needer(t)
 	python, err := exec.LookPath("python3")
 	if err != nil {
@@ -151,7 +152,8 @@ func TestLogSnagPython(t *testing.T) {
 	if err != nil {
 		standin, _ := filepath.Abs(filepath.Join("testdata", "python-standin"))
 		pythonPath, sdk = standin, "the stand-in"
-		t.Logf("pip install logsnag failed (no PyPI here?): testing the snippet with testdata/python-standin\n%s", lastLine(out))
+		t.Logf("RAN AGAINST THE STAND-IN, not the published logsnag package (pip install logsnag failed: no PyPI here?): "+
+			"testdata/python-standin sends what the package sends\n%s", lastLine(out))
 	}
 
 	loc := testbackend.Location(t)

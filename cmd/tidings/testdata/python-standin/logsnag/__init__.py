@@ -1,4 +1,4 @@
-"""A stand-in for the published `logsnag` package, used by TestLogSnagPython only
+"""A stand-in for the published `logsnag` package, used by TestPythonSnippet only
 where PyPI cannot be reached (pip install logsnag fails). It is not LogSnag's code:
 it sends what the package sends, the way it sends it — one requests.Session with a
 Bearer token, JSON bodies to https://api.logsnag.com — so that the README's snippet,
