@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -10,43 +11,71 @@ import (
 	"github.com/tidings-dev/tidings"
 )
 
-// Check verifies every derived structure against the events in one read-only,
-// repeatable-read transaction: one snapshot, and no lock that a writer waits for.
+// Check verifies every derived structure against the events. It takes no lock that a
+// writer waits for.
 //
 // The full-text vector is a column of the event's own row, so it cannot name another
 // event; the check is that every event past the backfill's watermark has one.
 func (db *DB) Check(ctx context.Context) (*tidings.CheckReport, error) {
-	tx, err := db.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
-	if err != nil {
-		return nil, mapErr(err)
-	}
-	defer tx.Rollback(context.WithoutCancel(ctx))
 	r := &tidings.CheckReport{}
-	if err := tx.QueryRow(ctx, `SELECT count(*) FROM events`).Scan(&r.Events); err != nil {
-		return nil, mapErr(err)
+	if err := db.row(ctx, `SELECT count(*) FROM events`).Scan(&r.Events); err != nil {
+		return nil, err
 	}
-	for _, c := range pgChecks {
-		start := time.Now()
-		r.Checks = append(r.Checks, c.kind)
-		rows, err := tx.Query(ctx, c.query)
-		if err != nil {
-			return nil, fmt.Errorf("check %s: %w", c.kind, err)
-		}
-		for rows.Next() {
-			var where, expected, found *string
-			if err := rows.Scan(&where, &expected, &found); err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("check %s: %w", c.kind, err)
+	// The checks run side by side, each in a read-only, repeatable-read transaction of
+	// its own: one snapshot, within which what it compares is read.
+	reports := make([]tidings.CheckReport, len(pgChecks))
+	took := make([]time.Duration, len(pgChecks))
+	errs := make([]error, len(pgChecks))
+	next := make(chan int, len(pgChecks))
+	for i := range pgChecks {
+		next <- i
+	}
+	close(next)
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				start := time.Now()
+				errs[i] = db.runCheck(ctx, pgChecks[i].kind, pgChecks[i].query, &reports[i])
+				took[i] = time.Since(start)
 			}
-			r.Add(tidings.Inconsistency{Kind: c.kind, Where: deref(where), Expected: deref(expected), Found: deref(found)})
+		}()
+	}
+	wg.Wait()
+	for i, c := range pgChecks {
+		if errs[i] != nil {
+			return nil, fmt.Errorf("check %s: %w", c.kind, errs[i])
 		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return nil, fmt.Errorf("check %s: %w", c.kind, err)
+		r.Checks, r.Took = append(r.Checks, c.kind), append(r.Took, took[i])
+		for _, p := range reports[i].Problems {
+			r.Add(p)
 		}
-		r.Took = append(r.Took, time.Since(start))
+		r.Omitted += reports[i].Omitted
 	}
 	return r, nil
+}
+
+func (db *DB) runCheck(ctx context.Context, kind, query string, r *tidings.CheckReport) error {
+	tx, err := db.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return mapErr(err)
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx))
+	rows, err := tx.Query(ctx, query)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var where, expected, found *string
+		if err := rows.Scan(&where, &expected, &found); err != nil {
+			return err
+		}
+		r.Add(tidings.Inconsistency{Kind: kind, Where: deref(where), Expected: deref(expected), Found: deref(found)})
+	}
+	return rows.Err()
 }
 
 func deref(s *string) string {
@@ -58,20 +87,28 @@ func deref(s *string) string {
 
 // pgChecks each return one row per inconsistency: where, expected, found (as text).
 var pgChecks = []struct{ kind, query string }{
-	{"tag_index.orphan", `SELECT 'event ' || t.event_id || ' key ' || t.key, 'an event', 'none'
-		FROM event_tags t WHERE NOT EXISTS (SELECT 1 FROM events e WHERE e.id = t.event_id)`},
-	{"tag_index.tenant", `SELECT 'event ' || t.event_id || ' key ' || t.key, 'project ' || t.project_id, 'project ' || e.project_id
-		FROM event_tags t JOIN events e ON e.id = t.event_id WHERE e.project_id <> t.project_id`},
-	{"tag_index.row", `SELECT 'event ' || t.event_id || ' key ' || t.key,
-		'ts ' || e.ts || ' channel ' || e.channel_id, 'ts ' || t.ts || ' channel ' || t.channel_id
-		FROM event_tags t JOIN events e ON e.id = t.event_id WHERE e.ts <> t.ts OR e.channel_id <> t.channel_id`},
-	// json (not jsonb) keeps a number's text as sent, which is what the row holds.
-	{"tag_index.tag", `SELECT 'event ' || t.event_id || ' key ' || t.key, t.key || ':' || t.value, e.tags
-		FROM event_tags t JOIN events e ON e.id = t.event_id
-		WHERE NOT EXISTS (SELECT 1 FROM json_each_text(e.tags::json) j WHERE j.key = t.key AND j.value = t.value)`},
-	{"tag_index.missing", `SELECT 'project ' || e.project_id || ' event ' || e.id, 'a row for ' || j.key || ':' || j.value, 'none'
-		FROM events e CROSS JOIN LATERAL json_each_text(e.tags::json) j
-		WHERE NOT EXISTS (SELECT 1 FROM event_tags t WHERE t.event_id = e.id AND t.key = j.key)`},
+	// One pass over the tag index checks each row against its event: that it exists
+	// (orphan), is of the row's project (tenant), has its time and channel (row), and
+	// carries the tag; json (not jsonb) keeps a number's text as sent, as the row does.
+	{"tag_index", `SELECT 'event ' || t.event_id || ' key ' || t.key,
+			CASE WHEN e.id IS NULL THEN 'an event'
+			     WHEN e.project_id <> t.project_id THEN 'project ' || t.project_id
+			     WHEN e.ts <> t.ts OR e.channel_id <> t.channel_id THEN 'ts ' || e.ts || ' channel ' || e.channel_id
+			     ELSE t.key || ':' || t.value END,
+			CASE WHEN e.id IS NULL THEN 'none'
+			     WHEN e.project_id <> t.project_id THEN 'project ' || e.project_id
+			     WHEN e.ts <> t.ts OR e.channel_id <> t.channel_id THEN 'ts ' || t.ts || ' channel ' || t.channel_id
+			     ELSE e.tags END
+		FROM event_tags t LEFT JOIN events e ON e.id = t.event_id
+		WHERE e.id IS NULL OR e.project_id <> t.project_id OR e.ts <> t.ts OR e.channel_id <> t.channel_id
+		   OR (e.tags::json ->> t.key) IS DISTINCT FROM t.value`},
+	// With every row right, rows and events' tags match one to one when their numbers
+	// do; only when they do not are the events missing rows looked for.
+	{"tag_index.missing", `WITH totals AS (SELECT (SELECT count(*) FROM event_tags) AS rows,
+			(SELECT coalesce(sum((SELECT count(*) FROM json_object_keys(e.tags::json))), 0) FROM events e) AS want)
+		SELECT 'project ' || e.project_id || ' event ' || e.id, 'a row for ' || j.key || ':' || j.value, 'none'
+		FROM totals, events e CROSS JOIN LATERAL json_each_text(e.tags::json) j
+		WHERE totals.rows <> totals.want AND NOT EXISTS (SELECT 1 FROM event_tags t WHERE t.event_id = e.id AND t.key = j.key)`},
 	{"tag_count", `WITH actual AS (SELECT project_id, key, value, count(*) AS n FROM event_tags GROUP BY 1, 2, 3)
 		SELECT 'project ' || coalesce(a.project_id, c.project_id) || ' tag ' || coalesce(a.key, c.key) || ':' || coalesce(a.value, c.value),
 			coalesce(a.n, 0)::text, coalesce(c.n, 0)::text

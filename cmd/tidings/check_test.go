@@ -47,9 +47,14 @@ func TestCheckCommand(t *testing.T) {
 		t.Fatalf("check of a consistent store: exit %d, stdout %q, stderr %q", code, out, errs)
 	}
 
-	// Damage two derived structures behind the store's back.
+	// Damage derived structures behind the store's back: counts, and one row of the tag
+	// index gone.
 	raw := openRaw(t, loc)
-	for _, q := range []string{`UPDATE event_counts SET n = n + 3`, `UPDATE people SET events = 7`} {
+	dropTagRow := `DELETE FROM event_tags WHERE seq = (SELECT max(seq) FROM event_tags)`
+	if testbackend.IsURL(loc) {
+		dropTagRow = `DELETE FROM event_tags WHERE event_id = (SELECT max(event_id) FROM event_tags)`
+	}
+	for _, q := range []string{`UPDATE event_counts SET n = n + 3`, `UPDATE people SET events = 7`, dropTagRow} {
 		if _, err := raw.Exec(q); err != nil {
 			t.Fatal(err)
 		}
@@ -57,7 +62,8 @@ func TestCheckCommand(t *testing.T) {
 	raw.Close()
 	code, out, errs = runCLI(t, loc, "", "check")
 	if code != 1 || !strings.Contains(out, "hour_count\t") || !strings.Contains(out, "user_count\tproject ") ||
-		!strings.Contains(out, "expected 20\tfound 7") || !strings.Contains(errs, "2 inconsistencies found") {
+		!strings.Contains(out, "expected 20\tfound 7") || !strings.Contains(out, "tag_index.missing\t") || !strings.Contains(out, "tag_count\t") ||
+		!strings.Contains(errs, "4 inconsistencies found") {
 		t.Fatalf("check of a damaged store: exit %d, stdout %q, stderr %q", code, out, errs)
 	}
 }
