@@ -14,6 +14,7 @@ import (
 
 	"github.com/tidings-dev/tidings"
 	"github.com/tidings-dev/tidings/inmem"
+	"github.com/tidings-dev/tidings/internal/password"
 	"github.com/tidings-dev/tidings/internal/testbackend"
 	"github.com/tidings-dev/tidings/web"
 )
@@ -29,6 +30,10 @@ type env struct {
 // TestMain runs the dashboard's tests on SQLite, then on PostgreSQL.
 func TestMain(m *testing.M) { testbackend.Main(m) }
 
+// cheapPasswords are argon2id costs for tests: 64 KiB and one pass instead of 64 MiB and
+// three, which under -race took about a second per sign-up and sign-in.
+var cheapPasswords = password.Params{Memory: 64, Passes: 1, Threads: 1}
+
 func newEnv(t *testing.T, openSignup bool) *env {
 	t.Helper()
 	return newEnvWith(t, web.Config{OpenSignup: openSignup})
@@ -40,6 +45,9 @@ func newEnvWith(t *testing.T, cfg web.Config) *env {
 	store := testbackend.New(t)
 	e := &env{t: t, store: store, broker: inmem.NewBroker(0)}
 	cfg.Store, cfg.Broker, cfg.Logger = store, e.broker, slog.New(slog.NewTextHandler(io.Discard, nil))
+	if cfg.Passwords == (password.Params{}) {
+		cfg.Passwords = cheapPasswords // the production cost is kept by internal/password's test
+	}
 	s, err := web.New(cfg)
 	if err != nil {
 		t.Fatal(err)

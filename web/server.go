@@ -43,6 +43,8 @@ type Config struct {
 	SignupsPerHour float64
 	// Live streams allowed open per session and per account (0: the defaults).
 	MaxStreamsPerSession, MaxStreamsPerAccount int
+	// Passwords are argon2id's costs (zero: password.Default; tests pass cheap ones).
+	Passwords password.Params
 	// FlushTokenUse records the API's pending last-used times (nil: nothing pending),
 	// before a revoke: the revoked token's row then shows its last use.
 	FlushTokenUse func(context.Context) error
@@ -69,6 +71,10 @@ type Server struct {
 	assets     *assets
 	cop        *http.CrossOriginProtection
 	logins     *loginLimiter
+	// dummyHash is verified against when the email is unknown, so that both answers
+	// take as long and the timing does not tell which emails have accounts. Made on
+	// first use, not at start-up: every CLI command links this package.
+	dummyHash  func() string
 	signups    *ratelimit.Keyed[netip.Prefix]
 	signupRate rate.Limit
 	passwords  *password.Gate
@@ -108,7 +114,11 @@ func New(cfg Config) (*Server, error) {
 	s.signups = ratelimit.NewKeyed[netip.Prefix](maxAddrBuckets)
 	// Password hashing takes a core and 64 MiB for tens of milliseconds: at most one
 	// per core at a time; the rest wait up to two seconds, then get "busy".
-	s.passwords = password.NewGate(runtime.GOMAXPROCS(0), 2*time.Second)
+	s.passwords = password.NewGate(runtime.GOMAXPROCS(0), 2*time.Second, cfg.Passwords)
+	s.dummyHash = sync.OnceValue(func() string {
+		h, _ := s.passwords.Params().Hash("not a real password")
+		return h
+	})
 	if s.now == nil {
 		s.now = time.Now
 	}

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/tidings-dev/tidings"
-	"github.com/tidings-dev/tidings/internal/password"
 	"github.com/tidings-dev/tidings/web"
 )
 
@@ -63,7 +62,7 @@ func (e *env) member(account *tidings.Account, email string) (*client, *tidings.
 // user creates a user of the account with a role and signs them in.
 func (e *env) user(account *tidings.Account, email, role string) (*client, *tidings.User) {
 	e.t.Helper()
-	hash, err := password.Hash("member pass")
+	hash, err := cheapPasswords.Hash("member pass")
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -11,12 +11,16 @@ import (
 	"strings"
 
 	"github.com/tidings-dev/tidings/api"
+	"github.com/tidings-dev/tidings/internal/password"
 	"github.com/tidings-dev/tidings/web"
 )
 
 // Config is everything `tidings serve` can be told. Defaults live here; flags and
 // TIDINGS_* variables override them (flags win). Secrets may come from *_FILE.
 type Config struct {
+	// Passwords are argon2id's costs (zero: password.Default). Not a flag: tests pass
+	// cheap ones to the servers they start; production keeps the default.
+	Passwords      password.Params
 	Addr           string
 	Data           string
 	DatabaseURL    string

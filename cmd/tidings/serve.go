@@ -141,7 +141,7 @@ func (m *Main) Run(ctx context.Context) error {
 		go m.shareLimits(relayCtx, db)
 	}
 	dash, err := web.New(web.Config{Store: store, Broker: broker, Logger: m.Logger, Now: m.Now,
-		OpenSignup: m.Config.OpenSignup, TrustedProxies: m.Config.TrustedProxies, HTTPS: m.httpsOnly(),
+		OpenSignup: m.Config.OpenSignup, TrustedProxies: m.Config.TrustedProxies, HTTPS: m.httpsOnly(), Passwords: m.Config.Passwords,
 		MaxStreamsPerSession: m.Config.MaxStreamsPerSession, MaxStreamsPerAccount: m.Config.MaxStreamsPerAccount,
 		SignupsPerHour: m.Config.SignupsPerHour, AllowPrivateTargets: m.Config.AllowPrivateTargets, VAPIDPublicKey: vapid.Public,
 		FlushTokenUse: m.api.FlushUsage})

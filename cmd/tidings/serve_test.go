@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/tidings-dev/tidings"
+	"github.com/tidings-dev/tidings/internal/password"
 	"github.com/tidings-dev/tidings/internal/testbackend"
 	"github.com/tidings-dev/tidings/internal/tokencache"
 	"github.com/tidings-dev/tidings/sqlite"
@@ -27,6 +28,7 @@ func startServer(t *testing.T, data string, mod func(*Config)) *Main {
 	t.Helper()
 	cfg := DefaultConfig()
 	cfg.Addr, cfg.MetricsAddr = "127.0.0.1:0", ""
+	cfg.Passwords = password.Params{Memory: 64, Passes: 1, Threads: 1} // cheap: the production cost is tested in internal/password
 	if testbackend.IsURL(data) {
 		cfg.DatabaseURL = data
 	} else {

@@ -16,11 +16,26 @@ import (
 	"golang.org/x/crypto/argon2"
 )
 
-// Parameters follow RFC 9106's second recommended option (64 MiB, 3 passes).
+// Params are argon2id's costs. Production uses Default; tests pass cheap ones to the
+// server's configuration explicitly (there is no global switch).
+type Params struct {
+	Memory  uint32 // KiB
+	Passes  uint32
+	Threads uint8
+}
+
+// Default follows RFC 9106's second recommended option (64 MiB, 3 passes).
+func Default() Params { return Params{Memory: 64 * 1024, Passes: 3, Threads: 2} }
+
+// orDefault is p, or Default when p is the zero value.
+func (p Params) orDefault() Params {
+	if p == (Params{}) {
+		return Default()
+	}
+	return p
+}
+
 const (
-	memory  = 64 * 1024
-	passes  = 3
-	threads = 2
 	keyLen  = 32
 	MinLen  = 8 // characters, not bytes: "éééé" is 4
 	// MinEntropy is the least strength (bits, as go-password-validator estimates it:
@@ -43,15 +58,20 @@ func Check(pw string) error {
 
 var b64 = base64.RawStdEncoding
 
-// Hash returns the argon2id hash of pw with a fresh salt, after Check.
-func Hash(pw string) (string, error) {
+// Hash returns the argon2id hash of pw with a fresh salt and the Default costs, after Check.
+func Hash(pw string) (string, error) { return Default().Hash(pw) }
+
+// Hash returns the argon2id hash of pw with a fresh salt and these costs (Default for
+// the zero value), after Check. Verify reads the costs back from the hash.
+func (p Params) Hash(pw string) (string, error) {
 	if err := Check(pw); err != nil {
 		return "", err
 	}
+	p = p.orDefault()
 	salt := make([]byte, 16)
 	rand.Read(salt)
-	key := argon2.IDKey([]byte(pw), salt, passes, memory, threads, keyLen)
-	return fmt.Sprintf("$argon2id$v=%d$m=%d,t=%d,p=%d$%s$%s", argon2.Version, memory, passes, threads,
+	key := argon2.IDKey([]byte(pw), salt, p.Passes, p.Memory, p.Threads, keyLen)
+	return fmt.Sprintf("$argon2id$v=%d$m=%d,t=%d,p=%d$%s$%s", argon2.Version, p.Memory, p.Passes, p.Threads,
 		b64.EncodeToString(salt), b64.EncodeToString(key)), nil
 }
 
@@ -82,14 +102,19 @@ var ErrBusy = errors.New("password: the server is busy checking other passwords"
 // milliseconds of a core, so unbounded parallel sign-ups or sign-ins would exhaust the
 // machine. The rest wait briefly, then get ErrBusy.
 type Gate struct {
-	slots chan struct{}
-	wait  time.Duration
+	slots  chan struct{}
+	wait   time.Duration
+	params Params
 }
 
-// NewGate allows n hashes at once and makes the others wait at most wait.
-func NewGate(n int, wait time.Duration) *Gate {
-	return &Gate{slots: make(chan struct{}, max(1, n)), wait: wait}
+// NewGate allows n hashes at once, with costs p (Default for the zero value), and
+// makes the others wait at most wait.
+func NewGate(n int, wait time.Duration, p Params) *Gate {
+	return &Gate{slots: make(chan struct{}, max(1, n)), wait: wait, params: p.orDefault()}
 }
+
+// Params are the costs the gate hashes with.
+func (g *Gate) Params() Params { return g.params }
 
 func (g *Gate) acquire(ctx context.Context) error {
 	t := time.NewTimer(g.wait)
@@ -113,7 +138,7 @@ func (g *Gate) Hash(ctx context.Context, pw string) (string, error) {
 		return "", err
 	}
 	defer func() { <-g.slots }()
-	return Hash(pw)
+	return g.params.Hash(pw)
 }
 
 // Verify is Verify within the gate's limit.

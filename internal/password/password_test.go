@@ -9,10 +9,18 @@ import (
 	"time"
 )
 
+// TestHashVerify keeps the production cost: a hash says m=65536 (64 MiB), t=3, p=2.
 func TestHashVerify(t *testing.T) {
 	h, err := Hash("correct horse")
 	if err != nil {
 		t.Fatal(err)
+	}
+	if !strings.Contains(h, "$m=65536,t=3,p=2$") {
+		t.Fatalf("the production hash is not argon2id at 64 MiB, 3 passes: %s", h)
+	}
+	cheap, err := Params{Memory: 64, Passes: 1, Threads: 1}.Hash("correct horse")
+	if ok, _ := Verify(cheap, "correct horse"); err != nil || !ok || !strings.Contains(cheap, "$m=64,t=1,p=1$") {
+		t.Fatalf("a hash with cheap costs (tests): %s %v", cheap, err)
 	}
 	if ok, err := Verify(h, "correct horse"); !ok || err != nil {
 		t.Fatalf("right password refused: %v", err)
@@ -35,7 +43,7 @@ func TestHashVerify(t *testing.T) {
 // TestGateBounds: 10 hashes at once through a gate of 2 with a short wait: two run, the
 // others are told the server is busy instead of each taking 64 MiB.
 func TestGateBounds(t *testing.T) {
-	g := NewGate(2, 5*time.Millisecond)
+	g := NewGate(2, 5*time.Millisecond, Params{})
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var ok, busy int
