@@ -192,7 +192,7 @@ func TestStalledExportEnds(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	conn.(*net.TCPConn).SetReadBuffer(4096) // a small window: the server's writes block soon
+	conn.(*net.TCPConn).SetReadBuffer(4096)                // a small window: the server's writes block soon
 	fmt.Fprintf(conn, "GET / HTTP/1.1\r\nHost: x\r\n\r\n") // and never read
 	select {
 	case <-served:

@@ -36,8 +36,8 @@ func (p Params) orDefault() Params {
 }
 
 const (
-	keyLen  = 32
-	MinLen  = 8 // characters, not bytes: "éééé" is 4
+	keyLen = 32
+	MinLen = 8 // characters, not bytes: "éééé" is 4
 	// MinEntropy is the least strength (bits, as go-password-validator estimates it:
 	// character classes and length, with repeats and keyboard or digit runs counted
 	// once) a new password must have: "password" and "sunshine" (37.6) fall short,
