@@ -3,6 +3,7 @@ package tidings
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 )
 
@@ -58,4 +59,43 @@ func (r *CheckReport) OK() bool { return len(r.Problems) == 0 && r.Omitted == 0 
 // A new derived structure comes with a check here.
 type Checker interface {
 	Check(ctx context.Context) (*CheckReport, error)
+}
+
+// RunChecks runs the checks named kinds side by side, workers at a time; run(i, r)
+// runs the i-th into its own report. The reports are joined in the order of kinds,
+// with each check's time; the first error ends the check.
+func RunChecks(ctx context.Context, kinds []string, workers int, run func(ctx context.Context, i int, r *CheckReport) error) (*CheckReport, error) {
+	reports := make([]CheckReport, len(kinds))
+	took := make([]time.Duration, len(kinds))
+	errs := make([]error, len(kinds))
+	next := make(chan int, len(kinds))
+	for i := range kinds {
+		next <- i
+	}
+	close(next)
+	var wg sync.WaitGroup
+	for range max(1, workers) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				start := time.Now()
+				errs[i] = run(ctx, i, &reports[i])
+				took[i] = time.Since(start)
+			}
+		}()
+	}
+	wg.Wait()
+	r := &CheckReport{}
+	for i, kind := range kinds {
+		if errs[i] != nil {
+			return nil, fmt.Errorf("check %s: %w", kind, errs[i])
+		}
+		r.Checks, r.Took = append(r.Checks, kind), append(r.Took, took[i])
+		for _, p := range reports[i].Problems {
+			r.Add(p)
+		}
+		r.Omitted += reports[i].Omitted
+	}
+	return r, nil
 }

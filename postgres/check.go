@@ -2,9 +2,6 @@ package postgres
 
 import (
 	"context"
-	"fmt"
-	"sync"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -17,43 +14,23 @@ import (
 // The full-text vector is a column of the event's own row, so it cannot name another
 // event; the check is that every event past the backfill's watermark has one.
 func (db *DB) Check(ctx context.Context) (*tidings.CheckReport, error) {
-	r := &tidings.CheckReport{}
-	if err := db.row(ctx, `SELECT count(*) FROM events`).Scan(&r.Events); err != nil {
+	var events int64
+	if err := db.row(ctx, `SELECT count(*) FROM events`).Scan(&events); err != nil {
 		return nil, err
 	}
-	// The checks run side by side, each in a read-only, repeatable-read transaction of
-	// its own: one snapshot, within which what it compares is read.
-	reports := make([]tidings.CheckReport, len(pgChecks))
-	took := make([]time.Duration, len(pgChecks))
-	errs := make([]error, len(pgChecks))
-	next := make(chan int, len(pgChecks))
-	for i := range pgChecks {
-		next <- i
-	}
-	close(next)
-	var wg sync.WaitGroup
-	for range 4 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				start := time.Now()
-				errs[i] = db.runCheck(ctx, pgChecks[i].kind, pgChecks[i].query, &reports[i])
-				took[i] = time.Since(start)
-			}
-		}()
-	}
-	wg.Wait()
+	// Side by side, each in a read-only, repeatable-read transaction of its own: one
+	// snapshot, within which what it compares is read.
+	kinds := make([]string, len(pgChecks))
 	for i, c := range pgChecks {
-		if errs[i] != nil {
-			return nil, fmt.Errorf("check %s: %w", c.kind, errs[i])
-		}
-		r.Checks, r.Took = append(r.Checks, c.kind), append(r.Took, took[i])
-		for _, p := range reports[i].Problems {
-			r.Add(p)
-		}
-		r.Omitted += reports[i].Omitted
+		kinds[i] = c.kind
 	}
+	r, err := tidings.RunChecks(ctx, kinds, 4, func(ctx context.Context, i int, r *tidings.CheckReport) error {
+		return db.runCheck(ctx, pgChecks[i].kind, pgChecks[i].query, r)
+	})
+	if err != nil {
+		return nil, err
+	}
+	r.Events = events
 	return r, nil
 }
 

@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"runtime"
-	"sync"
-	"time"
 
 	"github.com/google/uuid"
 
@@ -17,43 +15,23 @@ import (
 // Check verifies every derived structure against the events. It takes no lock that a
 // writer waits for: each check reads one snapshot of the WAL.
 func (db *DB) Check(ctx context.Context) (*tidings.CheckReport, error) {
-	r := &tidings.CheckReport{}
-	if err := db.read.QueryRowContext(ctx, `SELECT count(*) FROM events`).Scan(&r.Events); err != nil {
+	var events int64
+	if err := db.read.QueryRowContext(ctx, `SELECT count(*) FROM events`).Scan(&events); err != nil {
 		return nil, err
 	}
-	// The checks run side by side on the read pool's connections. Each runs in a read
-	// transaction of its own: one snapshot, within which what it compares is read.
-	reports := make([]tidings.CheckReport, len(sqliteChecks))
-	took := make([]time.Duration, len(sqliteChecks))
-	errs := make([]error, len(sqliteChecks))
-	next := make(chan int, len(sqliteChecks))
-	for i := range sqliteChecks {
-		next <- i
-	}
-	close(next)
-	var wg sync.WaitGroup
-	for range max(1, min(runtime.GOMAXPROCS(0), 4)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				start := time.Now()
-				errs[i] = db.runCheck(ctx, sqliteChecks[i], &reports[i])
-				took[i] = time.Since(start)
-			}
-		}()
-	}
-	wg.Wait()
+	// Side by side on the read pool's connections, each in a read transaction of its
+	// own: one snapshot, within which what it compares is read.
+	kinds := make([]string, len(sqliteChecks))
 	for i, c := range sqliteChecks {
-		if errs[i] != nil {
-			return nil, fmt.Errorf("check %s: %w", c.kind, errs[i])
-		}
-		r.Checks, r.Took = append(r.Checks, c.kind), append(r.Took, took[i])
-		for _, p := range reports[i].Problems {
-			r.Add(p)
-		}
-		r.Omitted += reports[i].Omitted
+		kinds[i] = c.kind
 	}
+	r, err := tidings.RunChecks(ctx, kinds, min(runtime.GOMAXPROCS(0), 4), func(ctx context.Context, i int, r *tidings.CheckReport) error {
+		return db.runCheck(ctx, sqliteChecks[i], r)
+	})
+	if err != nil {
+		return nil, err
+	}
+	r.Events = events
 	return r, nil
 }
 
