@@ -111,6 +111,19 @@ type feedFilter struct {
 	since, until                   int64    // unix ms; 0 is open
 	before                         *cursor
 	limit                          int
+	// minSeq bounds a word search's walk from below (0: none).
+	minSeq int64
+	// columns are what the query selects (default eventColumns; "e.seq" to count or
+	// to read the events later).
+	columns string
+}
+
+// selected is the filter's columns.
+func (f feedFilter) selected() string {
+	if f.columns == "" {
+		return eventColumns
+	}
+	return f.columns
 }
 
 // listQuery builds the query for a feed page. Its plan is chosen here, not left to
@@ -143,7 +156,7 @@ func listQuery(f feedFilter) eventQuery {
 		// CROSS JOIN keeps the tag's rows as the outer loop.
 		// The event is checked to be the project's and to have the row's time: a
 		// row of the index can never hand out another project's event.
-		sb.WriteString(`SELECT ` + eventColumns + ` FROM event_tags d CROSS JOIN events e ON e.seq = d.seq
+		sb.WriteString(`SELECT ` + f.selected() + ` FROM event_tags d CROSS JOIN events e ON e.seq = d.seq
 			WHERE d.tag_id = ? AND +e.project_id = ? AND +e.ts = d.ts`)
 		args = append(args, tags[driver].id, f.project)
 		if f.channel != 0 {
@@ -151,7 +164,7 @@ func listQuery(f feedFilter) eventQuery {
 			args = append(args, f.channel)
 		}
 	} else {
-		sb.WriteString(`SELECT ` + eventColumns + ` FROM events e WHERE `)
+		sb.WriteString(`SELECT ` + f.selected() + ` FROM events e WHERE `)
 		if f.channel != 0 {
 			sb.WriteString(`e.channel_id = ?`)
 			args = append(args, f.channel)
@@ -194,7 +207,7 @@ func searchQuery(f feedFilter) eventQuery {
 	args := []any{matchExpr(f)}
 	// The event is checked to be the project's: a row of the index can never hand out
 	// another project's event.
-	sb.WriteString(`SELECT ` + eventColumns + ` FROM events_fts s CROSS JOIN events e ON e.seq = s.rowid WHERE events_fts MATCH ?
+	sb.WriteString(`SELECT ` + f.selected() + ` FROM events_fts s CROSS JOIN events e ON e.seq = s.rowid WHERE events_fts MATCH ?
 		AND +e.project_id = ?`)
 	args = append(args, f.project)
 	if len(f.users) > 0 {
@@ -207,6 +220,10 @@ func searchQuery(f feedFilter) eventQuery {
 	if f.before != nil {
 		sb.WriteString(` AND s.rowid < ?`)
 		args = append(args, f.before.seq)
+	}
+	if f.minSeq != 0 {
+		sb.WriteString(` AND s.rowid >= ?`)
+		args = append(args, f.minSeq)
 	}
 	if f.since != 0 {
 		sb.WriteString(` AND e.ts >= ?`)

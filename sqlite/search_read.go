@@ -4,8 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"slices"
-	"strings"
 
 	"github.com/google/uuid"
 
@@ -62,21 +60,16 @@ func (db *DB) searchEvents(ctx context.Context, p *tidings.Project, f feedFilter
 			}
 		}
 	}
-	eq := searchQuery(ff)
-	if floor > 0 {
-		eq.sql = strings.Replace(eq.sql, ` ORDER BY s.rowid DESC`, ` AND s.rowid >= ? ORDER BY s.rowid DESC`, 1)
-		eq.args = slices.Insert(eq.args, len(eq.args)-1, any(floor))
-	}
-	eq.args[len(eq.args)-1] = searchBudget // the LIMIT: rows read, not rows kept
-	return db.readChecked(ctx, p, eq, check, f.limit-1)
+	ff.minSeq, ff.limit = floor, searchBudget // the LIMIT is of rows read, not rows kept
+	return db.readChecked(ctx, p, searchQuery(ff), check, f.limit-1)
 }
 
 // countRange counts the events in the filter's time range, up to searchBudget+1.
 func (db *DB) countRange(ctx context.Context, f feedFilter) (int, error) {
 	r := listQuery(feedFilter{project: f.project, channel: f.channel, channelCount: f.channelCount,
-		since: f.since, until: f.until, limit: searchBudget + 1})
+		since: f.since, until: f.until, limit: searchBudget + 1, columns: "1"})
 	var n int
-	err := db.read.QueryRowContext(ctx, `SELECT count(*) FROM (`+strings.Replace(r.sql, `SELECT `+eventColumns, `SELECT 1`, 1)+`)`, r.args...).Scan(&n)
+	err := db.read.QueryRowContext(ctx, `SELECT count(*) FROM (`+r.sql+`)`, r.args...).Scan(&n)
 	return n, err
 }
 
@@ -84,9 +77,8 @@ func (db *DB) countRange(ctx context.Context, f feedFilter) (int, error) {
 // matches, newest first by arrival like every word search.
 func (db *DB) searchRange(ctx context.Context, p *tidings.Project, f feedFilter, check tidings.EventQuery) (*tidings.EventPage, error) {
 	r := listQuery(feedFilter{project: f.project, channel: f.channel, channelCount: f.channelCount,
-		since: f.since, until: f.until, limit: searchBudget + 1})
-	query := `SELECT ` + eventColumns + ` FROM (` + strings.Replace(r.sql, `SELECT `+eventColumns, `SELECT e.seq`, 1) + `) x
-		CROSS JOIN events e ON e.seq = x.seq`
+		since: f.since, until: f.until, limit: searchBudget + 1, columns: "e.seq"})
+	query := `SELECT ` + eventColumns + ` FROM (` + r.sql + `) x CROSS JOIN events e ON e.seq = x.seq`
 	args := r.args
 	if f.before != nil {
 		query += ` WHERE e.seq < ?`
@@ -105,7 +97,7 @@ func (db *DB) searchRange(ctx context.Context, p *tidings.Project, f feedFilter,
 // where it matches often; the index gets the rare terms — or, when every term is
 // common, the one whole word that matched least, to walk its list.
 func (db *DB) ftsTerms(ctx context.Context, p *tidings.Project, f feedFilter) ([]tidings.Term, error) {
-	if len(f.terms) == 1 && !f.terms[0].Prefix {
+	if len(f.terms) == 0 || len(f.terms) == 1 && !f.terms[0].Prefix { // a journey, or one word: nothing to weigh
 		return f.terms, nil
 	}
 	r := listQuery(feedFilter{project: f.project, channel: f.channel, channelCount: f.channelCount, limit: searchSample})
