@@ -11,10 +11,12 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/tidings-dev/tidings"
+	"github.com/tidings-dev/tidings/internal/testbackend"
 	"github.com/tidings-dev/tidings/web"
 )
 
@@ -679,5 +681,37 @@ func TestTagValuesWithSpaces(t *testing.T) {
 	q.want(t, 200, "Upgraded")
 	if strings.Contains(q.body, ">Other<") {
 		t.Fatal(`plan:"Premium Plan" matched another value`)
+	}
+}
+
+// TestSearchCutByItsBudget: a search page that the store's work budget ended before it
+// was full says so and links on (the embedded store reads at most 2,000 events a page).
+func TestSearchCutByItsBudget(t *testing.T) {
+	if testbackend.Postgres() {
+		t.Skip("the search budget is the embedded store's: PostgreSQL picks its candidates by estimate")
+	}
+	e := newEnv(t, false)
+	c := e.owner()
+	acme := e.account("acme")
+	e.publish(acme, tidings.NewEvent{Event: "Paid and signed"})
+	var wg sync.WaitGroup
+	for w := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 600 { // common words that never meet again: 2,400 of each
+				if _, err := e.store.PublishEvent(context.Background(), acme.ID, &tidings.NewEvent{Project: "my-saas", Channel: "payments",
+					Parser: tidings.ParserText, Event: fmt.Sprintf("%s %d %d", []string{"Paid", "Signed"}[i%2], w, i)}); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	p := c.get("/p/my-saas?q=" + url.QueryEscape("paid signed"))
+	p.want(t, 200, "No match among the events searched so far", "search older events")
+	if !strings.Contains(p.body, `rel="next"`) {
+		t.Fatal("a page cut by the budget has no link to go on")
 	}
 }
