@@ -75,29 +75,33 @@ func TestPushInChromium(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	regs := make(chan serviceworker.RegistrationID, 10)
-	ctx, cancel := context.WithCancel(b.ctx)
-	defer cancel()
-	go func() {
-		for e, err := range chromedp.Events(ctx, serviceworker.WorkerRegistrationUpdated) {
-			if err != nil {
-				return
-			}
-			for _, r := range e.Registrations {
+	// The listener is in place before Enable, which reports the registrations there
+	// are: a listener started in a goroutine could miss that report (seen in CI).
+	regs := make(chan serviceworker.RegistrationID, 64)
+	listening, stopListening := context.WithCancel(b.ctx)
+	defer stopListening()
+	if err := chromedp.Listen(listening, func(e any) {
+		if u, ok := e.(*serviceworker.EventWorkerRegistrationUpdated); ok {
+			for _, r := range u.Registrations {
 				if strings.HasPrefix(r.ScopeURL, m.URL()) && !r.IsDeleted {
-					regs <- r.RegistrationID
+					select {
+					case regs <- r.RegistrationID:
+					default:
+					}
 				}
 			}
 		}
-	}()
+	}); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := chromedp.Call(b.ctx, serviceworker.Enable, cdp.Empty{}); err != nil {
 		t.Fatal(err)
 	}
 	var reg serviceworker.RegistrationID
 	select {
 	case reg = <-regs:
-	case <-time.After(10 * time.Second):
-		t.Fatal("no service worker registration")
+	case <-time.After(30 * time.Second):
+		t.Fatal("no service worker registration within 30 s")
 	}
 	msg, _ := json.Marshal(map[string]string{"title": "💰 New Subscription", "body": "A premium plan", "url": "/p/my-saas/events/" + ev.ID,
 		"project": "my-saas", "channel": "payments", "event_id": ev.ID, "tag": ev.ID})
