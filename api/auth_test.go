@@ -11,6 +11,7 @@ import (
 )
 
 func TestAuthentication(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, noLimits)
 	body := merge(goodLog, nil)
 
@@ -28,6 +29,7 @@ func TestAuthentication(t *testing.T) {
 		"no scheme":           good,
 	} {
 		t.Run(name, func(t *testing.T) {
+			e := e.in(t) // its failures are the subtest's
 			r := e.do("POST", "/v1/log", "", body, "Authorization", auth)
 			e.want(r, 401, "invalid_token")
 		})
@@ -39,6 +41,7 @@ func TestAuthentication(t *testing.T) {
 
 // TestRevocationWhileServing: a revoked token is refused from the next request on.
 func TestRevocationWhileServing(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, noLimits)
 	secret := e.token(e.acme, tidings.AccessPublic, "my-saas", "payments")
 	if r := e.do("POST", "/v1/log", secret, merge(goodLog, nil)); r.status != 200 {
@@ -54,6 +57,7 @@ func TestRevocationWhileServing(t *testing.T) {
 }
 
 func TestTokenLimitsAndRoles(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, noLimits)
 	ctx := t.Context()
 	_, err := e.store.CreateChannel(ctx, e.acme.ID, "my-saas", "deploys")
@@ -92,6 +96,7 @@ func TestTokenLimitsAndRoles(t *testing.T) {
 		{"log role only, PATCH", logOnly, "PATCH", "/v1/insight", `{"project":"my-saas","title":"A","value":{"$inc":1}}`, 403, `"insight" role`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			e := e.in(t) // its failures are the subtest's
 			r := e.do(c.method, c.path, c.token, c.body)
 			if r.status != c.status {
 				t.Fatalf("got %d, want %d: %s", r.status, c.status, r.body)
@@ -105,6 +110,7 @@ func TestTokenLimitsAndRoles(t *testing.T) {
 
 // TestTenancy: two accounts with a project of the same name never see each other.
 func TestTenancy(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, noLimits)
 	globex := e.account("globex")
 	globexFull := e.token(globex, tidings.AccessFull, "", "")
@@ -138,6 +144,7 @@ func TestTenancy(t *testing.T) {
 }
 
 func TestRateLimits(t *testing.T) {
+	t.Parallel()
 	// A stopped clock: buckets refill only when the test says so, however slow the machine.
 	now := time.Date(2026, 11, 22, 5, 0, 0, 0, time.UTC)
 	e := newEnvClock(t, api.Limits{TokenRate: 1, TokenBurst: 3, PublicIPRate: 1, PublicIPBurst: 2}, func() time.Time { return now })
@@ -178,6 +185,7 @@ func TestRateLimits(t *testing.T) {
 }
 
 func TestRateLimitOff(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, noLimits)
 	for i := 0; i < 50; i++ {
 		if r := e.do("POST", "/v1/log", e.full, merge(goodLog, nil)); r.status != 200 {
@@ -187,6 +195,7 @@ func TestRateLimitOff(t *testing.T) {
 }
 
 func TestCORS(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, noLimits)
 	for _, path := range []string{"/v1/log", "/v1/insight", "/api/v1/log", "/api/v1/insight"} {
 		r := e.do("OPTIONS", path, "", "", "Origin", "https://shop.example", "Access-Control-Request-Method", "POST")
@@ -208,6 +217,7 @@ func TestCORS(t *testing.T) {
 }
 
 func TestRequestIDAndHealth(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, noLimits)
 	r := e.do("GET", "/healthz", "", "")
 	if r.status != 200 || len(r.header.Get("X-Request-Id")) != 16 {
@@ -230,6 +240,7 @@ func TestRequestIDAndHealth(t *testing.T) {
 }
 
 func TestLastUsedRecorded(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, noLimits)
 	e.do("POST", "/v1/log", e.full, merge(goodLog, nil))
 	id, _, _ := tidings.ParseTokenSecret(e.full)
@@ -259,6 +270,7 @@ func TestLastUsedRecorded(t *testing.T) {
 // TestLimitsShared: in a cluster of two each instance allows half of every burst and
 // rate, so the cluster as a whole allows the configured limit.
 func TestLimitsShared(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 11, 22, 5, 0, 0, 0, time.UTC)
 	e := newEnvClock(t, api.Limits{TokenRate: 1, TokenBurst: 6, PublicIPRate: 1, PublicIPBurst: 4}, func() time.Time { return now })
 	body := merge(goodLog, nil)

@@ -13,6 +13,7 @@ import (
 // deletes; a public token, a token limited elsewhere, a missing role or another
 // account's token do not, and say why.
 func TestDeleteOne(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, noLimits)
 	_, err := e.store.CreateChannel(t.Context(), e.acme.ID, "my-saas", "deploys")
 	e.must(err)
@@ -79,6 +80,7 @@ func TestDeleteOne(t *testing.T) {
 
 // GET /v1/events/export streams the feed as filtered, for full tokens only.
 func TestExportAPI(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, noLimits)
 	for i := 0; i < 150; i++ {
 		plan := []string{"basic", "premium"}[i%2]

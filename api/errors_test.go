@@ -11,9 +11,12 @@ import (
 	"testing"
 
 	"github.com/tidings-dev/tidings/api"
+	"github.com/tidings-dev/tidings/internal/testbackend"
 )
 
 func TestWriteError(t *testing.T) {
+	testbackend.Once(t)
+	t.Parallel()
 	var logs bytes.Buffer
 	log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 

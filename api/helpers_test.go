@@ -68,6 +68,15 @@ func (e *env) account(name string) *tidings.Account {
 	return a
 }
 
+// in is the env for subtest t: a helper's failure is reported as the subtest's (with
+// the parent's t, a table's failing case would read "subtest may have called FailNow
+// on a parent test").
+func (e *env) in(t *testing.T) *env {
+	c := *e
+	c.t = t
+	return &c
+}
+
 func (e *env) must(err error) {
 	e.t.Helper()
 	if err != nil {

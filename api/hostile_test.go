@@ -14,6 +14,7 @@ import (
 // TestHostileText: the contract's "Hostile input" text rules, each with the input that
 // an attacker with a public token sent in the audit.
 func TestHostileText(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, noLimits)
 	insight := map[string]any{"project": "my-saas", "title": "Revenue", "value": "10", "change": "update"}
 	for _, c := range []struct {
@@ -61,6 +62,7 @@ func TestHostileText(t *testing.T) {
 		{"suffix CR", "/v1/insight", map[string]any{"suffix": "\r"}, "suffix", "control_character"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			e := e.in(t) // its failures are the subtest's
 			base := goodLog
 			if c.endpoint == "/v1/insight" {
 				base = insight
@@ -72,6 +74,7 @@ func TestHostileText(t *testing.T) {
 
 // TestDescriptionLineBreaksNormalised: CR LF and lone CR are stored as LF.
 func TestDescriptionLineBreaksNormalised(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, noLimits)
 	r := e.do("POST", "/v1/log", e.full, merge(goodLog, map[string]any{"description": "a\r\nb\rc"}))
 	got := decode[struct{ Description string }](t, r)
@@ -82,6 +85,7 @@ func TestDescriptionLineBreaksNormalised(t *testing.T) {
 
 // TestLoneSurrogateEscape: "\uD800" is no character; encoding/json would store U+FFFD.
 func TestLoneSurrogateEscape(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, noLimits)
 	for name, c := range map[string]struct {
 		event string
@@ -97,6 +101,7 @@ func TestLoneSurrogateEscape(t *testing.T) {
 		"plain escape":      {`\u00e9`, true},
 	} {
 		t.Run(name, func(t *testing.T) {
+			e := e.in(t) // its failures are the subtest's
 			r := e.do("POST", "/v1/log", e.full, `{"project":"my-saas","channel":"payments","event":"`+c.event+`"}`)
 			if c.ok {
 				if r.status != 200 {
@@ -115,6 +120,7 @@ func TestLoneSurrogateEscape(t *testing.T) {
 // TestOversizedBodyAnsweredAtOnce: a Content-Length over the limit is answered 413 at
 // once, without waiting for a body that is held back (the audit waited for the timeout).
 func TestOversizedBodyAnsweredAtOnce(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, noLimits)
 	for _, n := range []int{api.MaxBodyBytes + 1, 200 << 10, 10 << 20} {
 		status := attack.HeldBackBody(t, e.srv.URL, "/v1/log", "application/json", n, "Authorization", "Bearer "+e.full)
@@ -131,6 +137,7 @@ func TestOversizedBodyAnsweredAtOnce(t *testing.T) {
 // writes get 503 unavailable with Retry-After (the audit saw "ready" and 500s); when
 // room is back, both recover by themselves, and nothing half-written was kept.
 func TestFullDiskIsUnavailable(t *testing.T) {
+	t.Parallel()
 	testbackend.SQLiteOnly(t) // the PostgreSQL outage test is in package postgres
 	e := newEnv(t, noLimits)
 	ctx := t.Context()

@@ -12,6 +12,7 @@ type insightOut struct {
 }
 
 func TestInsightFields(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, noLimits)
 	base := map[string]any{"project": "my-saas", "title": "Monthly Revenue", "value": "10", "change": "update"}
 	for _, c := range []struct {
@@ -52,12 +53,14 @@ func TestInsightFields(t *testing.T) {
 		{"unknown field", map[string]any{"colour": "red"}, "colour", "unknown_field"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			e := e.in(t) // its failures are the subtest's
 			wantField(t, e.do("POST", "/v1/insight", e.full, merge(base, c.extra)), c.path, c.typ)
 		})
 	}
 }
 
 func TestInsightArithmetic(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, noLimits)
 	send := func(method, body string) *response {
 		t.Helper()
@@ -114,6 +117,7 @@ func TestInsightArithmetic(t *testing.T) {
 }
 
 func TestIncrementBody(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, noLimits)
 	for name, c := range map[string]struct{ body, path string }{
 		"value missing": {`{"project":"my-saas","title":"A"}`, "value"},
@@ -125,6 +129,7 @@ func TestIncrementBody(t *testing.T) {
 		"change field":  {`{"project":"my-saas","title":"A","value":{"$inc":1},"change":"update"}`, "change"},
 	} {
 		t.Run(name, func(t *testing.T) {
+			e := e.in(t) // its failures are the subtest's
 			r := e.do("PATCH", "/v1/insight", e.full, c.body)
 			e.want(r, 400, "validation_failed")
 			if !r.has(c.path, "") {
@@ -136,6 +141,7 @@ func TestIncrementBody(t *testing.T) {
 
 // TestParallelIncrementsOverHTTP: increments from many clients are never lost.
 func TestParallelIncrementsOverHTTP(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, noLimits)
 	const n = 300
 	var wg sync.WaitGroup

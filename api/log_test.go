@@ -23,6 +23,7 @@ func manyTags(n int) map[string]any {
 
 // TestLogFields covers every row of the contract's /v1/log table with a good and a bad value.
 func TestLogFields(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, noLimits)
 	now := time.Now().Unix()
 	for _, c := range []struct {
@@ -93,6 +94,7 @@ func TestLogFields(t *testing.T) {
 		{"unknown field", map[string]any{"chanel": "payments"}, "chanel", "unknown_field"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			e := e.in(t) // its failures are the subtest's
 			r := e.do("POST", "/v1/log", e.full, merge(goodLog, c.extra))
 			wantField(t, r, c.path, c.typ)
 			if c.path != "" && !strings.Contains(r.problem.Detail, c.path) {
@@ -106,6 +108,7 @@ func TestLogFields(t *testing.T) {
 }
 
 func TestLogResponseIsTheStoredEvent(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, noLimits)
 	r := e.do("POST", "/v1/log", e.full, `{"project":"my-saas","channel":"payments","event":"  New Subscription  ",
 		"description":"**x**","icon":":moneybag:","notify":true,"tags":{"plan":"premium","seats":12.50,"trial":false},
@@ -140,6 +143,7 @@ func TestLogResponseIsTheStoredEvent(t *testing.T) {
 
 // TestAllProblemsAtOnce: a body missing everything names every field in one answer.
 func TestAllProblemsAtOnce(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, noLimits)
 	r := e.do("POST", "/v1/log", e.full, `{"icon":"no","parser":"html","tags":{"X":1},"colour":"red"}`)
 	e.want(r, 400, "validation_failed")
@@ -160,6 +164,7 @@ func TestAllProblemsAtOnce(t *testing.T) {
 }
 
 func TestMalformedBodies(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, noLimits)
 	for name, body := range map[string]string{
 		"not json":        `{"project":`,
@@ -173,6 +178,7 @@ func TestMalformedBodies(t *testing.T) {
 		"only whitespace": `   `,
 	} {
 		t.Run(name, func(t *testing.T) {
+			e := e.in(t) // its failures are the subtest's
 			r := e.do("POST", "/v1/log", e.full, body, "Content-Type", "application/json")
 			e.want(r, 400, "invalid_json")
 		})
@@ -180,6 +186,7 @@ func TestMalformedBodies(t *testing.T) {
 }
 
 func TestNotFound(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, noLimits)
 	r := e.do("POST", "/v1/log", e.full, merge(goodLog, map[string]any{"project": "nope"}))
 	e.want(r, 404, "project_not_found")
@@ -197,6 +204,7 @@ func TestNotFound(t *testing.T) {
 }
 
 func TestAutoCreateChannel(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, noLimits)
 	e.must(e.store.SetAutoCreateChannels(t.Context(), e.acme.ID, "my-saas", true))
 	r := e.do("POST", "/v1/log", e.full, merge(goodLog, map[string]any{"channel": "deploys"}))
@@ -206,6 +214,7 @@ func TestAutoCreateChannel(t *testing.T) {
 }
 
 func TestAliasesAndMethods(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, noLimits)
 	if r := e.do("POST", "/api/v1/log", e.full, merge(goodLog, nil)); r.status != 200 {
 		t.Fatalf("/api/v1/log: %d %s", r.status, r.body)
@@ -231,6 +240,7 @@ func TestAliasesAndMethods(t *testing.T) {
 }
 
 func TestMediaTypeAndSize(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, noLimits)
 	body := merge(goodLog, nil)
 	for _, ct := range []string{"text/plain", "application/x-www-form-urlencoded", "", "application/jsonx"} {
@@ -258,6 +268,7 @@ func TestMediaTypeAndSize(t *testing.T) {
 }
 
 func TestProblemsInFieldOrder(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, noLimits)
 	r := e.do("POST", "/v1/log", e.full, `{"zzz":1,"parser":"x","icon":"no","event":"","project":"Bad"}`)
 	var paths []string

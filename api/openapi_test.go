@@ -43,6 +43,8 @@ func openAPI(t *testing.T) map[string]any {
 // TestOpenAPIMatchesRoutes: every route of the API's table is described, and every
 // operation described is routed.
 func TestOpenAPIMatchesRoutes(t *testing.T) {
+	testbackend.Once(t)
+	t.Parallel()
 	doc := openAPI(t)
 	if doc["openapi"] != "3.1.0" {
 		t.Fatalf("openapi: %v", doc["openapi"])
@@ -85,6 +87,8 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 // schema) is valid against its schema, so the document cannot drift into fiction; and
 // a broken example is caught.
 func TestOpenAPIExamplesValidate(t *testing.T) {
+	testbackend.Once(t)
+	t.Parallel()
 	doc := openAPI(t)
 	c := jsonschema.NewCompiler()
 	c.AssertFormat()
@@ -161,6 +165,7 @@ func TestOpenAPIExamplesValidate(t *testing.T) {
 // TestAnswersMatchOpenAPI: the server's real answers validate against the schemas the
 // document gives them (the document describes the server, not a wish).
 func TestAnswersMatchOpenAPI(t *testing.T) {
+	t.Parallel()
 	doc := openAPI(t)
 	c := jsonschema.NewCompiler()
 	c.AssertFormat()

@@ -11,6 +11,7 @@ import (
 // POST /v1/identify and /v1/group take the LogSnag SDKs' bodies; GET /v1/users reads
 // them back. Every rule has its bad input, and accounts do not see each other's users.
 func TestIdentifyAndGroup(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, noLimits)
 	public := e.token(e.acme, tidings.AccessPublic, "", "")
 	r := e.do("POST", "/v1/identify", public, `{"project":"my-saas","user_id":"user-1","properties":{"name":"Ada","plan":"free","seats":3,"beta":true}}`)
@@ -116,6 +117,7 @@ func TestIdentifyAndGroup(t *testing.T) {
 // POST /v1/insight takes {"value":{"$inc":N}} as an increment (a community SDK sends
 // it there); a plain value without change is still refused.
 func TestInsightIncByPost(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, noLimits)
 	for range 2 {
 		r := e.do("POST", "/v1/insight", e.full, `{"project":"my-saas","title":"Signups","icon":"👥","value":{"$inc":2}}`)

@@ -15,6 +15,7 @@ type eventsPage struct {
 }
 
 func TestReadEvents(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, noLimits)
 	_, err := e.store.CreateChannel(t.Context(), e.acme.ID, "my-saas", "deploys")
 	e.must(err)

@@ -49,6 +49,7 @@ func server(t *testing.T) (string, string) {
 // TestClient: publish, read back and change an insight with the server's types; a
 // refused request is a *Problem with its code and fields, and tidings.ErrorCode reads it.
 func TestClient(t *testing.T) {
+	t.Parallel()
 	url, token := server(t)
 	ctx := context.Background()
 	c := client.New(url+"/", token)

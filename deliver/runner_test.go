@@ -185,6 +185,7 @@ func verify(t *testing.T, secret string, rec *recorded) {
 // TestStandardWebhook: a notify event reaches a standard webhook signed, with the event
 // as /v1/log answers it; a 500 is retried with the same webhook-id; the attempts are kept.
 func TestStandardWebhook(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	rx := newReceiver(t, 500)
 	w := e.webhook(rx.URL, tidings.FormatStandard, tidings.WebhookNotify)
@@ -193,8 +194,8 @@ func TestStandardWebhook(t *testing.T) {
 	ev := e.publish(tidings.NewEvent{Event: "New Subscription", Icon: "💰", Notify: true,
 		Tags: tidings.Tags{{Key: "plan", Kind: tidings.KindString, Value: "premium"}}})
 
-	first := rx.next(t, 5*time.Second)
-	second := rx.next(t, 5*time.Second)
+	first := rx.next(t, 30*time.Second)
+	second := rx.next(t, 30*time.Second)
 	verify(t, w.Secret, first)
 	verify(t, w.Secret, second)
 	if first.header.Get("webhook-id") != second.header.Get("webhook-id") {
@@ -217,7 +218,7 @@ func TestStandardWebhook(t *testing.T) {
 	rx.quiet(t, 300*time.Millisecond) // the event without notify was not sent
 
 	var attempts []*tidings.WebhookAttempt
-	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		attempts, _ = e.store.ListWebhookAttempts(context.Background(), e.account.ID, w.ID)
 		if len(attempts) == 2 {
 			break
@@ -234,6 +235,7 @@ func TestStandardWebhook(t *testing.T) {
 // TestChatFormats: Slack, Discord and ntfy get the bodies their incoming webhooks take,
 // Markdown reduced to text, with a link when the public URL is set.
 func TestChatFormats(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	slack, discord, ntfy := newReceiver(t), newReceiver(t), newReceiver(t)
 	e.webhook(slack.URL, tidings.FormatSlack, tidings.WebhookAll)
@@ -245,7 +247,7 @@ func TestChatFormats(t *testing.T) {
 	link := "https://tidings.example.com/p/my-saas/events/" + ev.ID
 
 	var s struct{ Text string }
-	json.Unmarshal(slack.next(t, 5*time.Second).body, &s)
+	json.Unmarshal(slack.next(t, 30*time.Second).body, &s)
 	if !strings.Contains(s.Text, "*🚨 Deploy &lt;failed&gt; &amp; @everyone* in #payments") ||
 		!strings.Contains(s.Text, "Build The api job failed: exit 1") || !strings.Contains(s.Text, "<"+link+"|Open in Tidings>") {
 		t.Fatalf("slack text %q", s.Text)
@@ -254,12 +256,12 @@ func TestChatFormats(t *testing.T) {
 		Content         string
 		AllowedMentions struct{ Parse []string } `json:"allowed_mentions"`
 	}
-	json.Unmarshal(discord.next(t, 5*time.Second).body, &d)
+	json.Unmarshal(discord.next(t, 30*time.Second).body, &d)
 	if !strings.Contains(d.Content, "**🚨 Deploy <failed> & @everyone**") || !strings.Contains(d.Content, link) ||
 		d.AllowedMentions.Parse == nil || len(d.AllowedMentions.Parse) != 0 {
 		t.Fatalf("discord %+v", d)
 	}
-	n := ntfy.next(t, 5*time.Second)
+	n := ntfy.next(t, 30*time.Second)
 	if n.header.Get("Title") != "🚨 Deploy <failed> & @everyone" || n.header.Get("Click") != link ||
 		n.header.Get("Markdown") != "yes" || n.header.Get("Tags") != "my-saas,payments" || !strings.Contains(string(n.body), "**api**") {
 		t.Fatalf("ntfy headers %v body %q", n.header, n.body)
@@ -268,14 +270,15 @@ func TestChatFormats(t *testing.T) {
 
 // TestRetryAfterHonoured: a 429 with Retry-After is tried again no sooner.
 func TestRetryAfterHonoured(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	rx := newReceiver(t, 429)
 	rx.header.Set("Retry-After", "1")
 	e.webhook(rx.URL, tidings.FormatStandard, tidings.WebhookAll)
 	e.run(deliver.Config{})
 	e.publish(tidings.NewEvent{Event: "x"})
-	first := rx.next(t, 5*time.Second)
-	second := rx.next(t, 5*time.Second)
+	first := rx.next(t, 30*time.Second)
+	second := rx.next(t, 30*time.Second)
 	if gap := second.at.Sub(first.at); gap < 900*time.Millisecond {
 		t.Fatalf("retried after %v despite Retry-After: 1", gap)
 	}
@@ -283,18 +286,20 @@ func TestRetryAfterHonoured(t *testing.T) {
 
 // TestFinalAnswerNotRetried: a 400 is the receiver's final word.
 func TestFinalAnswerNotRetried(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	rx := newReceiver(t, 400)
 	e.webhook(rx.URL, tidings.FormatStandard, tidings.WebhookAll)
 	e.run(deliver.Config{})
 	e.publish(tidings.NewEvent{Event: "x"})
-	rx.next(t, 5*time.Second)
+	rx.next(t, 30*time.Second)
 	rx.quiet(t, 300*time.Millisecond)
 }
 
 // TestPrivateTargetsRefused: without --allow-private-targets nothing is sent to a
 // loopback address, and the attempt says why.
 func TestPrivateTargetsRefused(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	rx := newReceiver(t)
 	w := e.webhook(rx.URL, tidings.FormatStandard, tidings.WebhookAll)
@@ -310,6 +315,7 @@ func TestPrivateTargetsRefused(t *testing.T) {
 // TestHangingReceiverDoesNotHoldOthers: one receiver that never answers does not delay
 // another.
 func TestHangingReceiverDoesNotHoldOthers(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	release := make(chan struct{})
 	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-release }))
@@ -323,13 +329,14 @@ func TestHangingReceiverDoesNotHoldOthers(t *testing.T) {
 		e.publish(tidings.NewEvent{Event: "x"})
 	}
 	for i := 0; i < 5; i++ {
-		fast.next(t, 2*time.Second)
+		fast.next(t, 30*time.Second)
 	}
 }
 
 // TestDeliveredAfterRestart: an event acknowledged while nothing could send it (the
 // process stopped before its runner did) is delivered by the next start.
 func TestDeliveredAfterRestart(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	rx := newReceiver(t)
 	e.webhook(rx.URL, tidings.FormatStandard, tidings.WebhookAll)
@@ -338,7 +345,7 @@ func TestDeliveredAfterRestart(t *testing.T) {
 	e.open()
 	e.run(deliver.Config{})
 	var msg struct{ Data tidings.EventJSON }
-	json.Unmarshal(rx.next(t, 5*time.Second).body, &msg)
+	json.Unmarshal(rx.next(t, 30*time.Second).body, &msg)
 	if msg.Data.ID != ev.ID {
 		t.Fatalf("delivered %+v", msg.Data)
 	}

@@ -8,10 +8,13 @@ import (
 	"testing"
 
 	"github.com/tidings-dev/tidings/deliver"
+	"github.com/tidings-dev/tidings/internal/testbackend"
 )
 
 // TestNotPublicRanges: the ranges the audit found treated as public are not.
 func TestNotPublicRanges(t *testing.T) {
+	testbackend.Once(t)
+	t.Parallel()
 	for addr, public := range map[string]bool{
 		"fec0::1": false, "feff::1": false, "64:ff9b:1::a00:1": false, "64:ff9b::a00:1": false,
 		"10.0.0.1": false, "::ffff:127.0.0.1": false, "100.64.0.1": false,
@@ -26,6 +29,8 @@ func TestNotPublicRanges(t *testing.T) {
 // TestPublicError: what an owner sees of a failed delivery never names the server's
 // resolver (the audit saw "lookup … on 127.0.0.53:53").
 func TestPublicError(t *testing.T) {
+	testbackend.Once(t)
+	t.Parallel()
 	for _, err := range []error{
 		fmt.Errorf("Post: %w", &net.DNSError{Err: "no such host", Name: "hooks.example.com", Server: "127.0.0.53:53", IsNotFound: true}),
 		fmt.Errorf("Post: %w", &net.DNSError{Err: "i/o timeout", Name: "hooks.example.com", Server: "10.0.0.2:53", IsTimeout: true}),

@@ -13,7 +13,6 @@ import (
 	"net/http/httptest"
 	"runtime"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -50,6 +49,7 @@ func (w *countingWriter) Write(p []byte) (int, error) {
 }
 
 func TestExport(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s := testbackend.Open(t, testbackend.Location(t))
 	a, _ := s.CreateAccount(ctx, "acme")
@@ -57,18 +57,18 @@ func TestExport(t *testing.T) {
 	s.CreateChannel(ctx, a.ID, "shop", "payments")
 	const n = 2_000
 	base := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
-	for i := range n {
+	evs := make([]tidings.NewEvent, n)
+	for i := range evs {
 		plan := []string{"free", "pro"}[i%2]
 		desc := fmt.Sprintf("order %d", i)
 		if i == 7 {
 			desc = "=HYPERLINK(\"https://evil.example\")" // a formula must stay text in a spreadsheet
 		}
-		if _, err := s.PublishEvent(ctx, a.ID, &tidings.NewEvent{Project: "shop", Channel: "payments", Event: fmt.Sprintf("Paid %d", i),
+		evs[i] = tidings.NewEvent{Project: "shop", Channel: "payments", Event: fmt.Sprintf("Paid %d", i),
 			Description: desc, Parser: tidings.ParserText, Timestamp: base.Add(time.Duration(i) * time.Second),
-			Tags: tidings.Tags{{Key: "plan", Kind: tidings.KindString, Value: plan}, {Key: "n", Kind: tidings.KindNumber, Value: fmt.Sprint(i)}}}); err != nil {
-			t.Fatal(err)
-		}
+			Tags: tidings.Tags{{Key: "plan", Kind: tidings.KindString, Value: plan}, {Key: "n", Kind: tidings.KindNumber, Value: fmt.Sprint(i)}}}
 	}
+	(&testbackend.Fixture{Store: s, Account: a}).Publish(t, evs...)
 	q := tidings.EventQuery{Project: "shop"}
 
 	// NDJSON: every event once, newest first, each line an API event; memory stays flat.
@@ -126,6 +126,7 @@ func TestExport(t *testing.T) {
 
 // At most MaxRunning exports run at once.
 func TestExportSlots(t *testing.T) {
+	testbackend.Once(t)
 	var done []func()
 	for range export.MaxRunning {
 		d, ok := export.Start()
@@ -165,22 +166,11 @@ func TestStalledExportEnds(t *testing.T) {
 	if _, err := s.CreateChannel(ctx, a.ID, "shop", "orders"); err != nil {
 		t.Fatal(err)
 	}
-	var wg sync.WaitGroup
-	for w := range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range 100 { // 800 events of 10,000 characters: 8 MB, more than the socket buffers below hold
-				_, err := s.PublishEvent(ctx, a.ID, &tidings.NewEvent{Project: "shop", Channel: "orders", Parser: tidings.ParserText,
-					Event: fmt.Sprintf("e %d %d", w, i), Description: strings.Repeat("x", 10_000)})
-				if err != nil {
-					t.Error(err)
-					return
-				}
-			}
-		}()
+	evs := make([]tidings.NewEvent, 800) // of 10,000 characters: 8 MB, more than the socket buffers below hold
+	for i := range evs {
+		evs[i] = tidings.NewEvent{Project: "shop", Channel: "orders", Event: fmt.Sprint("e ", i), Description: strings.Repeat("x", 10_000)}
 	}
-	wg.Wait()
+	(&testbackend.Fixture{Store: s, Account: a}).Publish(t, evs...)
 	served := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		defer close(served)

@@ -17,6 +17,7 @@ import (
 // table PostgreSQL would rightly prefer a scan; the read benchmark at 10 million events,
 // bench/seed -reads, shows the planner choosing these plans on a real store.)
 func TestQueryPlans(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db, err := Open(ctx, pgtest.URL(t), Options{})
 	if err != nil {

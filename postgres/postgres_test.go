@@ -21,5 +21,6 @@ func open(t *testing.T) *postgres.DB {
 }
 
 func TestStore(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) tidings.Store { return open(t) })
 }

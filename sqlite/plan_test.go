@@ -13,6 +13,7 @@ import (
 // Plans are checked here so that no hot query silently turns into a scan (on 10 million
 // events such a query took from seconds to minutes; docs/performance.md).
 func TestQueryPlans(t *testing.T) {
+	t.Parallel()
 	db, err := Open(context.Background(), t.TempDir(), Options{})
 	if err != nil {
 		t.Fatal(err)

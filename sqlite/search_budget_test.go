@@ -16,6 +16,7 @@ import (
 // and following the cursors finds every match; a time range that holds few events is
 // read from the time index alone.
 func TestSearchBudget(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db, err := Open(ctx, t.TempDir(), Options{})
 	if err != nil {
@@ -41,11 +42,12 @@ func TestSearchBudget(t *testing.T) {
 	// The one event with both words comes first, then 3 budgets' worth with one each.
 	publish("Paid and signed", time.Now().Add(-time.Hour))
 	var wg sync.WaitGroup
-	for w := range 8 {
+	const publishers = 48 // in flight at once: the group commit writes them in large batches
+	for w := range publishers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := range 3 * searchBudget / 8 {
+			for i := range 3 * searchBudget / publishers {
 				publish(fmt.Sprintf("%s %d %d", []string{"Paid", "Signed"}[i%2], w, i), time.Now())
 			}
 		}()

@@ -10,6 +10,7 @@ import (
 )
 
 func TestStore(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) tidings.Store {
 		db, err := sqlite.Open(context.Background(), t.TempDir(), sqlite.Options{})
 		if err != nil {
@@ -23,6 +24,7 @@ func TestStore(t *testing.T) {
 // TestDurabilitySettings guards the promise that an acknowledged write survives a crash
 // and power loss: WAL with synchronous=FULL on the connection that commits.
 func TestDurabilitySettings(t *testing.T) {
+	t.Parallel()
 	db, err := sqlite.Open(context.Background(), t.TempDir(), sqlite.Options{})
 	if err != nil {
 		t.Fatal(err)

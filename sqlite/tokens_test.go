@@ -10,6 +10,7 @@ import (
 
 // Looking up made-up token IDs, as anybody on the internet may, keeps nothing in memory.
 func TestUnknownTokensNotCached(t *testing.T) {
+	t.Parallel()
 	db, err := Open(context.Background(), t.TempDir(), Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 
 // Deleting a channel takes its events out of the tag index and the counts.
 func TestDeleteChannelKeepsCountsRight(t *testing.T) {
+	t.Parallel()
 	db, a := openShop(t)
 	ctx := t.Context()
 	for _, c := range []string{"payments", "signups"} {
@@ -43,6 +44,7 @@ func TestDeleteChannelKeepsCountsRight(t *testing.T) {
 // In one batch, events refused for an unknown project or channel leave no trace and do
 // not fail the events beside them; a project that creates channels gets them.
 func TestRefusedEventsInABatch(t *testing.T) {
+	t.Parallel()
 	db, a := openShop(t)
 	ctx := t.Context()
 	db.CreateChannel(ctx, a.ID, "shop", "payments")
@@ -84,6 +86,7 @@ func TestRefusedEventsInABatch(t *testing.T) {
 // nothing and does not fail its neighbours; a delete in the same batch sees the
 // changes before it.
 func TestInsightChangesInABatch(t *testing.T) {
+	t.Parallel()
 	db, a := openShop(t)
 	ctx := t.Context()
 	if _, err := db.ApplyInsight(ctx, a.ID, &tidings.InsightChange{Project: "shop", Title: "Status", Value: "ok", Change: "update"}); err != nil {

@@ -13,32 +13,39 @@ import (
 // Opener returns a fresh, empty store; it registers its own cleanup.
 type Opener func(t *testing.T) tidings.Store
 
-// Run runs the whole suite against stores made by open.
+// Run runs the whole suite against stores made by open. Each part has a store of its
+// own, and the parts run side by side.
 func Run(t *testing.T, open Opener) {
-	t.Run("Accounts", func(t *testing.T) { testAccounts(t, open) })
-	t.Run("Projects", func(t *testing.T) { testProjects(t, open) })
-	t.Run("Tokens", func(t *testing.T) { testTokens(t, open) })
-	t.Run("Events", func(t *testing.T) { testEvents(t, open) })
-	t.Run("EventQueries", func(t *testing.T) { testEventQueries(t, open) })
-	t.Run("Pagination", func(t *testing.T) { testPagination(t, open) })
-	t.Run("FilteredPagination", func(t *testing.T) { testFilteredPagination(t, open) })
-	t.Run("Search", func(t *testing.T) { testSearch(t, open) })
-	t.Run("DeleteOne", func(t *testing.T) { testDeleteOne(t, open) })
-	t.Run("Retention", func(t *testing.T) { testRetention(t, open) })
-	t.Run("People", func(t *testing.T) { testPeople(t, open) })
-	t.Run("Journey", func(t *testing.T) { testJourney(t, open) })
-	t.Run("Insights", func(t *testing.T) { testInsights(t, open) })
-	t.Run("ConcurrentIncrements", func(t *testing.T) { testConcurrentIncrements(t, open) })
-	t.Run("Tenancy", func(t *testing.T) { testTenancy(t, open) })
-	t.Run("BatchIsolation", func(t *testing.T) { testBatchIsolation(t, open) })
-	t.Run("SessionsAndMembers", func(t *testing.T) { testSessionsAndMembers(t, open) })
-	t.Run("Deletes", func(t *testing.T) { testDeletes(t, open) })
-	t.Run("FeedReads", func(t *testing.T) { testFeedReads(t, open) })
-	t.Run("Webhooks", func(t *testing.T) { testWebhooks(t, open) })
-	t.Run("Outbox", func(t *testing.T) { testOutbox(t, open) })
-	t.Run("Push", func(t *testing.T) { testPush(t, open) })
-	t.Run("Workload", func(t *testing.T) { testWorkload(t, open) })
-	t.Run("Close", func(t *testing.T) { testClose(t, open) })
+	run := func(name string, part func(*testing.T, Opener)) {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			part(t, open)
+		})
+	}
+	run("Accounts", testAccounts)
+	run("Projects", testProjects)
+	run("Tokens", testTokens)
+	run("Events", testEvents)
+	run("EventQueries", testEventQueries)
+	run("Pagination", testPagination)
+	run("FilteredPagination", testFilteredPagination)
+	run("Search", testSearch)
+	run("DeleteOne", testDeleteOne)
+	run("Retention", testRetention)
+	run("People", testPeople)
+	run("Journey", testJourney)
+	run("Insights", testInsights)
+	run("ConcurrentIncrements", testConcurrentIncrements)
+	run("Tenancy", testTenancy)
+	run("BatchIsolation", testBatchIsolation)
+	run("SessionsAndMembers", testSessionsAndMembers)
+	run("Deletes", testDeletes)
+	run("FeedReads", testFeedReads)
+	run("Webhooks", testWebhooks)
+	run("Outbox", testOutbox)
+	run("Push", testPush)
+	run("Workload", testWorkload)
+	run("Close", testClose)
 }
 
 // fixture is an account with project "my-saas" and channel "payments".

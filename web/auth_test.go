@@ -14,6 +14,7 @@ import (
 )
 
 func TestFirstVisitCreatesTheAccount(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, false)
 	c := e.client()
 	c.get("/").redirects(t, "/signup")
@@ -51,6 +52,7 @@ func TestFirstVisitCreatesTheAccount(t *testing.T) {
 }
 
 func TestOpenSignup(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, true)
 	e.owner()
 	c := e.client()
@@ -62,6 +64,7 @@ func TestOpenSignup(t *testing.T) {
 }
 
 func TestLoginLogoutAndPassword(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, false)
 	e.owner()
 	c := e.client()
@@ -86,6 +89,7 @@ func TestLoginLogoutAndPassword(t *testing.T) {
 }
 
 func TestLoginAttemptsAreLimited(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, false)
 	e.owner()
 	c := e.client()
@@ -107,6 +111,7 @@ func TestLoginAttemptsAreLimited(t *testing.T) {
 }
 
 func TestCrossSiteFormsAreRefused(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, false)
 	c := e.owner()
 	for _, h := range [][]string{{"Sec-Fetch-Site", "cross-site"}, {"Origin", "https://evil.example"}} {
@@ -124,6 +129,7 @@ func TestCrossSiteFormsAreRefused(t *testing.T) {
 }
 
 func TestMembersAndRoles(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, false)
 	owner := e.owner()
 	link := inviteLink(t, e, owner, "")
@@ -179,6 +185,7 @@ func inviteLink(t *testing.T, e *env, owner *client, role string) string {
 // TestInviteAnOwner: an invitation for an owner makes one; a bad role is refused; a
 // reload after creating one makes no other.
 func TestInviteAnOwner(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, false)
 	owner := e.owner()
 	owner.post("/settings/members/invite", "role", "admin").want(t, 400, "member or an owner")
@@ -193,6 +200,7 @@ func TestInviteAnOwner(t *testing.T) {
 }
 
 func TestSecureCookieBehindHTTPSProxy(t *testing.T) {
+	t.Parallel()
 	e := newEnvWith(t, web.Config{TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}})
 	c := e.client()
 	p := c.do("POST", "/signup", url.Values{"account": {"acme"}, "email": {"ada@example.com"},
@@ -212,6 +220,7 @@ func TestSecureCookieBehindHTTPSProxy(t *testing.T) {
 // TestPasswordResetLink: an owner makes a one-time link for a member who lost their
 // password; it sets a new one, signs them out elsewhere and in here, and works once.
 func TestPasswordResetLink(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, false)
 	owner := e.owner()
 	bob, u := e.member(e.account("acme"), "bob@example.com")

@@ -22,6 +22,7 @@ func (d *deadlineRecorder) SetWriteDeadline(t time.Time) error {
 // TestPagesHaveAWriteDeadline: every dashboard answer is written under a deadline (the
 // audit: a client that never read held 2.8 MB and a connection for minutes).
 func TestPagesHaveAWriteDeadline(t *testing.T) {
+	t.Parallel()
 	s := &Server{}
 	w := &deadlineRecorder{ResponseRecorder: httptest.NewRecorder()}
 	before := time.Now()

@@ -4,6 +4,8 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/tidings-dev/tidings/internal/testbackend"
 )
 
 // browserResolve reads a redirect target the way a browser does (WHATWG URL): tabs and
@@ -28,6 +30,8 @@ func browserResolve(target string) (*url.URL, error) {
 }
 
 func TestSafeNext(t *testing.T) {
+	testbackend.Once(t)
+	t.Parallel()
 	for in, want := range map[string]string{
 		"/p/my-saas":                    "/p/my-saas",
 		"/p/x?tag=plan:premium":         "/p/x?tag=plan:premium",

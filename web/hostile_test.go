@@ -12,6 +12,7 @@ import (
 // TestFormBodiesBounded: a form over 64 KiB is refused, at once when its Content-Length
 // says so even if the body is held back.
 func TestFormBodiesBounded(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, false)
 	e.owner()
 	status := attack.HeldBackBody(t, e.srv.URL, "/login", "application/x-www-form-urlencoded", 10<<20)
@@ -30,6 +31,7 @@ func TestFormBodiesBounded(t *testing.T) {
 // TestSignInLimiterBounded: emails over 254 characters are refused outright, before any
 // bucket is made (the limiter's own bounds are in TestLoginLimiter, on a fixed clock).
 func TestSignInLimiterBounded(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, false)
 	e.owner()
 	c := e.client()
@@ -42,6 +44,7 @@ func TestSignInLimiterBounded(t *testing.T) {
 // TestSignUpLimitedPerAddress: every sign-up attempt counts, before any password is
 // hashed; the sixth within the hour is refused.
 func TestSignUpLimitedPerAddress(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, true)
 	c := e.client()
 	for i := 0; i < 5; i++ {
@@ -54,6 +57,7 @@ func TestSignUpLimitedPerAddress(t *testing.T) {
 
 // TestRedirectsStayHome: next= cannot send a signed-in person to another site.
 func TestRedirectsStayHome(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, false)
 	e.owner()
 	for i, next := range []string{"/\t/evil.example", "//evil.example", "/\\evil.example", "https://evil.example", "/\n/evil.example"} {
@@ -74,6 +78,7 @@ func TestRedirectsStayHome(t *testing.T) {
 // TestInvitationsListedAndRevoked: owners see pending invitations and revoke them; a
 // revoked link no longer works; members cannot revoke.
 func TestInvitationsListedAndRevoked(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, false)
 	owner := e.owner()
 	link := inviteLink(t, e, owner, "")

@@ -5,6 +5,8 @@ import (
 	"net/netip"
 	"testing"
 	"time"
+
+	"github.com/tidings-dev/tidings/internal/testbackend"
 )
 
 // TestLoginLimiter, on a fixed clock: the per-address limit comes first, so invented
@@ -13,6 +15,8 @@ import (
 // failed (the second audit: five wrong passwords from anywhere locked the owner out),
 // and many failures from many networks slow every attempt without refusing any.
 func TestLoginLimiter(t *testing.T) {
+	testbackend.Once(t)
+	t.Parallel()
 	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
 	l := newLoginLimiter()
 	attacker := netip.MustParseAddr("203.0.113.7")

@@ -24,6 +24,7 @@ func (c *client) sendJSON(method, path, body string, header ...string) (int, str
 // TestPushSubscriptions: the contract's /push endpoints — the VAPID key for anyone; a
 // signed-in user's own devices only; endpoints of known push services only.
 func TestPushSubscriptions(t *testing.T) {
+	t.Parallel()
 	e := newEnvWith(t, web.Config{VAPIDPublicKey: "BPUBLICKEY"})
 	ada := e.owner()
 	svc := pushtest.New(t)
@@ -123,6 +124,7 @@ func TestPushSubscriptions(t *testing.T) {
 
 // TestNotificationSettings: mutes and quiet hours are saved per user.
 func TestNotificationSettings(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, false)
 	ada := e.owner()
 	ada.get("/settings/notifications").want(t, 200, "Mute #payments", "Quiet hours")
@@ -142,6 +144,7 @@ func TestNotificationSettings(t *testing.T) {
 
 // TestEventPageSaysWhatWasPushed: the event page says how many devices got it, or why none.
 func TestEventPageSaysWhatWasPushed(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, false)
 	ada := e.owner()
 	acme := e.account("acme")

@@ -14,6 +14,7 @@ import (
 // see its attempts and delete it; private addresses are refused with a reason; members
 // and other accounts cannot touch it.
 func TestWebhooksPage(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, false)
 	owner := e.owner()
 	acme := e.account("acme")

@@ -15,6 +15,7 @@ import (
 // TestCheckCommand: `tidings check` passes a consistent store with a one-line summary
 // (exit 0), and lists what is wrong in a damaged one (exit 1).
 func TestCheckCommand(t *testing.T) {
+	t.Parallel()
 	loc := testbackend.Location(t)
 	ctx := context.Background()
 	code, _, errs := runCLI(t, loc, "", "account", "create", "acme")
@@ -92,6 +93,8 @@ func openRaw(t *testing.T, loc string) *sql.DB {
 // TestManagementNeedsDataFolder: only serve makes a data folder; any other command
 // given one that does not exist fails and names it.
 func TestManagementNeedsDataFolder(t *testing.T) {
+	testbackend.Once(t)
+	t.Parallel()
 	missing := filepath.Join(t.TempDir(), "nope")
 	for _, args := range [][]string{{"check"}, {"account", "list"}, {"token", "list"}} {
 		code, out, errs := runCLI(t, missing, "", args...)

@@ -41,6 +41,7 @@ func storeArgs(loc string) []string {
 func TestMain(m *testing.M) { testbackend.Main(m) }
 
 func TestCLI(t *testing.T) {
+	t.Parallel()
 	data := testbackend.Location(t)
 	ok := func(stdin string, args ...string) string {
 		t.Helper()
@@ -132,6 +133,7 @@ func TestCLI(t *testing.T) {
 // The user commands: list, reset-password (signs the user out), delete (never the last
 // owner); project and channel delete say what goes and need --yes.
 func TestCLIManage(t *testing.T) {
+	t.Parallel()
 	loc := testbackend.Location(t)
 	ctx := context.Background()
 	ok := func(stdin string, args ...string) string {
@@ -207,6 +209,8 @@ func TestCLIManage(t *testing.T) {
 // TestCLIUsage: every command and every group answers --help and -h on standard output
 // with exit 0; flags are written --name, as in the README; version answers.
 func TestCLIUsage(t *testing.T) {
+	testbackend.Once(t)
+	t.Parallel()
 	var all [][]string
 	groups := map[string]bool{}
 	for _, cmd := range commands {
@@ -263,6 +267,7 @@ func TestCLIUsage(t *testing.T) {
 }
 
 func TestServeRefusesBadEnvironment(t *testing.T) {
+	testbackend.Once(t)
 	for name, value := range map[string]string{
 		"TIDINGS_TOKEN_RATE":      "fast",
 		"TIDINGS_TOKEN_BURST":     "1.5",
@@ -283,6 +288,7 @@ func TestServeRefusesBadEnvironment(t *testing.T) {
 // event delete and insight delete remove one of each, and say so; an unknown one fails
 // with a one-line error.
 func TestCLIDeleteOne(t *testing.T) {
+	t.Parallel()
 	loc := testbackend.Location(t)
 	ctx := context.Background()
 	s := testbackend.Open(t, loc)

@@ -17,6 +17,7 @@ import (
 // history, devices, webhooks and the outbox) reads the same on the other side, new
 // rows follow the copied ones, and a database that holds data is refused.
 func TestMigrateStore(t *testing.T) {
+	t.Parallel()
 	if !testbackend.Postgres() {
 		t.Skip("needs a PostgreSQL target: runs in the PostgreSQL run")
 	}

@@ -25,6 +25,8 @@ import (
 // key and sends the subscription; the service worker shows a pushed message as a
 // notification, and a click on it opens the event's page.
 func TestPushInChromium(t *testing.T) {
+	testbackend.Once(t)
+	t.Parallel()
 	m := startServer(t, testbackend.Location(t), nil)
 	b := newBrowser(t, m.URL())
 	b.do(chromedp.Navigate(m.URL() + "/"))
@@ -110,7 +112,7 @@ func TestPushInChromium(t *testing.T) {
 		t.Fatal(err)
 	}
 	var shown []string
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline) && len(shown) == 0; time.Sleep(100 * time.Millisecond) {
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline) && len(shown) == 0; time.Sleep(100 * time.Millisecond) {
 		shown = get(b, chromedp.Evaluate[[]string](`navigator.serviceWorker.ready.then(r => r.getNotifications())
 			.then(ns => ns.map(n => n.title + "|" + n.body + "|" + n.data.url))`, chromedp.EvalAwaitPromise))
 	}
@@ -143,7 +145,7 @@ func TestPushInChromium(t *testing.T) {
 		t.Fatalf("clicking the notification: %v", err)
 	}
 	// The page navigates: poll its address, not a script in a context that goes away.
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 		loc, err := chromedp.Run(b.ctx, chromedp.Location())
 		if err == nil && strings.HasSuffix(loc, "/p/my-saas/events/"+ev.ID) {
 			break

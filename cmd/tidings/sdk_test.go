@@ -11,6 +11,7 @@ import (
 
 	"github.com/tidings-dev/tidings"
 	"github.com/tidings-dev/tidings/internal/testbackend"
+	"github.com/tidings-dev/tidings/internal/testenv"
 )
 
 // logsnagNode is the version of the LogSnag Node SDK the README's snippet is tested with.
@@ -35,29 +36,18 @@ func readmeSnippet(t *testing.T, marker, lang string) string {
 	return code
 }
 
-// needer returns a function that skips t, or fails it when TIDINGS_REQUIRE_SERVICES=1.
-func needer(t *testing.T) func(format string, args ...any) {
-	return func(format string, args ...any) {
-		t.Helper()
-		if os.Getenv("TIDINGS_REQUIRE_SERVICES") == "1" {
-			t.Fatalf(format, args...)
-		}
-		t.Skipf(format, args...)
-	}
-}
-
 // TestLogSnagSDK runs the published LogSnag Node SDK, pointed at Tidings by exactly the
 // README's snippet: track, identify, group and an increment arrive, and a refused call
 // surfaces Tidings' message in the SDK's error.
 func TestLogSnagSDK(t *testing.T) {
-	need := needer(t)
+	t.Parallel()
 	node, err := exec.LookPath("node")
 	if err != nil {
-		need("Node.js is needed for the LogSnag SDK test (TIDINGS_REQUIRE_SERVICES=1 requires it): apt-get install nodejs npm")
+		testenv.Need(t, "Node.js is needed for the LogSnag SDK test: apt-get install nodejs npm")
 	}
 	npm, err := exec.LookPath("npm")
 	if err != nil {
-		need("npm is needed to install %s for the SDK test: apt-get install npm", logsnagNode)
+		testenv.Need(t, "npm is needed to install %s for the SDK test: apt-get install npm", logsnagNode)
 	}
 	dir := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -65,7 +55,7 @@ func TestLogSnagSDK(t *testing.T) {
 	install := exec.CommandContext(ctx, npm, "install", "--no-audit", "--no-fund", "--silent", logsnagNode)
 	install.Dir = dir
 	if out, err := install.CombinedOutput(); err != nil {
-		need("npm install %s failed (no registry?): %v\n%s", logsnagNode, err, out)
+		testenv.Need(t, "npm install %s failed (no registry?): %v\n%s", logsnagNode, err, out)
 	}
 
 	loc := testbackend.Location(t)
@@ -132,13 +122,13 @@ func TestLogSnagSDK(t *testing.T) {
 // says which it ran against. track, identify and an increment arrive; a refused call
 // raises with Tidings' message.
 func TestPythonSnippet(t *testing.T) {
-	need := needer(t)
+	t.Parallel()
 	python, err := exec.LookPath("python3")
 	if err != nil {
-		need("python3 is needed for the Python snippet test: apt-get install python3 python3-requests")
+		testenv.Need(t, "python3 is needed for the Python snippet test: apt-get install python3 python3-requests")
 	}
 	if out, err := exec.Command(python, "-c", "import requests").CombinedOutput(); err != nil {
-		need("the Python snippet test needs requests (apt-get install python3-requests): %s", out)
+		testenv.Need(t, "the Python snippet test needs requests (apt-get install python3-requests): %s", out)
 	}
 	dir := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

@@ -48,6 +48,7 @@ func selfSigned(t *testing.T, dir string) (certFile, keyFile string, pool *x509.
 }
 
 func TestServesHTTPSWithHSTS(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	certFile, keyFile, pool := selfSigned(t, dir)
 	m := startServer(t, filepath.Join(dir, "data"), func(c *Config) { c.TLSCert, c.TLSKey = certFile, keyFile })
@@ -68,6 +69,7 @@ func TestServesHTTPSWithHSTS(t *testing.T) {
 // TestAccessLogNeverShowsTheToken: one line per request with route, status, request id
 // and account, and never the secret.
 func TestAccessLogNeverShowsTheToken(t *testing.T) {
+	t.Parallel()
 	data := testbackend.Location(t)
 	token := setupAccount(t, data)
 	var buf bytes.Buffer
@@ -126,6 +128,7 @@ func (s *syncWriter) Write(p []byte) (int, error) {
 // TestHTTPSPublicURL: behind a proxy that ends TLS, an https:// public URL is enough:
 // every answer carries HSTS and the session cookie is Secure (the audit: neither was).
 func TestHTTPSPublicURL(t *testing.T) {
+	t.Parallel()
 	data := testbackend.Location(t)
 	m := startServer(t, data, func(c *Config) { c.PublicURL = "https://tidings.example.com" })
 	if code, _, errs := runCLI(t, data, "", "account", "create", "acme"); code != 0 {

@@ -20,6 +20,7 @@ import (
 // process is killed (SIGKILL) before it could deliver; the message is signed with the
 // secret `webhook create` printed.
 func TestWebhookDeliveredAfterKill(t *testing.T) {
+	t.Parallel()
 	data := testbackend.Location(t)
 	token := setupAccount(t, data)
 	var up atomic.Bool

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
@@ -40,34 +39,32 @@ func TestHashVerify(t *testing.T) {
 	}
 }
 
-// TestGateBounds: 10 hashes at once through a gate of 2 with a short wait: two run, the
-// others are told the server is busy instead of each taking 64 MiB.
+// TestGateBounds: a gate of 2 with a short wait: with both slots busy, a third hash or
+// check is told the server is busy instead of taking 64 MiB more.
 func TestGateBounds(t *testing.T) {
-	g := NewGate(2, 5*time.Millisecond, Params{})
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var ok, busy int
-	for i := 0; i < 10; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			_, err := g.Hash(context.Background(), "correct horse")
-			mu.Lock()
-			defer mu.Unlock()
-			switch {
-			case err == nil:
-				ok++
-			case errors.Is(err, ErrBusy):
-				busy++
-			default:
-				t.Error(err)
-			}
-		}()
+	ctx := context.Background()
+	g := NewGate(2, 5*time.Millisecond, Params{Memory: 64, Passes: 1, Threads: 1})
+	hash, err := g.Hash(ctx, "correct horse")
+	if err != nil {
+		t.Fatal(err)
 	}
-	wg.Wait()
-	if ok < 2 || ok > 4 || ok+busy != 10 {
-		t.Fatalf("%d hashed, %d busy", ok, busy)
+	// Both slots busy: a third hash or check waits its 5 ms and is refused.
+	g.slots <- struct{}{}
+	g.slots <- struct{}{}
+	if _, err := g.Hash(ctx, "correct horse"); !errors.Is(err, ErrBusy) {
+		t.Fatalf("hash with every slot busy: %v, want ErrBusy", err)
 	}
+	if _, err := g.Verify(ctx, hash, "correct horse"); !errors.Is(err, ErrBusy) {
+		t.Fatalf("check with every slot busy: %v, want ErrBusy", err)
+	}
+	// One free again: the next one goes through, and gives its slot back.
+	<-g.slots
+	for range 3 {
+		if ok, err := g.Verify(ctx, hash, "correct horse"); !ok || err != nil {
+			t.Fatalf("check with a free slot: %v %v", ok, err)
+		}
+	}
+	<-g.slots
 	if _, err := g.Hash(context.Background(), "short"); err == nil || errors.Is(err, ErrBusy) {
 		t.Fatalf("a short password must be refused before the gate: %v", err)
 	}

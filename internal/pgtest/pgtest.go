@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/tidings-dev/tidings/internal/testenv"
 )
 
 // EnvURL names the variable that points the tests at a PostgreSQL database.
@@ -25,10 +27,7 @@ func BaseURL(t testing.TB) string {
 	if u != "" {
 		return u
 	}
-	if os.Getenv("TIDINGS_REQUIRE_SERVICES") == "1" {
-		t.Fatal("PostgreSQL is required (TIDINGS_REQUIRE_SERVICES=1) but " + EnvURL + " is not set")
-	}
-	t.Skip("skipped: no PostgreSQL; set " + EnvURL + "=postgres://user@host:5432/db?sslmode=disable to run the PostgreSQL backend's tests")
+	testenv.Need(t, "no PostgreSQL: set %s=postgres://user@host:5432/db?sslmode=disable to run the PostgreSQL backend's tests", EnvURL)
 	return ""
 }
 

@@ -6,14 +6,20 @@ package testbackend
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/tidings-dev/tidings"
 	"github.com/tidings-dev/tidings/internal/pgtest"
+	"github.com/tidings-dev/tidings/internal/testenv"
 	"github.com/tidings-dev/tidings/postgres"
 	"github.com/tidings-dev/tidings/sqlite"
 )
@@ -35,16 +41,30 @@ func Name() string {
 // Postgres reports whether this run is on PostgreSQL.
 func Postgres() bool { return Name() == "postgres" }
 
+// Parallel is how many of a package's parallel tests run at once unless -parallel says
+// otherwise: more than the CPUs, since most of them wait (on a server, a browser, a
+// commit) more than they compute.
+var Parallel = max(4, 2*runtime.GOMAXPROCS(0))
+
 // Main runs the tests on SQLite, then runs this test binary again, with the same
 // flags, on PostgreSQL. Without TIDINGS_TEST_DATABASE_URL the second run is skipped
 // with a message, or fails where TIDINGS_REQUIRE_SERVICES=1 (CI).
 func Main(m *testing.M) {
+	flag.Parse()
+	explicit := false
+	flag.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "test.parallel" })
+	if !explicit {
+		flag.Set("test.parallel", strconv.Itoa(Parallel))
+	}
 	code := m.Run()
+	if emptyStore.dir != "" {
+		os.RemoveAll(emptyStore.dir)
+	}
 	if os.Getenv(EnvBackend) != "" || code != 0 {
 		os.Exit(code)
 	}
 	if os.Getenv(pgtest.EnvURL) == "" {
-		if os.Getenv("TIDINGS_REQUIRE_SERVICES") == "1" {
+		if testenv.Required() {
 			fmt.Fprintln(os.Stderr, "FAIL: PostgreSQL is required (TIDINGS_REQUIRE_SERVICES=1) but "+pgtest.EnvURL+" is not set")
 			os.Exit(1)
 		}
@@ -70,7 +90,45 @@ func Location(t testing.TB) string {
 	if Postgres() {
 		return pgtest.URL(t)
 	}
-	return t.TempDir()
+	dir := t.TempDir()
+	if err := copyEmptyStore(dir); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// emptyStore is an empty SQLite store made once per test binary by the store's own
+// Open (its migrations), which a fresh location gets a copy of: under -race, migrating
+// a new store costs about half a second; copying its file, a millisecond.
+var emptyStore struct {
+	once sync.Once
+	dir  string
+	err  error
+}
+
+func copyEmptyStore(dir string) error {
+	emptyStore.once.Do(func() {
+		d, err := os.MkdirTemp("", "tidings-empty-store-")
+		if err != nil {
+			emptyStore.err = err
+			return
+		}
+		emptyStore.dir = d
+		s, err := sqlite.Open(context.Background(), d, sqlite.Options{})
+		if err != nil {
+			emptyStore.err = err
+			return
+		}
+		emptyStore.err = s.Close()
+	})
+	if emptyStore.err != nil {
+		return fmt.Errorf("the empty store to copy: %w", emptyStore.err)
+	}
+	b, err := os.ReadFile(filepath.Join(emptyStore.dir, sqlite.FileName))
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, sqlite.FileName), b, 0o600)
 }
 
 // IsURL reports whether a location is a database URL rather than a data folder.
@@ -99,6 +157,16 @@ func Open(t testing.TB, loc string) tidings.Store {
 func New(t testing.TB) tidings.Store {
 	t.Helper()
 	return Open(t, Location(t))
+}
+
+// Once skips, in the PostgreSQL run, a test whose subject is not the store — the
+// dashboard in a browser, an SDK, a command's flags — so that it runs once, on SQLite.
+// What it stores is tested on both stores by the store's own tests and the API's.
+func Once(t testing.TB) {
+	t.Helper()
+	if Postgres() {
+		t.Skip("not about the store: runs once, in the SQLite run")
+	}
 }
 
 // SQLiteOnly skips a test about the embedded store itself (its data folder, its file)
