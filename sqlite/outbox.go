@@ -111,7 +111,12 @@ func (db *DB) ClaimDeliveries(ctx context.Context, now time.Time, lease time.Dur
 		}
 		return claim(targets, limit-len(out))
 	})
-	return out, err
+	if err != nil {
+		// out is not read: a caller that gave up (its context ended) is answered at
+		// once, while the batch may still be filling it.
+		return nil, err
+	}
+	return out, nil
 }
 
 // ReplaceDelivery deletes job id and adds jobs, in one transaction.

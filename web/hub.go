@@ -268,7 +268,7 @@ func (h *hub) run(ah *accountHub) {
 func (h *hub) fanOutEvent(ah *accountHub, ev *tidings.Event) {
 	targets := h.streams(ah, func(ls *liveStream) bool { return !ls.insights && ls.project == ev.Project })
 	frames := map[string][]byte{} // feed key → message; nil when the feed does not show it
-	now := time.Now()
+	now := h.srv.now()
 	for _, ls := range targets {
 		frame, done := frames[ls.feed.key]
 		if !done {
@@ -298,7 +298,7 @@ func (h *hub) fanOutInsights(ah *accountHub, project string, byTitle map[string]
 			continue
 		}
 		frame := sseFrame("", "insight", card)
-		now := time.Now()
+		now := h.srv.now()
 		for _, ls := range targets {
 			ls.queue(sseMessage{frame: frame}, now)
 		}

@@ -313,15 +313,21 @@ func mustURL(s string) *url.URL {
 // behind and ends (the page offers the newest events), while publishing goes on.
 func TestStreamBudget(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, false)
+	// The clock stands still: the budget does not refill, however slowly a loaded
+	// machine publishes.
+	now := time.Now()
+	e := newEnvWith(t, web.Config{Now: func() time.Time { return now }})
 	c := e.owner()
 	acme := e.account("acme")
 	msgs, _ := c.openStream("")
-	time.Sleep(50 * time.Millisecond)
 	big := strings.Repeat("a description of some size\n", 400) // ~11 KB a card
-	for i := 0; i < 200; i++ {                                 // ~2 MB: over the 1 MiB burst
-		e.publish(acme, tidings.NewEvent{Event: fmt.Sprint("big ", i), Description: big})
+	evs := make([]tidings.NewEvent, 200)                       // ~2 MB: over the 1 MiB burst
+	for i := range evs {
+		evs[i] = tidings.NewEvent{Event: fmt.Sprint("big ", i), Description: big}
 	}
+	(&testbackend.Fixture{Store: e.store, Account: acme, Published: func(ev *tidings.Event) {
+		e.broker.Publish(tidings.Notice{AccountID: acme.ID, Event: ev})
+	}}).Publish(t, evs...)
 	if why := waitEnd(t, msgs, 30*time.Second); why != "behind" {
 		t.Fatalf("ended with %q", why)
 	}
