@@ -305,11 +305,14 @@ func TestPrivateTargetsRefused(t *testing.T) {
 	w := e.webhook(rx.URL, tidings.FormatStandard, tidings.WebhookAll)
 	e.run(deliver.Config{Client: deliver.NewClient(false)})
 	e.publish(tidings.NewEvent{Event: "x"})
-	rx.quiet(t, 500*time.Millisecond)
-	attempts, _ := e.store.ListWebhookAttempts(context.Background(), e.account.ID, w.ID)
+	var attempts []*tidings.WebhookAttempt
+	for deadline := time.Now().Add(30 * time.Second); len(attempts) == 0 && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		attempts, _ = e.store.ListWebhookAttempts(context.Background(), e.account.ID, w.ID)
+	}
 	if len(attempts) != 1 || !strings.Contains(attempts[0].Error, "--allow-private-targets") {
 		t.Fatalf("attempts %+v", attempts)
 	}
+	rx.quiet(t, 300*time.Millisecond)
 }
 
 // TestHangingReceiverDoesNotHoldOthers: one receiver that never answers does not delay
