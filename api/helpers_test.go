@@ -1,7 +1,6 @@
 package api_test
 
 import (
-	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -58,14 +57,7 @@ var noLimits = api.Limits{}
 
 func (e *env) account(name string) *tidings.Account {
 	e.t.Helper()
-	ctx := context.Background()
-	a, err := e.store.CreateAccount(ctx, name)
-	e.must(err)
-	_, err = e.store.CreateProject(ctx, a.ID, "my-saas")
-	e.must(err)
-	_, err = e.store.CreateChannel(ctx, a.ID, "my-saas", "payments")
-	e.must(err)
-	return a
+	return testbackend.Seed(e.t, e.store, name).Account
 }
 
 // in is the env for subtest t: a helper's failure is reported as the subtest's (with
@@ -86,13 +78,7 @@ func (e *env) must(err error) {
 
 func (e *env) token(a *tidings.Account, access, project, channel string, roles ...string) string {
 	e.t.Helper()
-	if len(roles) == 0 {
-		roles = []string{tidings.RoleLog, tidings.RoleInsight}
-	}
-	id, secret, hash := tidings.NewTokenSecret()
-	e.must(e.store.CreateToken(context.Background(), &tidings.Token{ID: id, AccountID: a.ID, Access: access,
-		Project: project, Channel: channel, Roles: roles, Hash: hash}))
-	return secret
+	return (&testbackend.Fixture{Store: e.store, Account: a}).Token(e.t, access, project, channel, roles...)
 }
 
 type response struct {

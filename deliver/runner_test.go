@@ -42,14 +42,7 @@ func newEnv(t *testing.T) *env {
 	t.Helper()
 	e := &env{t: t, dir: testbackend.Location(t)}
 	e.open()
-	ctx := context.Background()
-	a, err := e.store.CreateAccount(ctx, "acme")
-	e.must(err)
-	e.account = a
-	_, err = e.store.CreateProject(ctx, a.ID, "my-saas")
-	e.must(err)
-	_, err = e.store.CreateChannel(ctx, a.ID, "my-saas", "payments")
-	e.must(err)
+	e.account = testbackend.Seed(t, e.store, "acme").Account
 	return e
 }
 
