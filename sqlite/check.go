@@ -3,57 +3,105 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"fmt"
-	"runtime"
 
 	"github.com/google/uuid"
 
 	"github.com/tidings-dev/tidings"
 )
 
-// Check verifies every derived structure against the events. It takes no lock that a
-// writer waits for: each check reads one snapshot of the WAL.
+// checkParts is how many connections the tag index's two passes use each; the other
+// checks run checkWorkers at a time beside them. All come from the read pool (8).
+const (
+	checkParts   = 2
+	checkWorkers = 2
+)
+
+// Check verifies every derived structure against the events. Every check reads the same
+// snapshot of the WAL, so that what one pass adds up can be compared with another's:
+// no commit lands while the connections begin (the write lock is held for that
+// moment, as a commit of the group committer holds it), and none is waited for after.
 func (db *DB) Check(ctx context.Context) (*tidings.CheckReport, error) {
-	var events int64
-	if err := db.read.QueryRowContext(ctx, `SELECT count(*) FROM events`).Scan(&events); err != nil {
+	snap, err := db.snapshot(ctx, 2*checkParts+checkWorkers)
+	if err != nil {
 		return nil, err
 	}
-	// Side by side on the read pool's connections, each in a read transaction of its
-	// own: one snapshot, within which what it compares is read.
-	kinds := make([]string, len(sqliteChecks))
-	for i, c := range sqliteChecks {
+	defer snap.close()
+	pass := startTagPass(ctx, snap.txs[:2*checkParts])
+	checks := sqliteChecks(pass)
+	kinds := make([]string, len(checks))
+	for i, c := range checks {
 		kinds[i] = c.kind
 	}
-	r, err := tidings.RunChecks(ctx, kinds, min(runtime.GOMAXPROCS(0), 4), func(ctx context.Context, i int, r *tidings.CheckReport) error {
-		return db.runCheck(ctx, sqliteChecks[i], r)
+	free := make(chan *sql.Tx, checkWorkers)
+	for _, tx := range snap.txs[2*checkParts:] {
+		free <- tx
+	}
+	r, err := tidings.RunChecks(ctx, kinds, checkWorkers, func(ctx context.Context, i int, r *tidings.CheckReport) error {
+		tx := <-free
+		defer func() { free <- tx }()
+		return checks[i].run(ctx, tx, r)
 	})
 	if err != nil {
 		return nil, err
 	}
-	r.Events = events
+	if err := pass.result(ctx); err != nil {
+		return nil, err
+	}
+	r.Events = pass.events.events
 	return r, nil
 }
 
-// runCheck runs one check in a read transaction of its own connection. The check reads
-// indexes at random: the connection maps the file and keeps more pages than a reader
-// does, and gives them back after.
-func (db *DB) runCheck(ctx context.Context, c storeCheck, r *tidings.CheckReport) error {
-	conn, err := db.read.Conn(ctx)
+// snapshot is read transactions on n connections of the read pool that see the same
+// state. The check reads indexes at random: each connection maps the file and keeps
+// more pages than a reader does, and gives them back after.
+type snapshot struct {
+	conns []*sql.Conn
+	txs   []*sql.Tx
+}
+
+func (db *DB) snapshot(ctx context.Context, n int) (_ *snapshot, err error) {
+	s := &snapshot{}
+	defer func() {
+		if err != nil {
+			s.close()
+		}
+	}()
+	lock, err := db.write.BeginTx(ctx, nil) // BEGIN IMMEDIATE: no commit until all have begun
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer conn.Close()
-	if _, err := conn.ExecContext(ctx, `PRAGMA mmap_size = 4294967296; PRAGMA cache_size = -131072`); err != nil {
-		return err
+	defer lock.Rollback()
+	for range n {
+		conn, err := db.read.Conn(ctx)
+		if err != nil {
+			return nil, err
+		}
+		s.conns = append(s.conns, conn)
+		if _, err := conn.ExecContext(ctx, `PRAGMA mmap_size = 4294967296; PRAGMA cache_size = -131072`); err != nil {
+			return nil, err
+		}
+		tx, err := conn.BeginTx(ctx, &sql.TxOptions{ReadOnly: true}) // a deferred BEGIN: no write lock
+		if err != nil {
+			return nil, err
+		}
+		s.txs = append(s.txs, tx)
+		var last int64 // the first read fixes the transaction's snapshot
+		if err := tx.QueryRowContext(ctx, `SELECT last FROM event_seq`).Scan(&last); err != nil {
+			return nil, err
+		}
 	}
-	defer conn.ExecContext(context.WithoutCancel(ctx), `PRAGMA mmap_size = 0; PRAGMA cache_size = -2000`)
-	tx, err := conn.BeginTx(ctx, &sql.TxOptions{ReadOnly: true}) // a deferred BEGIN: a snapshot, no write lock
-	if err != nil {
-		return err
+	return s, nil
+}
+
+func (s *snapshot) close() {
+	for _, tx := range s.txs {
+		tx.Rollback()
 	}
-	defer tx.Rollback()
-	return c.run(ctx, tx, r)
+	for _, c := range s.conns {
+		c.ExecContext(context.Background(), `PRAGMA mmap_size = 0; PRAGMA cache_size = -2000`)
+		c.Close()
+	}
 }
 
 type storeCheck struct {
@@ -70,8 +118,8 @@ func sqlCheck(kind, query string) storeCheck {
 	}}
 }
 
-func eachRow(ctx context.Context, tx *sql.Tx, query string, fn func(where, expected, found string)) error {
-	rows, err := tx.QueryContext(ctx, query)
+func eachRow(ctx context.Context, tx *sql.Tx, query string, fn func(where, expected, found string), args ...any) error {
+	rows, err := tx.QueryContext(ctx, query, args...)
 	if err != nil {
 		return err
 	}
@@ -86,79 +134,30 @@ func eachRow(ctx context.Context, tx *sql.Tx, query string, fn func(where, expec
 	return rows.Err()
 }
 
-// tagValueMatches is true when json_each's row j holds the tag value g.value as the
-// dictionary keeps it (a string as is, a number as its literal, a boolean as its word).
-const tagValueMatches = `(j.type = 'text' AND j.value = g.value
-	OR j.type IN ('integer', 'real') AND CAST(g.value AS REAL) = j.value
-	OR j.type IN ('true', 'false') AND j.type = g.value)`
-
-var sqliteChecks = []storeCheck{
-	// One pass over the tag index checks each row against its event: that it exists
-	// (orphan), is of the tag's project (tenant), has the row's time and channel (row),
-	// and carries the tag (tag).
-	{"tag_index", checkTagRows},
-	// With every row above right, rows and events' tags match one to one when their
-	// numbers do, project by project; missingTagRows names the events when they do not.
-	{"tag_index.missing", checkTagRowCounts},
-	sqlCheck("tag_count", `SELECT 'tag ' || id || ' (' || key || ':' || value || ')', rows, count
-		FROM (SELECT g.id, g.key, g.value, g.count, (SELECT count(*) FROM event_tags t WHERE t.tag_id = g.id) AS rows FROM tags g)
-		WHERE count != rows`),
-	sqlCheck("search.orphan", `SELECT 'seq ' || d.id, 'an event', 'none'
-		FROM events_fts_docsize d WHERE NOT EXISTS (SELECT 1 FROM events e WHERE e.seq = d.id)`),
-	sqlCheck("search.missing", `SELECT 'seq ' || e.seq || ' project ' || e.project_id, 'a row of the full-text index', 'none'
-		FROM events e WHERE e.seq > (SELECT coalesce(max(next_seq), 0) FROM search_backfill)
-		AND NOT EXISTS (SELECT 1 FROM events_fts_docsize d WHERE d.id = e.seq)`),
-	{"search.scope", checkSearchScopes},
-	sqlCheck("hour_count", `WITH actual AS (SELECT channel_id, ts - ts % 3600000 AS hour, count(*) AS n FROM events GROUP BY 1, 2)
-		SELECT 'channel ' || coalesce(a.channel_id, c.channel_id) || ' hour ' || coalesce(a.hour, c.hour), coalesce(a.n, 0), coalesce(c.n, 0)
-		FROM actual a FULL JOIN event_counts c ON c.channel_id = a.channel_id AND c.hour = a.hour
-		WHERE coalesce(a.n, 0) != coalesce(c.n, 0)`),
-	// One grouping of the events checks both a user's count and first/last seen.
-	{"user_count", func(ctx context.Context, tx *sql.Tx, r *tidings.CheckReport) error {
-		rows, err := tx.QueryContext(ctx, `WITH actual AS (SELECT project_id, user_id, count(*) AS n, min(created_at) AS first, max(created_at) AS last
-				FROM events WHERE user_id != '' GROUP BY 1, 2)
-			SELECT coalesce(a.project_id, p.project_id), coalesce(a.user_id, p.user_id), coalesce(a.n, 0), p.events IS NULL,
-				coalesce(p.events, 0), coalesce(a.first, 0), coalesce(a.last, 0), coalesce(p.first_seen, 0), coalesce(p.last_seen, 0)
-			FROM actual a FULL JOIN people p ON p.project_id = a.project_id AND p.user_id = a.user_id
-			WHERE coalesce(a.n, 0) != coalesce(p.events, -1) OR a.n IS NOT NULL AND (p.first_seen > a.first OR p.last_seen < a.last)
-			   OR p.first_seen > p.last_seen`)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var project, n, events, first, last, firstSeen, lastSeen int64
-			var user string
-			var noRow bool
-			if err := rows.Scan(&project, &user, &n, &noRow, &events, &first, &last, &firstSeen, &lastSeen); err != nil {
-				return err
-			}
-			where := fmt.Sprintf("project %d user %s", project, user)
-			switch {
-			case noRow:
-				r.Add(tidings.Inconsistency{Kind: "user_count", Where: where, Expected: fmt.Sprint(n), Found: "no row"})
-			case n != events:
-				r.Add(tidings.Inconsistency{Kind: "user_count", Where: where, Expected: fmt.Sprint(n), Found: fmt.Sprint(events)})
-			default:
-				r.Add(tidings.Inconsistency{Kind: "user_seen", Where: where,
-					Expected: fmt.Sprintf("first seen <= %d, last seen >= %d", first, last), Found: fmt.Sprintf("first seen %d, last seen %d", firstSeen, lastSeen)})
-			}
-		}
-		return rows.Err()
-	}},
-	sqlCheck("insight_history", `SELECT 'insight ' || i.id || ' (' || i.title || ')', i.value, coalesce(
+// sqliteChecks are the checks, longest first; the tag index's and the users' wait for
+// pass, which runs beside them.
+func sqliteChecks(pass *tagPass) []storeCheck {
+	return []storeCheck{
+		{"search", checkSearchRows},
+		{"search.scope", checkSearchScopes},
+		{"hour_count", checkHourCounts},
+		sqlCheck("insight_history", `SELECT 'insight ' || i.id || ' (' || i.title || ')', i.value, coalesce(
 			(SELECT value FROM insight_points WHERE insight_id = i.id ORDER BY rowid DESC LIMIT 1), 'no point')
 		FROM insights i WHERE i.value IS NOT (SELECT value FROM insight_points WHERE insight_id = i.id ORDER BY rowid DESC LIMIT 1)`),
-	sqlCheck("outbox.tenant", `SELECT 'delivery ' || d.id || ' event ' || d.event_id, 'account ' || d.account_id, 'account ' || p.account_id
+		sqlCheck("outbox.tenant", `SELECT 'delivery ' || d.id || ' event ' || d.event_id, 'account ' || d.account_id, 'account ' || p.account_id
 		FROM deliveries d JOIN events e ON e.id = unhex(replace(d.event_id, '-', '')) JOIN projects p ON p.id = e.project_id
 		WHERE d.event_id != '' AND p.account_id != d.account_id`),
-	sqlCheck("event.channel", `SELECT 'seq ' || e.seq, 'channel of project ' || e.project_id, 'channel ' || e.channel_id || ' of project ' || coalesce(c.project_id, 'none')
-		FROM events e LEFT JOIN channels c ON c.id = e.channel_id WHERE c.project_id IS NOT e.project_id`),
-	sqlCheck("event.seq", `SELECT 'events', 'highest seq <= ' || s.last, 'highest seq ' || (SELECT max(seq) FROM events)
+		sqlCheck("event.seq", `SELECT 'events', 'highest seq <= ' || s.last, 'highest seq ' || (SELECT max(seq) FROM events)
 		FROM event_seq s WHERE (SELECT max(seq) FROM events) > s.last`),
+		// The tag index, the tags' counts and the users' counts: one pass over the events
+		// and one over the index (checkpass.go) add up what they hold.
+		{"tag_index", pass.checkTags},
+		{"user_count", pass.checkUsers},
+	}
 }
 
-func checkTagRows(ctx context.Context, tx *sql.Tx, r *tidings.CheckReport) error {
+// checkTagRows reads the rows of the project's tags one by one against their events.
+func checkTagRows(ctx context.Context, tx *sql.Tx, project int64, r *tidings.CheckReport) error {
 	// A tag's value as the event holds it: one lookup by key (keys follow the naming
 	// rule, so quoting them in the path is safe), compared the way the dictionary keeps
 	// it (a number as its literal, a boolean as its word).
@@ -172,8 +171,8 @@ func checkTagRows(ctx context.Context, tx *sql.Tx, r *tidings.CheckReport) error
 			  WHEN 'true' THEN g.value != 'true'
 			  WHEN 'false' THEN g.value != 'false'
 			  ELSE e.seq IS NOT NULL END AS wrong
-		FROM event_tags t JOIN tags g ON g.id = t.tag_id LEFT JOIN events e ON e.seq = t.seq)
-		WHERE orphan OR ep != project_id OR ets != ts OR ec != channel_id OR wrong`)
+		FROM tags g JOIN event_tags t ON t.tag_id = g.id LEFT JOIN events e ON e.seq = t.seq WHERE g.project_id = ?)
+		WHERE orphan OR ep != project_id OR ets != ts OR ec != channel_id OR wrong`, project)
 	if err != nil {
 		return err
 	}
@@ -204,96 +203,231 @@ func checkTagRows(ctx context.Context, tx *sql.Tx, r *tidings.CheckReport) error
 	return rows.Err()
 }
 
-// checkTagRowCounts compares, per project, the tag index's rows with the tags its
-// events carry, and names the events whose rows are missing where they differ.
-func checkTagRowCounts(ctx context.Context, tx *sql.Tx, r *tidings.CheckReport) error {
-	type count struct{ project, rows, want int64 }
-	rows, err := tx.QueryContext(ctx, `SELECT p.id,
-		(SELECT count(*) FROM event_tags t WHERE t.tag_id IN (SELECT id FROM tags WHERE project_id = p.id)),
-		(SELECT coalesce(sum((SELECT count(*) FROM json_each(e.tags))), 0) FROM events e WHERE e.project_id = p.id)
-		FROM projects p`)
-	if err != nil {
+// tagRowsExpected joins each tag an event carries (json_each's row j) to the row of the
+// tag index it should have (t), through the project's dictionary entry (g): a string as
+// is, a boolean as its word, a number as the literal the event holds.
+const tagRowsExpected = `FROM events e, json_each(e.tags) j
+	LEFT JOIN tags g ON g.project_id = e.project_id AND g.key = j.key AND g.value = CASE j.type
+		WHEN 'text' THEN j.value WHEN 'true' THEN 'true' WHEN 'false' THEN 'false' ELSE e.tags -> j.fullkey END
+	LEFT JOIN event_tags t ON t.tag_id = g.id AND t.ts = e.ts AND t.seq = e.seq`
+
+// checkTags compares, project by project, what the events pass and the tag index's
+// pass added up, and names the rows of a project where they differ.
+func (p *tagPass) checkTags(ctx context.Context, tx *sql.Tx, r *tidings.CheckReport) error {
+	if err := p.result(ctx); err != nil {
 		return err
 	}
-	var off []count
-	for rows.Next() {
-		var c count
-		if err := rows.Scan(&c.project, &c.rows, &c.want); err != nil {
-			rows.Close()
-			return err
-		}
-		if c.rows != c.want {
-			off = append(off, c)
+	for _, list := range [][]tidings.Inconsistency{p.events.problems, p.index.problems} {
+		for _, i := range list {
+			r.Add(i)
 		}
 	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return err
+	projects := map[int64]bool{}
+	for project := range p.events.tags {
+		projects[project] = true
 	}
-	for _, c := range off {
-		if c.rows > c.want {
-			// Surplus rows are named by the row checks above.
-			r.Add(tidings.Inconsistency{Kind: "tag_index.missing", Where: fmt.Sprintf("project %d", c.project),
-				Expected: fmt.Sprintf("%d rows", c.want), Found: fmt.Sprintf("%d rows", c.rows)})
+	for project := range p.index.tags {
+		projects[project] = true
+	}
+	for project := range projects {
+		want, have := p.events.tags[project], p.index.tags[project]
+		if want == nil {
+			want = &tagSums{}
+		}
+		if have == nil {
+			have = &tagSums{}
+		}
+		if *want == *have {
 			continue
 		}
-		if err := missingTagRows(ctx, tx, c.project, r); err != nil {
+		before := len(r.Problems) + int(r.Omitted)
+		if err := missingTagRows(ctx, tx, project, r); err != nil {
 			return err
+		}
+		if err := checkTagRows(ctx, tx, project, r); err != nil {
+			return err
+		}
+		if len(r.Problems)+int(r.Omitted) == before {
+			r.Add(tidings.Inconsistency{Kind: "tag_index", Where: fmt.Sprintf("project %d", project),
+				Expected: fmt.Sprintf("%d rows, one per tag of each event", want.rows), Found: fmt.Sprintf("%d rows, not those", have.rows)})
 		}
 	}
 	return nil
 }
 
-// missingTagRows names the project's events that lack a row of the tag index.
+// missingTagRows names the project's events whose tag has no row of the tag index, or
+// one of another channel.
 func missingTagRows(ctx context.Context, tx *sql.Tx, project int64, r *tidings.CheckReport) error {
-	rows, err := tx.QueryContext(ctx, `SELECT e.seq, e.id, e.ts, e.tags FROM events e WHERE e.project_id = ? AND e.tags != '{}'`, project)
+	rows, err := tx.QueryContext(ctx, `SELECT e.id, e.seq, j.key, CASE j.type WHEN 'text' THEN j.value ELSE e.tags -> j.fullkey END,
+		t.seq IS NULL, e.channel_id, coalesce(t.channel_id, 0)
+		FROM events e, json_each(e.tags) j
+		LEFT JOIN tags g ON g.project_id = e.project_id AND g.key = j.key AND g.value = CASE j.type
+			WHEN 'text' THEN j.value WHEN 'true' THEN 'true' WHEN 'false' THEN 'false' ELSE e.tags -> j.fullkey END
+		LEFT JOIN event_tags t ON t.tag_id = g.id AND t.ts = e.ts AND t.seq = e.seq
+		WHERE e.project_id = ? AND t.channel_id IS NOT e.channel_id`, project)
 	if err != nil {
 		return err
 	}
-	type ev struct {
-		seq, ts int64
-		id      []byte
-		tags    tidings.Tags
-	}
-	var evs []ev
+	defer rows.Close()
 	for rows.Next() {
-		var e ev
-		var tags string
-		if err := rows.Scan(&e.seq, &e.id, &e.ts, &tags); err != nil {
-			rows.Close()
+		var seq, channel, rowChannel int64
+		var id []byte
+		var key, value string
+		var missing bool
+		if err := rows.Scan(&id, &seq, &key, &value, &missing, &channel, &rowChannel); err != nil {
 			return err
 		}
-		if err := json.Unmarshal([]byte(tags), &e.tags); err != nil {
-			rows.Close()
-			return err
+		where := fmt.Sprintf("project %d event %s (seq %d)", project, uuid.UUID(id), seq)
+		if missing {
+			r.Add(tidings.Inconsistency{Kind: "tag_index.missing", Where: where, Expected: "a row for " + key + ":" + value, Found: "none"})
+		} else {
+			r.Add(tidings.Inconsistency{Kind: "tag_index.row", Where: where + " tag " + key + ":" + value,
+				Expected: fmt.Sprintf("channel %d", channel), Found: fmt.Sprintf("channel %d", rowChannel)})
 		}
-		evs = append(evs, e)
 	}
-	rows.Close()
+	return rows.Err()
+}
+
+// checkUsers compares each user's count of events and first and last seen, as the
+// events pass found them, with the people table.
+func (p *tagPass) checkUsers(ctx context.Context, tx *sql.Tx, r *tidings.CheckReport) error {
+	if err := p.result(ctx); err != nil {
+		return err
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT project_id, user_id, events, first_seen, last_seen FROM people`)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	seen := map[personKey]bool{}
+	for rows.Next() {
+		var k personKey
+		var events, firstSeen, lastSeen int64
+		if err := rows.Scan(&k.project, &k.user, &events, &firstSeen, &lastSeen); err != nil {
+			return err
+		}
+		where := fmt.Sprintf("project %d user %s", k.project, k.user)
+		u := p.events.users[k.project][k.user]
+		seen[k] = true
+		switch {
+		case u == nil && events != 0:
+			r.Add(tidings.Inconsistency{Kind: "user_count", Where: where, Expected: "0", Found: fmt.Sprint(events)})
+		case u != nil && u.n != events:
+			r.Add(tidings.Inconsistency{Kind: "user_count", Where: where, Expected: fmt.Sprint(u.n), Found: fmt.Sprint(events)})
+		case u != nil && (firstSeen > u.first || lastSeen < u.last), firstSeen > lastSeen:
+			var first, last int64
+			if u != nil {
+				first, last = u.first, u.last
+			}
+			r.Add(tidings.Inconsistency{Kind: "user_seen", Where: where,
+				Expected: fmt.Sprintf("first seen <= %d, last seen >= %d", first, last), Found: fmt.Sprintf("first seen %d, last seen %d", firstSeen, lastSeen)})
+		}
+	}
 	if err := rows.Err(); err != nil {
 		return err
 	}
-	for _, e := range evs {
-		for _, t := range e.tags {
-			var n int
-			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM event_tags WHERE ts = ? AND seq = ?
-				AND tag_id = (SELECT id FROM tags WHERE project_id = ? AND key = ? AND value = ?)`,
-				e.ts, e.seq, project, t.Key, t.Value).Scan(&n); err != nil {
-				return err
-			}
-			if n == 0 {
-				r.Add(tidings.Inconsistency{Kind: "tag_index.missing",
-					Where:    fmt.Sprintf("project %d event %s (seq %d)", project, uuid.UUID(e.id), e.seq),
-					Expected: "a row for " + t.Key + ":" + t.Value, Found: "none"})
+	for project, users := range p.events.users {
+		for user, u := range users {
+			if !seen[personKey{project, user}] {
+				r.Add(tidings.Inconsistency{Kind: "user_count", Where: fmt.Sprintf("project %d user %s", project, user), Expected: fmt.Sprint(u.n), Found: "no row"})
 			}
 		}
 	}
 	return nil
 }
 
+// hourCountsByEvents is the query that counts the events of every hour again, the long
+// way: a grouping of all events.
+const hourCountsByEvents = `WITH actual AS (SELECT channel_id, ts - ts % 3600000 AS hour, count(*) AS n FROM events GROUP BY 1, 2)
+	SELECT 'channel ' || coalesce(a.channel_id, c.channel_id) || ' hour ' || coalesce(a.hour, c.hour), coalesce(a.n, 0), coalesce(c.n, 0)
+	FROM actual a FULL JOIN event_counts c ON c.channel_id = a.channel_id AND c.hour = a.hour
+	WHERE coalesce(a.n, 0) != coalesce(c.n, 0)`
+
+// checkHourCounts counts, for each stored hourly count, the channel's events of that
+// hour through the channel's index; when every count is right and they add up to all
+// events, no hour lacks its count. Only a store where they do not is grouped hour by
+// hour to name what is missing.
+func checkHourCounts(ctx context.Context, tx *sql.Tx, r *tidings.CheckReport) error {
+	rows, err := tx.QueryContext(ctx, `SELECT c.channel_id, c.hour, c.n,
+		(SELECT count(*) FROM events e WHERE e.channel_id = c.channel_id AND e.ts >= c.hour AND e.ts < c.hour + 3600000)
+		FROM event_counts c`)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	var counted int64 // the events in hours that have a count
+	for rows.Next() {
+		var channel, hour, n, actual int64
+		if err := rows.Scan(&channel, &hour, &n, &actual); err != nil {
+			return err
+		}
+		counted += actual
+		if n != actual {
+			r.Add(tidings.Inconsistency{Kind: "hour_count", Where: fmt.Sprintf("channel %d hour %d", channel, hour), Expected: fmt.Sprint(actual), Found: fmt.Sprint(n)})
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	var events int64
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM events`).Scan(&events); err != nil || events == counted {
+		return err
+	}
+	// Some events are in hours without a count: name those hours.
+	return eachRow(ctx, tx, hourCountsByEvents+` AND c.n IS NULL`, func(where, expected, found string) {
+		r.Add(tidings.Inconsistency{Kind: "hour_count", Where: where, Expected: expected, Found: found})
+	})
+}
+
+// checkSearchRows checks that the full-text index has a row for each event after the
+// backfill's watermark and for no event that is gone: one pass over the events counts
+// the rows found; the rows beyond those are named only when there are any.
+func checkSearchRows(ctx context.Context, tx *sql.Tx, r *tidings.CheckReport) error {
+	var backfill int64
+	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(next_seq), 0) FROM search_backfill`).Scan(&backfill); err != nil {
+		return err
+	}
+	var want, have [3]int64
+	if err := tx.QueryRowContext(ctx, `SELECT `+fmt.Sprintf(seqSums, "seq")+` FROM events INDEXED BY events_project_ts WHERE seq > ?`, backfill).
+		Scan(&want[0], &want[1], &want[2]); err != nil {
+		return err
+	}
+	if err := tx.QueryRowContext(ctx, `SELECT `+fmt.Sprintf(seqSums, "id")+` FROM events_fts_docsize`).Scan(&have[0], &have[1], &have[2]); err != nil {
+		return err
+	}
+	if want == have {
+		return nil
+	}
+	add := func(kind string) func(where, expected, found string) {
+		return func(where, expected, found string) {
+			r.Add(tidings.Inconsistency{Kind: kind, Where: where, Expected: expected, Found: found})
+		}
+	}
+	before := len(r.Problems) + int(r.Omitted)
+	if err := eachRow(ctx, tx, `SELECT 'seq ' || e.seq || ' project ' || e.project_id, 'a row of the full-text index', 'none'
+		FROM events e WHERE e.seq > ? AND NOT EXISTS (SELECT 1 FROM events_fts_docsize d WHERE d.id = e.seq)`, add("search.missing"), backfill); err != nil {
+		return err
+	}
+	if err := eachRow(ctx, tx, `SELECT 'seq ' || d.id, 'an event', 'none'
+		FROM events_fts_docsize d WHERE NOT EXISTS (SELECT 1 FROM events e WHERE e.seq = d.id)`, add("search.orphan")); err != nil {
+		return err
+	}
+	if len(r.Problems)+int(r.Omitted) == before {
+		r.Add(tidings.Inconsistency{Kind: "search", Where: fmt.Sprintf("events up to seq %d", backfill),
+			Expected: "no rows of the full-text index (the backfill has yet to index them)", Found: "some"})
+	}
+	return nil
+}
+
+// seqSums sums a column of seqs: their count, and sums of seq and of seq² modulo a
+// prime. Two sets of seqs that differ have the same count and sums by chance about once
+// in 2^60.
+const seqSums = `count(*), coalesce(sum(%[1]s %% 2147483647), 0), coalesce(sum((%[1]s %% 2147483629) * (%[1]s %% 2147483629) %% 2147483629), 0)`
+
 // checkSearchScopes checks, project by project, that the full-text rows carrying a
-// project's scope token are those of its events: none of another project, as many as
-// it has indexed events.
+// project's scope token are those of its events after the backfill's watermark: their
+// number and two sums of their seqs must match; only a project where they do not is
+// read row by row, to name the rows of another project's events.
 func checkSearchScopes(ctx context.Context, tx *sql.Tx, r *tidings.CheckReport) error {
 	var projects []int64
 	rows, err := tx.QueryContext(ctx, `SELECT id FROM projects ORDER BY id`)
@@ -318,6 +452,19 @@ func checkSearchScopes(ctx context.Context, tx *sql.Tx, r *tidings.CheckReport) 
 	}
 	for _, p := range projects {
 		scope := fmt.Sprintf(`scope:"p%d"`, p)
+		var indexed, want [3]int64
+		if err := tx.QueryRowContext(ctx, `SELECT `+fmt.Sprintf(seqSums, "rowid")+` FROM events_fts WHERE events_fts MATCH ?`, scope).
+			Scan(&indexed[0], &indexed[1], &indexed[2]); err != nil {
+			return err
+		}
+		if err := tx.QueryRowContext(ctx, `SELECT `+fmt.Sprintf(seqSums, "seq")+` FROM events WHERE project_id = ? AND seq > ?`, p, backfill).
+			Scan(&want[0], &want[1], &want[2]); err != nil {
+			return err
+		}
+		if indexed == want {
+			continue
+		}
+		before := len(r.Problems) + int(r.Omitted)
 		err := eachRow(ctx, tx, `SELECT 'seq ' || s.rowid, 'an event of project `+fmt.Sprint(p)+`',
 			coalesce('an event of project ' || e.project_id, 'no event')
 			FROM events_fts s LEFT JOIN events e ON e.seq = s.rowid
@@ -328,16 +475,10 @@ func checkSearchScopes(ctx context.Context, tx *sql.Tx, r *tidings.CheckReport) 
 		if err != nil {
 			return err
 		}
-		var indexed, want int64
-		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM events_fts WHERE events_fts MATCH ?`, scope).Scan(&indexed); err != nil {
-			return err
-		}
-		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM events WHERE project_id = ? AND seq > ?`, p, backfill).Scan(&want); err != nil {
-			return err
-		}
-		if indexed < want {
+		if len(r.Problems)+int(r.Omitted) == before {
 			r.Add(tidings.Inconsistency{Kind: "search.scope", Where: fmt.Sprintf("project %d", p),
-				Expected: fmt.Sprintf("at least %d rows with its scope", want), Found: fmt.Sprint(indexed)})
+				Expected: fmt.Sprintf("%d rows with its scope, one per event after seq %d", want[0], backfill),
+				Found:    fmt.Sprintf("%d rows, of other events", indexed[0])})
 		}
 	}
 	return nil

@@ -1,0 +1,129 @@
+package sqlite
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/tidings-dev/tidings"
+)
+
+// checkedStore is a store of two accounts, each with a project of two channels, whose
+// events carry string, number and boolean tags, users, and an insight each.
+func checkedStore(t *testing.T) *DB {
+	t.Helper()
+	ctx := context.Background()
+	db, err := Open(ctx, t.TempDir(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	for _, name := range []string{"acme", "umbrella"} {
+		a, err := db.CreateAccount(ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.CreateProject(ctx, a.ID, "shop"); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []string{"orders", "deploys"} {
+			if _, err := db.CreateChannel(ctx, a.ID, "shop", c); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for i := range 30 {
+			e := &tidings.NewEvent{Project: "shop", Channel: []string{"orders", "deploys"}[i%2], Event: fmt.Sprintf("%s paid %d", name, i),
+				Parser: tidings.ParserText, UserID: fmt.Sprintf("u-%d", i%4), Tags: tidings.Tags{
+					{Key: "plan", Kind: tidings.KindString, Value: []string{"pro", "free"}[i%2]},
+					{Key: "amount", Kind: tidings.KindNumber, Value: []string{"19.90", "1e3", "-7", "12345678901234567890"}[i%4]},
+					{Key: "trial", Kind: tidings.KindBool, Value: []string{"true", "false"}[i%2]},
+				}}
+			if _, err := db.PublishEvent(ctx, a.ID, e); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := db.ApplyInsight(ctx, a.ID, &tidings.InsightChange{Project: "shop", Title: "Signups", Value: "3",
+			ValueKind: tidings.KindNumber, Change: tidings.ChangeUpdate}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return db
+}
+
+// TestCheckFindsDamage damages each derived structure of a consistent store behind the
+// store's back, one way at a time, and expects the check to name it: the counts and
+// sums that let the check skip reading row by row must not hide a wrong row.
+func TestCheckFindsDamage(t *testing.T) {
+	t.Parallel()
+	ok := checkedStore(t)
+	r, err := ok.Check(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.OK() || r.Events != 60 {
+		t.Fatalf("a consistent store of 60 events: %d events, %v (+%d)", r.Events, r.Problems, r.Omitted)
+	}
+	const otherProjectsTag = `(SELECT g.id FROM tags g WHERE g.project_id != (SELECT project_id FROM events WHERE seq = 5) AND g.key = 'plan' AND g.value = 'pro')`
+	for _, c := range []struct {
+		name, kind string
+		damage     []string
+	}{
+		{"a tag row gone", "tag_index.missing", []string{`DELETE FROM event_tags WHERE seq = 7 AND tag_id IN (SELECT id FROM tags WHERE key = 'plan')`}},
+		{"a number's tag row gone", "tag_index.missing", []string{`DELETE FROM event_tags WHERE seq = 8 AND tag_id IN (SELECT id FROM tags WHERE key = 'amount')`}},
+		{"a boolean's tag row gone", "tag_index.missing", []string{`DELETE FROM event_tags WHERE seq = 9 AND tag_id IN (SELECT id FROM tags WHERE key = 'trial')`}},
+		{"a tag row of another channel", "tag_index.row", []string{`UPDATE event_tags SET channel_id = channel_id + 100 WHERE seq = 7 AND tag_id IN (SELECT id FROM tags WHERE key = 'plan')`}},
+		{"a tag row of another time", "tag_index.row", []string{`UPDATE event_tags SET ts = ts + 1 WHERE seq = 7 AND tag_id IN (SELECT id FROM tags WHERE key = 'plan')`}},
+		{"a tag row of no event", "tag_index.orphan", []string{`INSERT INTO event_tags (tag_id, ts, seq, channel_id) SELECT tag_id, ts, 100000, channel_id FROM event_tags LIMIT 1`}},
+		{"a tag row of another project's event", "tag_index.tenant", []string{
+			`INSERT INTO event_tags (tag_id, ts, seq, channel_id) SELECT ` + otherProjectsTag + `, ts, seq, channel_id FROM events WHERE seq = 5`}},
+		{"a project's tag on another project's event, its own row gone", "tag_index.tenant", []string{
+			`UPDATE event_tags SET tag_id = ` + otherProjectsTag + ` WHERE seq = 5 AND tag_id IN (SELECT id FROM tags WHERE key = 'plan')`}},
+		{"a tag row naming another value", "tag_index.tag", []string{
+			`UPDATE event_tags SET tag_id = (SELECT id FROM tags WHERE key = 'plan' AND value = 'free' AND project_id = (SELECT project_id FROM events WHERE seq = 1))
+				WHERE seq = 1 AND tag_id = (SELECT id FROM tags WHERE key = 'plan' AND value = 'pro' AND project_id = (SELECT project_id FROM events WHERE seq = 1))`}},
+		{"a tag's count", "tag_count", []string{`UPDATE tags SET count = count + 1 WHERE key = 'trial' AND value = 'true'`}},
+		{"a full-text row gone", "search.missing", []string{`DELETE FROM events_fts WHERE rowid = 11`}},
+		{"a full-text row of no event", "search.orphan", []string{`INSERT INTO events_fts (rowid, text, scope) VALUES (100000, 'ghost', 'p1 c1')`}},
+		{"a full-text row in another project's scope", "search.scope", []string{`DELETE FROM events_fts WHERE rowid = 12`,
+			`INSERT INTO events_fts (rowid, text, scope) SELECT 12, 'paid', 'p' || (SELECT max(id) FROM projects)
+				|| ' c' || channel_id FROM events WHERE seq = 12`}},
+		{"a full-text row without its project's scope", "search.scope", []string{`DELETE FROM events_fts WHERE rowid = 13`,
+			`INSERT INTO events_fts (rowid, text, scope) SELECT 13, 'paid', 'c' || channel_id FROM events WHERE seq = 13`}},
+		{"an hour's count", "hour_count", []string{`UPDATE event_counts SET n = n + 1 WHERE (channel_id, hour) = (SELECT channel_id, hour FROM event_counts LIMIT 1)`}},
+		{"an hour's count moved", "hour_count", []string{`UPDATE event_counts SET hour = hour + 3600000 WHERE channel_id = (SELECT min(channel_id) FROM event_counts)`}},
+		{"an hour's count gone", "hour_count", []string{`DELETE FROM event_counts WHERE channel_id = (SELECT max(channel_id) FROM event_counts)`}},
+		{"a user's count", "user_count", []string{`UPDATE people SET events = events + 1 WHERE user_id = 'u-1'`}},
+		{"a user's first seen", "user_seen", []string{`UPDATE people SET first_seen = last_seen + 1 WHERE user_id = 'u-2'`}},
+		{"a user without a row", "user_count", []string{`DELETE FROM people WHERE user_id = 'u-3'`}},
+		{"an event on another project's channel", "event.channel", []string{
+			`UPDATE events SET channel_id = (SELECT max(id) FROM channels) WHERE seq = 2`}},
+		{"an event seq given twice", "event.seq", []string{`UPDATE event_seq SET last = 3`}},
+		{"an insight's history", "insight_history", []string{`UPDATE insights SET value = '999' WHERE id = 1`}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			db := checkedStore(t)
+			for _, q := range c.damage {
+				if res, err := db.write.ExecContext(t.Context(), q); err != nil {
+					t.Fatalf("%s: %v", q, err)
+				} else if n, _ := res.RowsAffected(); n == 0 && !strings.HasPrefix(q, "INSERT INTO events_fts") {
+					t.Fatalf("%s changed nothing", q)
+				}
+			}
+			r, err := db.Check(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			var kinds []string
+			found := false
+			for _, p := range r.Problems {
+				kinds = append(kinds, p.String())
+				found = found || p.Kind == c.kind
+			}
+			if !found {
+				t.Fatalf("check after %q: want a %s, found %d: %s", c.damage, c.kind, len(r.Problems), strings.Join(kinds, "; "))
+			}
+		})
+	}
+}
