@@ -92,13 +92,15 @@ func WriteError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 	}
 	p := problem{Status: Status(code), Title: titleOf[code], Code: code, Detail: tidings.ErrorMessage(err), RequestID: info.requestID}
 	var e *tidings.Error
-	if errors.As(err, &e) && len(e.Fields) > 0 {
-		switch r.Method {
-		case http.MethodGet, http.MethodHead, http.MethodDelete: // their fields are query parameters
-			p.Validation = &validationBlock{Query: e.Fields}
-		default:
-			p.Validation = &validationBlock{Body: e.Fields}
-		}
+	switch {
+	case errors.As(err, &e) && len(e.Fields) > 0 && (r.Method == http.MethodGet || r.Method == http.MethodHead || r.Method == http.MethodDelete):
+		p.Validation = &validationBlock{Query: e.Fields} // their fields are query parameters
+	case errors.As(err, &e) && len(e.Fields) > 0:
+		p.Validation = &validationBlock{Body: e.Fields}
+	default:
+		// The LogSnag SDKs print validation.body[].message and nothing else: every
+		// error says there what detail says.
+		p.Validation = &validationBlock{Body: []tidings.FieldError{{Path: "", Type: code, Message: p.Detail}}}
 	}
 	switch code {
 	case tidings.EMissingToken:

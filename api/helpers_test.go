@@ -139,6 +139,15 @@ func (e *env) do(method, path, token, body string, header ...string) *response {
 		if r.problem.Status != r.status || r.problem.Code == "" || r.problem.Detail == "" {
 			e.t.Fatalf("malformed problem for %d: %s", r.status, b)
 		}
+		// The LogSnag SDKs print validation.body[].message and nothing else: every
+		// error says there what it is (a query's field errors say it under query).
+		fields := append(r.problem.Validation.Body, r.problem.Validation.Query...)
+		if len(fields) == 0 || fields[0].Message == "" {
+			e.t.Fatalf("problem %d without a message in validation.body, where the LogSnag SDKs read it: %s", r.status, b)
+		}
+		if r.problem.Code != tidings.EValidation && len(r.problem.Validation.Body) == 1 && r.problem.Validation.Body[0].Message != r.problem.Detail {
+			e.t.Fatalf("problem %d: validation.body says %q, detail %q", r.status, r.problem.Validation.Body[0].Message, r.problem.Detail)
+		}
 	}
 	return r
 }

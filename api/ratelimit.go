@@ -74,6 +74,7 @@ type verdict struct {
 	limit, remaining int
 	reset, retry     time.Duration
 	ok               bool
+	perVisitor       bool // the bucket of (public token, client address)
 }
 
 func (l *limiter) take(key bucketKey, r float64, burst int, now time.Time) verdict {
@@ -102,7 +103,9 @@ func (l *limiter) allow(w http.ResponseWriter, tok *tidings.Token, ip netip.Addr
 		vs = append(vs, l.take(bucketKey{token: tok.ID}, l.cfg.TokenRate, l.cfg.TokenBurst, now))
 	}
 	if tok.Access == tidings.AccessPublic && l.cfg.PublicIPRate > 0 {
-		vs = append(vs, l.take(bucketKey{token: tok.ID, ip: ip}, l.cfg.PublicIPRate, l.cfg.PublicIPBurst, now))
+		v := l.take(bucketKey{token: tok.ID, ip: ip}, l.cfg.PublicIPRate, l.cfg.PublicIPBurst, now)
+		v.perVisitor = true
+		vs = append(vs, v)
 	}
 	l.sweepLocked(now)
 	l.mu.Unlock()
@@ -121,6 +124,12 @@ func (l *limiter) allow(w http.ResponseWriter, tok *tidings.Token, ip netip.Addr
 	h.Set("RateLimit-Reset", strconv.Itoa(ceilSeconds(tight.reset)))
 	if !tight.ok {
 		h.Set("Retry-After", strconv.Itoa(max(1, ceilSeconds(tight.retry))))
+		if tight.perVisitor {
+			return tidings.Errorf(tidings.ERateLimited,
+				"too many requests from this address with a public token: public tokens are limited per visitor address (%s/s, burst %d), "+
+					"for browsers and apps; server-side code should use a Full token (Settings → API). Retry after the time in the Retry-After header",
+				strconv.FormatFloat(l.cfg.PublicIPRate, 'f', -1, 64), l.cfg.PublicIPBurst)
+		}
 		return tidings.Errorf(tidings.ERateLimited, "too many requests with this token; retry after the time in the Retry-After header")
 	}
 	return nil
