@@ -36,7 +36,21 @@ type Project struct {
 	AutoCreateChannels bool // create channels on first event
 	// RetentionDays is how long events are kept, by their timestamp; 0 keeps them forever.
 	RetentionDays int
-	CreatedAt     time.Time
+	// InsightChangeDefault is the change of an insight update that names none: ""
+	// (change is required, as the spec says) or ChangeUpdate (what the LogSnag SDKs'
+	// insight.track means: it never sends one).
+	InsightChangeDefault string
+	CreatedAt            time.Time
+}
+
+// CheckInsightChangeDefault returns EValidation unless change is "" or ChangeUpdate.
+func CheckInsightChangeDefault(change string) error {
+	if change == "" || change == ChangeUpdate {
+		return nil
+	}
+	var p Problems
+	p.Add("insight_change_default", "enum", `must be "update" or empty (change is required)`)
+	return p.Err()
 }
 
 // RetentionChoices are the retention periods offered, in days; 0 is forever.
@@ -90,6 +104,9 @@ type ProjectStore interface {
 	// SetRetention sets how many days the project keeps events (one of
 	// RetentionChoices; 0 is forever). Errors: EProjectNotFound, EValidation.
 	SetRetention(ctx context.Context, accountID int64, project string, days int) error
+	// SetInsightChangeDefault sets what an insight update without change means: ""
+	// (it is refused) or ChangeUpdate. Errors: EProjectNotFound, EValidation.
+	SetInsightChangeDefault(ctx context.Context, accountID int64, project, change string) error
 	// PurgeExpired deletes up to max events, of any account, that their project keeps
 	// no longer (older than its retention at now), oldest first, in one transaction,
 	// and returns how many it deleted: a background job calls it until it returns 0.

@@ -84,7 +84,9 @@ func (c *InsightChange) Check(p *Problems) {
 	switch c.Change {
 	case ChangeUpdate, ChangeIncrement, ChangeDecrement:
 	case "":
-		p.Add("change", "required", "is required and "+ChangeRuleMessage)
+		p.Add("change", "required", "is required and "+ChangeRuleMessage+`; the LogSnag SDKs' insight.track sends none: `+
+			`for them, turn on "Missing change means update" for the project (Settings → Projects, or `+
+			"`tidings project update NAME --insight-change-default update`)")
 	default:
 		p.Add("change", "enum", ChangeRuleMessage)
 	}

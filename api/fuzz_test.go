@@ -79,7 +79,11 @@ func FuzzDecodeInsight(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		for _, decode := range []func([]byte) (*tidings.InsightChange, error){decodeInsight, decodeIncrement} {
+		withDefault := func(body []byte) (*tidings.InsightChange, error) {
+			return decodeInsight(body, func(string) string { return tidings.ChangeUpdate })
+		}
+		withoutDefault := func(body []byte) (*tidings.InsightChange, error) { return decodeInsight(body, nil) }
+		for _, decode := range []func([]byte) (*tidings.InsightChange, error){withoutDefault, withDefault, decodeIncrement} {
 			c, err := decode(body)
 			if err != nil {
 				if code := tidings.ErrorCode(err); code != tidings.EInvalidJSON && code != tidings.EValidation {

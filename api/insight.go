@@ -23,7 +23,10 @@ func (f *fields) optional(key string) *string {
 // decodeInsight turns a POST /v1/insight body into a checked change. A value of the
 // form {"$inc": N} without a change is an increment, as PATCH takes it (a community
 // SDK sends it by POST); any other value still needs its change.
-func decodeInsight(body []byte) (*tidings.InsightChange, error) {
+//
+// changeDefault, called only when the body names no change, returns what the project
+// takes a missing change for ("" when it takes none).
+func decodeInsight(body []byte, changeDefault func(project string) string) (*tidings.InsightChange, error) {
 	obj, err := decodeObject(body)
 	if err != nil {
 		return nil, err
@@ -51,6 +54,9 @@ func decodeInsight(body []byte) (*tidings.InsightChange, error) {
 		Icon:    f.optional("icon"),
 	}
 	c.Change, _ = f.str("change")
+	if !hasChange && c.Project != "" && changeDefault != nil {
+		c.Change = changeDefault(c.Project)
+	}
 	if raw, ok := f.get("value"); ok {
 		if c.Value, c.ValueKind = scalarOf(raw); c.ValueKind == "" {
 			f.wrongType("value", "a string, number or boolean")
@@ -112,14 +118,22 @@ func decodeIncrement(body []byte) (*tidings.InsightChange, error) {
 }
 
 func (s *Server) handleInsight(w http.ResponseWriter, r *http.Request) error {
-	return s.publishInsight(w, r, decodeInsight)
+	return s.publishInsight(w, r, func(body []byte, tok *tidings.Token) (*tidings.InsightChange, error) {
+		return decodeInsight(body, func(project string) string {
+			p, err := s.store.FindProject(r.Context(), tok.AccountID, project)
+			if err != nil {
+				return "" // an unknown project is said by the update itself
+			}
+			return p.InsightChangeDefault
+		})
+	})
 }
 
 func (s *Server) handleIncrement(w http.ResponseWriter, r *http.Request) error {
-	return s.publishInsight(w, r, decodeIncrement)
+	return s.publishInsight(w, r, func(body []byte, _ *tidings.Token) (*tidings.InsightChange, error) { return decodeIncrement(body) })
 }
 
-func (s *Server) publishInsight(w http.ResponseWriter, r *http.Request, decode func([]byte) (*tidings.InsightChange, error)) error {
+func (s *Server) publishInsight(w http.ResponseWriter, r *http.Request, decode func([]byte, *tidings.Token) (*tidings.InsightChange, error)) error {
 	tok, err := s.authenticate(w, r)
 	if err != nil {
 		return err
@@ -128,7 +142,7 @@ func (s *Server) publishInsight(w http.ResponseWriter, r *http.Request, decode f
 	if err != nil {
 		return err
 	}
-	c, err := decode(body)
+	c, err := decode(body, tok)
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/tidings-dev/tidings"
 )
 
 type insightOut struct {
@@ -163,4 +165,47 @@ func TestParallelIncrementsOverHTTP(t *testing.T) {
 	if list.Insights[0].Value != fmt.Sprint(n) {
 		t.Fatalf("after %d increments: %s", n, list.Insights[0].Value)
 	}
+}
+
+// TestInsightChangeDefault: the LogSnag SDKs' insight.track sends no change. By default
+// that is refused, with a message (where the SDKs print it) naming the setting; with the
+// project's "Missing change means update" on, it replaces the value. A change that is
+// sent still counts, and increments by PATCH are unaffected.
+func TestInsightChangeDefault(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, noLimits)
+	track := `{"project":"my-saas","title":"Signups","value":42,"icon":"👋"}`
+	r := e.do("POST", "/v1/insight", e.full, track)
+	e.want(r, 400, "validation_failed")
+	if !r.has("change", "required") || !strings.Contains(r.problem.Validation.Body[0].Message, `"Missing change means update"`) ||
+		!strings.Contains(r.problem.Validation.Body[0].Message, "--insight-change-default update") {
+		t.Fatalf("the 400 does not name the setting: %s", r.body)
+	}
+	e.must(e.store.SetInsightChangeDefault(t.Context(), e.acme.ID, "my-saas", tidings.ChangeUpdate))
+	for _, c := range []struct{ body, want string }{
+		{track, `"value":"42"`},
+		{`{"project":"my-saas","title":"Signups","value":43}`, `"value":"43"`},
+		{`{"project":"my-saas","title":"Signups","value":2,"change":"increment"}`, `"value":"45"`},
+	} {
+		if r := e.do("POST", "/v1/insight", e.full, c.body); r.status != 200 || !strings.Contains(r.body, c.want) {
+			t.Fatalf("%s: %d %s, want %s", c.body, r.status, r.body, c.want)
+		}
+	}
+	if r := e.do("PATCH", "/v1/insight", e.full, `{"project":"my-saas","title":"Signups","value":{"$inc":1}}`); r.status != 200 || !strings.Contains(r.body, `"value":"46"`) {
+		t.Fatalf("increment: %d %s", r.status, r.body)
+	}
+	// Another project keeps the default: change required.
+	_, err := e.store.CreateProject(t.Context(), e.acme.ID, "other")
+	e.must(err)
+	e.want(e.do("POST", "/v1/insight", e.full, `{"project":"other","title":"Signups","value":1}`), 400, "validation_failed")
+	wantCode := func(err error, code string) {
+		t.Helper()
+		if tidings.ErrorCode(err) != code {
+			t.Fatalf("got %v, want %s", err, code)
+		}
+	}
+	wantCode(e.store.SetInsightChangeDefault(t.Context(), e.acme.ID, "my-saas", "increment"), tidings.EValidation)
+	wantCode(e.store.SetInsightChangeDefault(t.Context(), e.acme.ID, "nope", tidings.ChangeUpdate), tidings.EProjectNotFound)
+	e.must(e.store.SetInsightChangeDefault(t.Context(), e.acme.ID, "my-saas", ""))
+	e.want(e.do("POST", "/v1/insight", e.full, track), 400, "validation_failed")
 }

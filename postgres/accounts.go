@@ -69,7 +69,7 @@ func (db *DB) FindUserByEmail(ctx context.Context, email string) (*tidings.User,
 	return u, nil
 }
 
-const sqlFindProject = `SELECT id, name, auto_create_channels, retention_days, created_at FROM projects WHERE account_id = $1 AND name = $2`
+const sqlFindProject = `SELECT id, name, auto_create_channels, retention_days, insight_change_default, created_at FROM projects WHERE account_id = $1 AND name = $2`
 
 const sqlFindChannel = `SELECT id FROM channels WHERE project_id = $1 AND name = $2`
 
@@ -80,7 +80,7 @@ func scanProject(accountID int64) func(pgx.Row) (*tidings.Project, error) {
 	return func(r pgx.Row) (*tidings.Project, error) {
 		p := &tidings.Project{AccountID: accountID}
 		var created int64
-		err := r.Scan(&p.ID, &p.Name, &p.AutoCreateChannels, &p.RetentionDays, &created)
+		err := r.Scan(&p.ID, &p.Name, &p.AutoCreateChannels, &p.RetentionDays, &p.InsightChangeDefault, &created)
 		p.CreatedAt = fromMS(created)
 		return p, err
 	}
@@ -122,12 +122,27 @@ func (db *DB) FindProject(ctx context.Context, accountID int64, name string) (*t
 // ListProjects returns the account's projects by name.
 func (db *DB) ListProjects(ctx context.Context, accountID int64) ([]*tidings.Project, error) {
 	return orNil(query(ctx, db.pool, scanProject(accountID),
-		`SELECT id, name, auto_create_channels, retention_days, created_at FROM projects WHERE account_id = $1 ORDER BY name COLLATE "C"`, accountID))
+		`SELECT id, name, auto_create_channels, retention_days, insight_change_default, created_at FROM projects WHERE account_id = $1 ORDER BY name COLLATE "C"`, accountID))
 }
 
 // SetAutoCreateChannels switches "create channels on first event".
 func (db *DB) SetAutoCreateChannels(ctx context.Context, accountID int64, project string, on bool) error {
 	tag, err := db.exec(ctx, `UPDATE projects SET auto_create_channels = $1 WHERE account_id = $2 AND name = $3`, on, accountID, project)
+	if err != nil {
+		return err
+	}
+	if tag.RowsAffected() == 0 {
+		return tidings.ProjectNotFound(project)
+	}
+	return nil
+}
+
+// SetInsightChangeDefault sets what an insight update without change means.
+func (db *DB) SetInsightChangeDefault(ctx context.Context, accountID int64, project, change string) error {
+	if err := tidings.CheckInsightChangeDefault(change); err != nil {
+		return err
+	}
+	tag, err := db.exec(ctx, `UPDATE projects SET insight_change_default = $1 WHERE account_id = $2 AND name = $3`, change, accountID, project)
 	if err != nil {
 		return err
 	}

@@ -16,7 +16,7 @@ type querier interface {
 func findProject(ctx context.Context, q querier, accountID int64, name string) (*tidings.Project, error) {
 	p := &tidings.Project{AccountID: accountID}
 	var created int64
-	err := q.QueryRowContext(ctx, sqlFindProject, accountID, name).Scan(&p.ID, &p.Name, &p.AutoCreateChannels, &p.RetentionDays, &created)
+	err := q.QueryRowContext(ctx, sqlFindProject, accountID, name).Scan(&p.ID, &p.Name, &p.AutoCreateChannels, &p.RetentionDays, &p.InsightChangeDefault, &created)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, tidings.ProjectNotFound(name)
 	}
@@ -53,7 +53,7 @@ func (db *DB) FindProject(ctx context.Context, accountID int64, name string) (*t
 // ListProjects returns the account's projects by name.
 func (db *DB) ListProjects(ctx context.Context, accountID int64) ([]*tidings.Project, error) {
 	rows, err := db.read.QueryContext(ctx,
-		`SELECT id, name, auto_create_channels, retention_days, created_at FROM projects WHERE account_id = ? ORDER BY name`, accountID)
+		`SELECT id, name, auto_create_channels, retention_days, insight_change_default, created_at FROM projects WHERE account_id = ? ORDER BY name`, accountID)
 	if err != nil {
 		return nil, err
 	}
@@ -62,7 +62,7 @@ func (db *DB) ListProjects(ctx context.Context, accountID int64) ([]*tidings.Pro
 	for rows.Next() {
 		p := &tidings.Project{AccountID: accountID}
 		var created int64
-		if err := rows.Scan(&p.ID, &p.Name, &p.AutoCreateChannels, &p.RetentionDays, &created); err != nil {
+		if err := rows.Scan(&p.ID, &p.Name, &p.AutoCreateChannels, &p.RetentionDays, &p.InsightChangeDefault, &created); err != nil {
 			return nil, err
 		}
 		p.CreatedAt = fromMS(created)
@@ -75,6 +75,23 @@ func (db *DB) ListProjects(ctx context.Context, accountID int64) ([]*tidings.Pro
 func (db *DB) SetAutoCreateChannels(ctx context.Context, accountID int64, project string, on bool) error {
 	res, err := db.write.ExecContext(ctx,
 		`UPDATE projects SET auto_create_channels = ? WHERE account_id = ? AND name = ?`, on, accountID, project)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		_, err := findProject(ctx, db.read, accountID, project)
+		return err
+	}
+	return nil
+}
+
+// SetInsightChangeDefault sets what an insight update without change means.
+func (db *DB) SetInsightChangeDefault(ctx context.Context, accountID int64, project, change string) error {
+	if err := tidings.CheckInsightChangeDefault(change); err != nil {
+		return err
+	}
+	res, err := db.write.ExecContext(ctx,
+		`UPDATE projects SET insight_change_default = ? WHERE account_id = ? AND name = ?`, change, accountID, project)
 	if err != nil {
 		return err
 	}

@@ -69,7 +69,7 @@ const (
 	sqlSavepoint   = `SAVEPOINT job`
 	sqlRelease     = `RELEASE job`
 	sqlRollbackTo  = `ROLLBACK TO job`
-	sqlFindProject = `SELECT id, name, auto_create_channels, retention_days, created_at FROM projects WHERE account_id = ? AND name = ?`
+	sqlFindProject = `SELECT id, name, auto_create_channels, retention_days, insight_change_default, created_at FROM projects WHERE account_id = ? AND name = ?`
 )
 
 // batch is one group-committed transaction: its statements and what it has looked up.

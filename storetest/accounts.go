@@ -80,4 +80,19 @@ func testProjects(t *testing.T, open Opener) {
 		t.Fatal("auto-create not stored")
 	}
 	wantCode(t, f.s.SetAutoCreateChannels(ctx, id, "nope", true), tidings.EProjectNotFound)
+
+	// "Missing change means update": off by default, stored, read back by both reads.
+	if p.InsightChangeDefault != "" {
+		t.Fatalf("a new project's insight change default is %q, want none", p.InsightChangeDefault)
+	}
+	must(t, f.s.SetInsightChangeDefault(ctx, id, "my-saas", tidings.ChangeUpdate))
+	p, err = f.s.FindProject(ctx, id, "my-saas")
+	must(t, err)
+	ps, err = f.s.ListProjects(ctx, id)
+	must(t, err)
+	if p.InsightChangeDefault != tidings.ChangeUpdate || ps[1].InsightChangeDefault != tidings.ChangeUpdate || ps[0].InsightChangeDefault != "" {
+		t.Fatalf("insight change default: FindProject %q, ListProjects %q %q", p.InsightChangeDefault, ps[0].InsightChangeDefault, ps[1].InsightChangeDefault)
+	}
+	wantCode(t, f.s.SetInsightChangeDefault(ctx, id, "my-saas", tidings.ChangeDecrement), tidings.EValidation)
+	wantCode(t, f.s.SetInsightChangeDefault(ctx, id, "nope", tidings.ChangeUpdate), tidings.EProjectNotFound)
 }

@@ -58,6 +58,15 @@ func TestProjectSettings(t *testing.T) {
 	}
 	c.get("/settings/projects").want(t, 200, "Create channels on first event: <strong>on</strong>")
 
+	c.get("/settings/projects").want(t, 200, "Missing <code>change</code> means update: <strong>off</strong>")
+	c.post("/settings/projects/my-saas/insight-change-default", "change", "update").redirects(t, "/settings/projects#project-my-saas")
+	if p, _ := e.store.FindProject(t.Context(), e.account("acme").ID, "my-saas"); p.InsightChangeDefault != tidings.ChangeUpdate {
+		t.Fatal(`"missing change means update" not switched on`)
+	}
+	c.get("/settings/projects").want(t, 200, "Missing <code>change</code> means update: <strong>on</strong>")
+	c.post("/settings/projects/my-saas/insight-change-default", "change", "increment").want(t, 400, "insight_change_default: must be")
+	c.post("/settings/projects/nope/insight-change-default", "change", "update").want(t, 404)
+
 	acme := e.account("acme")
 	for i := 0; i < 3; i++ {
 		e.publish(acme, tidings.NewEvent{Event: "e"})

@@ -107,6 +107,15 @@ func (s *Server) setAutoCreate(w http.ResponseWriter, r *http.Request) error {
 	return redirect(w, r, "/settings/projects#project-"+project)
 }
 
+// setInsightChangeDefault switches "Missing change means update" for an insight update.
+func (s *Server) setInsightChangeDefault(w http.ResponseWriter, r *http.Request) error {
+	project := r.PathValue("project")
+	if err := s.store.SetInsightChangeDefault(r.Context(), sessionFrom(r).account.ID, project, r.PostFormValue("change")); err != nil {
+		return s.formError(w, r, err, "")
+	}
+	return redirect(w, r, "/settings/projects#project-"+project)
+}
+
 // setRetention sets how long a project keeps its events; older ones are deleted by
 // the background purge within a minute or so.
 func (s *Server) setRetention(w http.ResponseWriter, r *http.Request) error {

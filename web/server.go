@@ -180,6 +180,7 @@ func (s *Server) Register(mux *http.ServeMux) {
 		{"POST /settings/projects/{project}/channels", owner, s.createChannel},
 		{"POST /settings/projects/{project}/auto-create", owner, s.setAutoCreate},
 		{"POST /settings/projects/{project}/retention", owner, s.setRetention},
+		{"POST /settings/projects/{project}/insight-change-default", owner, s.setInsightChangeDefault},
 		{"GET /settings/projects/{project}/delete", owner, s.deleteProjectPage},
 		{"POST /settings/projects/{project}/delete", owner, s.deleteProject},
 		{"GET /settings/projects/{project}/channels/{channel}/delete", owner, s.deleteChannelPage},

@@ -72,6 +72,29 @@ func TestCLI(t *testing.T) {
 	fails(`project "nope" does not exist`, "channel", "create", "nope", "payments", "--account", "acme")
 	fails(`no account named "globex"`, "project", "create", "x", "--account", "globex")
 
+	// A project's settings, at creation and after.
+	ok("", "project", "create", "sdk-app", "--insight-change-default", "update", "--retention-days", "30")
+	fails("--insight-change-default must be update or none", "project", "create", "bad-app", "--insight-change-default", "increment")
+	fails(`project "bad-app" does not exist`, "project", "update", "bad-app", "--retention-days", "7") // the wrong flag made nothing
+	fails("nothing to change", "project", "update", "sdk-app")
+	fails("--retention-days must be one of", "project", "update", "sdk-app", "--retention-days", "12")
+	if code, _, errs := runCLI(t, data, "", "project", "update", "sdk-app", "--auto-create-channels=maybe"); code == 0 || !strings.Contains(errs, "must be true or false") {
+		t.Fatalf("--auto-create-channels=maybe: exit %d, %s", code, errs)
+	}
+	if out := ok("", "project", "update", "sdk-app", "--auto-create-channels", "--retention-days", "0"); out !=
+		"updated project sdk-app: auto-create-channels=true\tkeep=forever\tinsight-change-default=update\n" {
+		t.Fatalf("project update printed %q", out)
+	}
+	ok("", "project", "update", "sdk-app", "--insight-change-default", "none")
+	ok("", "project", "update", "shop", "--auto-create-channels=false")
+	projects := ok("", "project", "list")
+	for _, want := range []string{"my-saas events=0 channels=1 auto-create-channels=false keep=forever insight-change-default=none",
+		"sdk-app events=0 channels=0 auto-create-channels=true keep=forever insight-change-default=none"} {
+		if !strings.Contains(strings.Join(strings.Fields(projects), " "), want) {
+			t.Fatalf("project list lacks %q:\n%s", want, projects)
+		}
+	}
+
 	tok := ok("", "token", "create", "--account", "acme", "--access", "public", "--project", "my-saas", "--channel", "payments", "--name", "website")
 	if !strings.HasPrefix(tok, "tds_") || strings.Count(tok, "\n") != 1 || strings.Contains(strings.TrimSpace(tok), " ") {
 		t.Fatalf("token create must print the token alone: %q", tok)
