@@ -60,6 +60,9 @@ func TestCLI(t *testing.T) {
 	}
 
 	fails("no account yet", "project", "create", "my-saas")
+	fails(`takes no arguments, but got "extra"`, "account", "list", "extra")
+	fails("missing CHANNEL: usage is tidings channel create PROJECT CHANNEL", "channel", "create", "my-saas")
+	fails("too many arguments (2): usage is tidings account create NAME (quote a value that has spaces)", "account", "create", "Acme", "Inc")
 	ok("", "account", "create", "acme")
 	fails("already exists", "account", "create", "acme")
 	fails("lowercase letters, digits and single dashes", "account", "create", "Acme Inc")
@@ -255,6 +258,19 @@ func TestCLIUsage(t *testing.T) {
 		}
 	}
 	var out, errs bytes.Buffer
+	// The full help: commands grouped, in a stable order, version among them.
+	run(context.Background(), []string{"help"}, nil, &out, &errs)
+	last := -1
+	for _, want := range []string{"Run the service:", "tidings serve", "tidings version", "Accounts, users and projects:", "tidings project update NAME",
+		"API tokens and webhooks:", "Talk to a server (TIDINGS_URL, TIDINGS_TOKEN):", "tidings publish", "tidings insight ",
+		"Events and insights in the store:", "tidings insight delete", "The store:", "tidings check"} {
+		i := strings.Index(out.String(), want)
+		if i < 0 || i < last {
+			t.Fatalf("help: %q missing or out of order:\n%s", want, out.String())
+		}
+		last = i
+	}
+	out.Reset()
 	run(context.Background(), []string{"token", "--help"}, nil, &out, &errs)
 	for _, want := range []string{"tidings token create", "tidings token list", "tidings token revoke"} {
 		if !strings.Contains(out.String(), want) {

@@ -120,16 +120,75 @@ func tokenFlags(fs *flag.FlagSet, c *cli) {
 }
 
 func usage(w io.Writer) {
-	fmt.Fprintln(w, "Tidings: publish log events and insights, read them live.\n\nUsage:")
+	fmt.Fprintln(w, "Tidings: publish log events and insights, read them live.\n\nUsage: tidings COMMAND [ARGUMENTS] [--flags]")
 	printCommands(w, "")
-	fmt.Fprintln(w, "\nEvery command takes --data DIR (default ./tidings-data) or --database URL.\nRun `tidings COMMAND --help` for its flags; `tidings version` for the version.")
+	fmt.Fprintln(w, "\nCommands on the store take --data DIR (default ./tidings-data) or --database URL;\n"+
+		"publish and insight take --url and --token (or TIDINGS_URL, TIDINGS_TOKEN).\nRun `tidings COMMAND --help` for its flags.")
 }
 
-// printCommands lists the commands of a group ("token"), or all of them for "".
+// argumentsError says, in words, what a command expected and got.
+func argumentsError(cmd command, pos []string) string {
+	switch {
+	case cmd.nargs == 0:
+		return fmt.Sprintf("takes no arguments, but got %q (flags start with --; see tidings %s --help)", strings.Join(pos, " "), cmd.name)
+	case len(pos) < cmd.nargs:
+		return fmt.Sprintf("missing %s: usage is tidings %s %s", strings.Join(strings.Fields(cmd.args)[len(pos):], " "), cmd.name, cmd.args)
+	default:
+		return fmt.Sprintf("too many arguments (%d): usage is tidings %s %s (quote a value that has spaces)", len(pos), cmd.name, cmd.args)
+	}
+}
+
+// helpGroups orders the full help: each group's commands in the table's order.
+var helpGroups = []struct{ title, prefixes string }{
+	{"Run the service", "serve version"},
+	{"Accounts, users and projects", "account user project channel"},
+	{"API tokens and webhooks", "token webhook"},
+	{"Talk to a server (TIDINGS_URL, TIDINGS_TOKEN)", "publish insight"},
+	{"Events and insights in the store", "event insight delete"},
+	{"The store", "check backup migrate-store"},
+}
+
+// helpGroupOf is the index in helpGroups of a command's group.
+func helpGroupOf(cmd command) int {
+	if cmd.remote {
+		return 3
+	}
+	first := strings.Fields(cmd.name)[0]
+	for i, g := range helpGroups {
+		if i == 3 {
+			continue
+		}
+		for _, p := range strings.Fields(g.prefixes) {
+			if p == first || p == cmd.name {
+				return i
+			}
+		}
+	}
+	return len(helpGroups) - 1
+}
+
+// printCommands lists the commands of a group ("token"), or all of them, grouped, for "".
 func printCommands(w io.Writer, group string) {
-	for _, cmd := range commands {
-		if group == "" || cmd.name == group || strings.HasPrefix(cmd.name, group+" ") {
-			fmt.Fprintf(w, "  tidings %-34s %s\n", strings.TrimSpace(cmd.name+" "+cmd.args), cmd.about)
+	line := func(name, args, about string) {
+		fmt.Fprintf(w, "  tidings %-34s %s\n", strings.TrimSpace(name+" "+args), about)
+	}
+	if group != "" {
+		for _, cmd := range commands {
+			if cmd.name == group || strings.HasPrefix(cmd.name, group+" ") {
+				line(cmd.name, cmd.args, cmd.about)
+			}
+		}
+		return
+	}
+	for i, g := range helpGroups {
+		fmt.Fprintf(w, "\n%s:\n", g.title)
+		for _, cmd := range commands {
+			if helpGroupOf(cmd) == i {
+				line(cmd.name, cmd.args, cmd.about)
+			}
+		}
+		if i == 0 {
+			line("version", "", "print the version")
 		}
 	}
 }
@@ -228,7 +287,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return 2 // the flag package has said why
 	}
 	if len(pos) != cmd.nargs {
-		fmt.Fprintf(stderr, "tidings %s: expected %d argument(s) %s, got %d\n", cmd.name, cmd.nargs, cmd.args, len(pos))
+		fmt.Fprintf(stderr, "tidings %s: %s\n", cmd.name, argumentsError(*cmd, pos))
 		return 2
 	}
 	if err := cmd.run(ctx, c, pos); err != nil {

@@ -8,6 +8,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
+	"net/netip"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -16,6 +19,7 @@ import (
 	"time"
 
 	"github.com/tidings-dev/tidings"
+	"github.com/tidings-dev/tidings/deliver"
 	"github.com/tidings-dev/tidings/internal/password"
 	"github.com/tidings-dev/tidings/postgres"
 	"github.com/tidings-dev/tidings/sqlite"
@@ -524,8 +528,40 @@ func webhookCreate(ctx context.Context, c *cli, _ []string) error {
 		if w.Secret != "" {
 			fmt.Fprintln(c.stdout, w.Secret)
 		}
+		if privateTarget(ctx, w.URL) {
+			fmt.Fprintf(c.stderr, "warning: %s is a loopback or private address: the server refuses to deliver to it unless started with --allow-private-targets\n", w.URL)
+		}
 		return nil
 	})
+}
+
+// privateTarget reports whether a URL's host is, or resolves only to, loopback,
+// private or link-local addresses, which the server refuses by default.
+func privateTarget(ctx context.Context, raw string) bool {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return false
+	}
+	host := u.Hostname()
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return true
+	}
+	var addrs []netip.Addr
+	if a, err := netip.ParseAddr(host); err == nil {
+		addrs = []netip.Addr{a}
+	} else {
+		ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		defer cancel()
+		if addrs, err = net.DefaultResolver.LookupNetIP(ctx, "ip", host); err != nil {
+			return false // unknown here; the server says so when it tries
+		}
+	}
+	for _, a := range addrs {
+		if deliver.Public(a.Unmap()) {
+			return false
+		}
+	}
+	return len(addrs) > 0
 }
 
 func webhookList(ctx context.Context, c *cli, _ []string) error {

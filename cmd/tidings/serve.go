@@ -104,6 +104,10 @@ func (m *Main) Run(ctx context.Context) error {
 		m.Timeouts = DefaultTimeouts
 	}
 	met := metrics.New()
+	if m.Config.AllowPrivateTargets {
+		m.Logger.Warn("webhooks and push may reach loopback and private addresses (--allow-private-targets): " +
+			"anyone who can create a webhook can make this server send requests inside its network; turn it off unless you need it")
+	}
 	if m.Config.DatabaseURL == "" {
 		// One server per data folder: a second one would take events whose live
 		// updates never reach the first one's dashboards. Management commands do not

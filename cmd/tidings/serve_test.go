@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -358,5 +359,25 @@ func TestServeRetentionPurge(t *testing.T) {
 			t.Fatalf("%d events left 5 s after the start, want 8", n)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestPrivateTargetsWarned: a server started with --allow-private-targets says in its
+// log what that opens; one without says nothing of it.
+func TestPrivateTargetsWarned(t *testing.T) {
+	t.Parallel()
+	testbackend.Once(t)
+	for _, allow := range []bool{true, false} {
+		var buf bytes.Buffer
+		cfg := DefaultConfig()
+		cfg.Addr, cfg.MetricsAddr, cfg.Data, cfg.AllowPrivateTargets = "127.0.0.1:0", "", t.TempDir(), allow
+		m := &Main{Config: cfg, Logger: slog.New(slog.NewTextHandler(&syncWriter{w: &buf}, nil))}
+		if err := m.Run(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		m.Close()
+		if warned := strings.Contains(buf.String(), "level=WARN") && strings.Contains(buf.String(), "--allow-private-targets"); warned != allow {
+			t.Fatalf("allow-private-targets %t: warned %t:\n%s", allow, warned, buf.String())
+		}
 	}
 }

@@ -43,6 +43,10 @@ func TestWebhookDeliveredAfterKill(t *testing.T) {
 	if code != 0 || len(lines) != 2 || !strings.HasPrefix(lines[0], "wh_") || !strings.HasPrefix(lines[1], "whsec_") {
 		t.Fatalf("webhook create: %d %q %s", code, out, errs)
 	}
+	// The receiver is on loopback: the CLI warns that a server refuses it by default.
+	if !strings.Contains(errs, "warning: "+rx.URL+" is a loopback or private address") || !strings.Contains(errs, "--allow-private-targets") {
+		t.Fatalf("webhook create to %s: no warning: %q", rx.URL, errs)
+	}
 	if _, list, _ := runCLI(t, data, "", "webhook", "list"); !strings.Contains(list, lines[0]) || !strings.Contains(list, "audit log") ||
 		strings.Contains(list, lines[1]) {
 		t.Fatalf("webhook list: %q", list)
