@@ -269,3 +269,34 @@ func lookup(doc any, ptr string) any {
 	}
 	return doc
 }
+
+// TestOpenAPINoSplitFlowMappings: in a YAML flow mapping an unquoted comma ends the
+// value, so `{description: Deleted, from the feed}` makes a property "from the feed"
+// with no value, which OpenAPI tools reject (redocly: "Property … is not expected
+// here"). No mapping of the document has an entry without a value.
+func TestOpenAPINoSplitFlowMappings(t *testing.T) {
+	testbackend.Once(t)
+	t.Parallel()
+	var root yaml.Node
+	if err := yaml.Unmarshal(docs.OpenAPI, &root); err != nil {
+		t.Fatal(err)
+	}
+	var walk func(n *yaml.Node, path string)
+	walk = func(n *yaml.Node, path string) {
+		switch n.Kind {
+		case yaml.DocumentNode, yaml.SequenceNode:
+			for _, c := range n.Content {
+				walk(c, path)
+			}
+		case yaml.MappingNode:
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				k, v := n.Content[i], n.Content[i+1]
+				if v.Kind == yaml.ScalarNode && v.Tag == "!!null" && v.Value == "" && k.Value != "example" {
+					t.Errorf("docs/openapi.yaml:%d: %s/%q has no value: quote the text before it if it holds a comma", k.Line, path, k.Value)
+				}
+				walk(v, path+"/"+k.Value)
+			}
+		}
+	}
+	walk(&root, "")
+}
