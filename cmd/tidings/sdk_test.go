@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -39,6 +40,19 @@ func readmeSnippet(t *testing.T, marker, lang string) string {
 // TestLogSnagSDK runs the published LogSnag Node SDK, pointed at Tidings by exactly the
 // README's snippet: track, identify, group and an increment arrive, and a refused call
 // surfaces Tidings' message in the SDK's error.
+// logsnagSDKs are the published LogSnag SDKs the tests run, each with how a script
+// loads it: @logsnag/next's server half through ESM (its CommonJS entry points at a
+// file the package does not ship).
+var logsnagSDKs = []struct{ pkg, project, load string }{
+	{logsnagNode, "sdk-node", `const { LogSnag } = require("@logsnag/node");`},
+	{"logsnag@1.0.0", "sdk-logsnag", `const { LogSnag } = require("logsnag");`},
+	{"@logsnag/next@1.0.3", "sdk-next", `import { LogSnag } from "@logsnag/next/server";`},
+}
+
+// TestLogSnagSDK runs the README's snippet with each published SDK (logsnagSDKs), and
+// every method each has: track with every option, identify, group, insight.track (with
+// the project's "missing change means update" on) and insight.increment, and a call the
+// server refuses, whose message the SDK must print. Then it reads what was stored.
 func TestLogSnagSDK(t *testing.T) {
 	t.Parallel()
 	node, err := exec.LookPath("node")
@@ -47,72 +61,122 @@ func TestLogSnagSDK(t *testing.T) {
 	}
 	npm, err := exec.LookPath("npm")
 	if err != nil {
-		testenv.Need(t, "npm is needed to install %s for the SDK test: apt-get install npm", logsnagNode)
+		testenv.Need(t, "npm is needed to install the LogSnag SDKs for the SDK test: apt-get install npm")
 	}
 	dir := t.TempDir()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	install := exec.CommandContext(ctx, npm, "install", "--no-audit", "--no-fund", "--silent", logsnagNode)
+	args := []string{"install", "--no-audit", "--no-fund", "--silent"}
+	for _, sdk := range logsnagSDKs {
+		args = append(args, sdk.pkg)
+	}
+	install := exec.CommandContext(ctx, npm, args...)
 	install.Dir = dir
 	if out, err := install.CombinedOutput(); err != nil {
-		testenv.Need(t, "npm install %s failed (no registry?): %v\n%s", logsnagNode, err, out)
+		testenv.Need(t, "npm install of the LogSnag SDKs failed (no registry?): %v\n%s", err, out)
 	}
 
 	loc := testbackend.Location(t)
 	m := startServer(t, loc, nil)
-	for _, args := range [][]string{{"account", "create", "acme"}, {"project", "create", "my-saas"}, {"channel", "create", "my-saas", "payments"}} {
-		if code, _, errs := runCLI(t, loc, "", args...); code != 0 {
-			t.Fatalf("%v: %s", args, errs)
+	if code, _, errs := runCLI(t, loc, "", "account", "create", "acme"); code != 0 {
+		t.Fatal(errs)
+	}
+	for _, sdk := range logsnagSDKs {
+		for _, args := range [][]string{{"project", "create", sdk.project, "--insight-change-default", "update"}, {"channel", "create", sdk.project, "payments"}} {
+			if code, _, errs := runCLI(t, loc, "", args...); code != 0 {
+				t.Fatalf("%v: %s", args, errs)
+			}
 		}
 	}
-	_, token, _ := runCLI(t, loc, "", "token", "create", "--access", "public")
-	script := readmeSnippet(t, "<!-- sdk-node -->", "js") + `
-(async () => {
-  await logsnag.track({ channel: "payments", event: "New Subscription", icon: "💰", user_id: "user-42", tags: { plan: "premium" } });
+	_, token, _ := runCLI(t, loc, "", "token", "create", "--access", "full")
+	snippet := readmeSnippet(t, "<!-- sdk-node -->", "js")
+	const when = 1_790_000_000 // unix seconds: 2026-09-21
+	for _, sdk := range logsnagSDKs {
+		t.Run(sdk.project, func(t *testing.T) {
+			script := strings.Replace(strings.Replace(snippet, `const { LogSnag } = require("@logsnag/node");`, sdk.load, 1),
+				`project: "my-saas"`, `project: "`+sdk.project+`"`, 1)
+			if !strings.Contains(script, sdk.load) || !strings.Contains(script, sdk.project) {
+				t.Fatalf("the README's snippet no longer loads the SDK as the test expects:\n%s", snippet)
+			}
+			script += fmt.Sprintf(`
+const main = async () => {
+  await logsnag.track({ channel: "payments", event: "New Subscription", description: "**Pro** plan", icon: "💰", user_id: "user-42",
+    tags: { plan: "premium", seats: 3, trial: false }, notify: true, parser: "markdown", timestamp: %d });
   await logsnag.identify({ user_id: "user-42", properties: { name: "Ada", plan: "premium", seats: 3 } });
   await logsnag.group({ user_id: "user-42", group_id: "acme-inc", properties: { industry: "retail" } });
+  await logsnag.insight.track({ title: "Status", value: "green", icon: "🟢" });
   await logsnag.insight.increment({ title: "Signups", value: 2, icon: "👥" });
-  try {
-    await logsnag.identify({ user_id: "user-42", properties: { "Bad Key": 1 } });
-    console.log("refused: no");
-  } catch (e) {
-    console.log("refused: " + e.message);
+  await logsnag.insight.increment({ title: "Signups", value: 3 });
+  for (const call of [
+    () => logsnag.identify({ user_id: "user-42", properties: { "Bad Key": 1 } }),
+    () => logsnag.track({ channel: "deploys", event: "Deployed" }),
+  ]) {
+    try {
+      await call();
+      console.log("refused: no");
+    } catch (e) {
+      console.log("refused: " + e.message);
+    }
   }
-})().catch((e) => { console.error(e); process.exit(1); });
-`
-	if err := os.WriteFile(filepath.Join(dir, "sdk.js"), []byte(script), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	run := exec.CommandContext(ctx, node, "sdk.js")
-	run.Dir = dir
-	run.Env = append(os.Environ(), "TIDINGS_URL="+m.URL(), "TIDINGS_TOKEN="+strings.TrimSpace(token))
-	out, err := run.CombinedOutput()
-	if err != nil {
-		t.Fatalf("the SDK script failed: %v\n%s", err, out)
-	}
-	if !strings.Contains(string(out), "refused: [LogSnag] Failed to publish: properties.Bad Key: property key must be") {
-		t.Fatalf("the SDK's error for a refused call: %s", out)
-	}
+};
+main().catch((e) => { console.error(e); process.exit(1); });
+`, when)
+			file := filepath.Join(dir, sdk.project+".js")
+			if strings.HasPrefix(sdk.load, "import") {
+				// ESM: the snippet's require of nothing else still works through createRequire.
+				file = filepath.Join(dir, sdk.project+".mjs")
+			}
+			if err := os.WriteFile(file, []byte(script), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			run := exec.CommandContext(ctx, node, file)
+			run.Dir = dir
+			run.Env = append(os.Environ(), "TIDINGS_URL="+m.URL(), "TIDINGS_TOKEN="+strings.TrimSpace(token))
+			out, err := run.CombinedOutput()
+			if err != nil {
+				t.Fatalf("the SDK script failed: %v\n%s", err, out)
+			}
+			for _, want := range []string{"refused: [LogSnag] Failed to publish: properties.Bad Key: property key must be",
+				`refused: [LogSnag] Failed to publish: channel "deploys" does not exist in project "` + sdk.project + `"`} {
+				if !strings.Contains(string(out), want) {
+					t.Fatalf("the SDK's error for a refused call lacks %q:\n%s", want, out)
+				}
+			}
 
-	s := testbackend.Open(t, loc)
-	a, err := s.FindAccount(context.Background(), "acme")
-	if err != nil {
-		t.Fatal(err)
-	}
-	u, err := s.FindPerson(context.Background(), a.ID, "my-saas", "user-42")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(u.Properties) != 3 || u.Properties[0].Value != "Ada" || len(u.Groups) != 1 || u.Groups[0] != "acme-inc" {
-		t.Fatalf("user-42 after identify and group: %+v", u)
-	}
-	page, err := s.ListEvents(context.Background(), a.ID, tidings.EventQuery{Project: "my-saas", Limit: 10})
-	if err != nil || len(page.Events) != 1 || page.Events[0].UserID != "user-42" {
-		t.Fatalf("the tracked event: %+v %v", page, err)
-	}
-	ins, err := s.ListInsights(context.Background(), a.ID, "my-saas")
-	if err != nil || len(ins) != 1 || ins[0].Value != "2" {
-		t.Fatalf("the incremented insight: %+v %v", ins, err)
+			s := testbackend.Open(t, loc)
+			a, err := s.FindAccount(context.Background(), "acme")
+			if err != nil {
+				t.Fatal(err)
+			}
+			u, err := s.FindPerson(context.Background(), a.ID, sdk.project, "user-42")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(u.Properties) != 3 || u.Properties[0].Value != "Ada" || len(u.Groups) != 1 || u.Groups[0] != "acme-inc" {
+				t.Fatalf("user-42 after identify and group: %+v", u)
+			}
+			page, err := s.ListEvents(context.Background(), a.ID, tidings.EventQuery{Project: sdk.project, Limit: 10})
+			if err != nil || len(page.Events) != 1 {
+				t.Fatalf("the tracked event: %+v %v", page, err)
+			}
+			ev := page.Events[0]
+			if ev.Event != "New Subscription" || ev.Description != "**Pro** plan" || ev.Parser != "markdown" || ev.Icon != "💰" || !ev.Notify ||
+				ev.UserID != "user-42" || ev.Timestamp.Unix() != when || ev.Channel != "payments" ||
+				string(ev.Tags.JSON()) != `{"plan":"premium","seats":3,"trial":false}` {
+				t.Fatalf("the tracked event, with every option: %+v (tags %s)", ev, ev.Tags.JSON())
+			}
+			ins, err := s.ListInsights(context.Background(), a.ID, sdk.project)
+			if err != nil {
+				t.Fatal(err)
+			}
+			values := map[string]string{}
+			for _, in := range ins {
+				values[in.Title+" "+in.Icon] = in.Value
+			}
+			if len(ins) != 2 || values["Status 🟢"] != "green" || values["Signups 👥"] != "5" {
+				t.Fatalf("the insights after insight.track and two increments: %v", values)
+			}
+		})
 	}
 }
 
