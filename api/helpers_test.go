@@ -133,6 +133,7 @@ func (e *env) do(method, path, token, body string, header ...string) *response {
 	e.must(err)
 	defer res.Body.Close()
 	b, _ := io.ReadAll(res.Body)
+	conform(e.t, req, body, res, b)
 	r := &response{status: res.StatusCode, header: res.Header, body: string(b), method: method}
 	if strings.HasPrefix(res.Header.Get("Content-Type"), "application/problem+json") {
 		e.must(json.Unmarshal(b, &r.problem))
