@@ -124,7 +124,7 @@ func (db *DB) backfillOne(ctx context.Context) (n int64, more bool, err error) {
 
 // searchCandidates is the most events a word search reads from a set it cannot read
 // in order (a tag's, a channel's, the GIN index's matches) before sorting them by
-// arrival; above it, the search walks the project's events newest first instead.
+// timestamp; above it, the search walks the project's events newest first instead.
 var searchCandidates int64 = 20_000 // a var so that tests can force each source
 
 // Where a word search reads its candidates from.
@@ -188,8 +188,8 @@ func (db *DB) searchSource(ctx context.Context, project, channel int64, tags []t
 	return src, nil
 }
 
-// searchQuery builds a word search's page: newest first by arrival (id). The walk
-// reads the project's id index in order, checking each event. Every other source is
+// searchQuery builds a word search's page: newest first by timestamp, ties by id, as
+// the feed lists. The walk reads the project's time index in order, checking each event. Every other source is
 // read whole, with every condition, in a materialised CTE, and only its matches are
 // sorted: left to itself, the planner would walk the id index for these too, guessing
 // that the LIMIT is reached soon, and read hundreds of thousands of rows.
@@ -219,7 +219,7 @@ func searchQuery(project, channel int64, tags []tidings.Tag, terms []tidings.Ter
 			sb.WriteString(` AND e.channel_id = ` + arg(channel))
 		}
 		if before != nil {
-			sb.WriteString(` AND e.id < ` + arg(before.id))
+			sb.WriteString(` AND (e.ts, e.id) < (` + arg(before.ts) + `, ` + arg(before.id) + `)`)
 		}
 		timeRange(&sb, "e", since, until, arg)
 		for i, t := range tags {
@@ -233,20 +233,20 @@ func searchQuery(project, channel int64, tags []tidings.Tag, terms []tidings.Ter
 		// Each user's newest matches from its index, then the newest of those: at most
 		// users × limit rows, however many events a group's members have.
 		lim := arg(limit)
-		sb.WriteString(`WITH top AS (SELECT x.id FROM unnest(` + arg(users) + `::text[]) AS m(user_id)
-			CROSS JOIN LATERAL (SELECT e.id FROM events e WHERE e.project_id = ` + proj + ` AND e.user_id = m.user_id AND e.user_id <> ''`) // <> '': events_user is partial
+		sb.WriteString(`WITH top AS (SELECT x.id, x.ts FROM unnest(` + arg(users) + `::text[]) AS m(user_id)
+			CROSS JOIN LATERAL (SELECT e.id, e.ts FROM events e WHERE e.project_id = ` + proj + ` AND e.user_id = m.user_id AND e.user_id <> ''`) // <> '': events_user is partial
 		conditions()
-		sb.WriteString(` ORDER BY e.id DESC LIMIT ` + lim + `) x ORDER BY x.id DESC LIMIT ` + lim + `)
-		SELECT ` + eventFields + ` FROM top JOIN events e ON e.id = top.id JOIN channels c ON c.id = e.channel_id ORDER BY e.id DESC`)
+		sb.WriteString(` ORDER BY e.ts DESC, e.id DESC LIMIT ` + lim + `) x ORDER BY x.ts DESC, x.id DESC LIMIT ` + lim + `)
+		SELECT ` + eventFields + ` FROM top JOIN events e ON e.id = top.id JOIN channels c ON c.id = e.channel_id ORDER BY e.ts DESC, e.id DESC`)
 		return sb.String(), args
 	}
 	if src.kind == fromProject {
 		sb.WriteString(`SELECT ` + eventColumns + ` WHERE e.project_id = ` + proj)
 		conditions()
-		sb.WriteString(` ORDER BY e.id DESC LIMIT ` + arg(limit))
+		sb.WriteString(` ORDER BY e.ts DESC, e.id DESC LIMIT ` + arg(limit))
 		return sb.String(), args
 	}
-	sb.WriteString(`WITH cand AS MATERIALIZED (SELECT e.id FROM `)
+	sb.WriteString(`WITH cand AS MATERIALIZED (SELECT e.id, e.ts FROM `)
 	switch src.kind {
 	case fromTag:
 		t := tags[src.tag]
@@ -256,7 +256,7 @@ func searchQuery(project, channel int64, tags []tidings.Tag, terms []tidings.Ter
 		sb.WriteString(`events e WHERE e.project_id = ` + proj)
 	}
 	conditions()
-	sb.WriteString(`), top AS (SELECT id FROM cand ORDER BY id DESC LIMIT ` + arg(limit) + `)
-		SELECT ` + eventFields + ` FROM top JOIN events e ON e.id = top.id JOIN channels c ON c.id = e.channel_id ORDER BY e.id DESC`)
+	sb.WriteString(`), top AS (SELECT id FROM cand ORDER BY ts DESC, id DESC LIMIT ` + arg(limit) + `)
+		SELECT ` + eventFields + ` FROM top JOIN events e ON e.id = top.id JOIN channels c ON c.id = e.channel_id ORDER BY e.ts DESC, e.id DESC`)
 	return sb.String(), args
 }

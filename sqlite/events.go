@@ -197,19 +197,24 @@ func listQuery(f feedFilter) eventQuery {
 	return eventQuery{sb.String(), args}
 }
 
-// searchQuery reads a page of a word search from the full-text index, newest first
-// by arrival (seq). The index holds, beside each event's words, its scope: tokens
-// for its project, channel and tags (p7 c12 t40), so the project, channel and tag
-// filters are part of the full-text query, which intersects them. Only the time range
-// is checked on the rows read.
+// searchQuery reads a word search's candidates from the full-text index — at most
+// searchBudget+1 of them, which the caller has counted to be all — newest first by
+// event timestamp, like the feed. The index holds, beside each event's words, its scope:
+// tokens for its project, channel and tags (p7 c12 t40), so the project, channel and tag
+// filters are part of the full-text query, which intersects them. The time range and
+// the page's cursor are checked on the rows read.
 func searchQuery(f feedFilter) eventQuery {
 	var sb strings.Builder
 	args := []any{matchExpr(f)}
+	sb.WriteString(`SELECT ` + f.selected() + ` FROM (SELECT rowid AS seq FROM events_fts WHERE events_fts MATCH ?`)
+	if f.minSeq != 0 {
+		sb.WriteString(` AND rowid >= ?`)
+		args = append(args, f.minSeq)
+	}
 	// The event is checked to be the project's: a row of the index can never hand out
 	// another project's event.
-	sb.WriteString(`SELECT ` + f.selected() + ` FROM events_fts s CROSS JOIN events e ON e.seq = s.rowid WHERE events_fts MATCH ?
-		AND +e.project_id = ?`)
-	args = append(args, f.project)
+	sb.WriteString(` LIMIT ?) x CROSS JOIN events e ON e.seq = x.seq WHERE +e.project_id = ?`)
+	args = append(args, searchBudget+1, f.project)
 	if len(f.users) > 0 {
 		// Their scope tokens are hashes: this makes it exact.
 		sb.WriteString(` AND e.user_id IN (?` + strings.Repeat(`, ?`, len(f.users)-1) + `)`)
@@ -218,12 +223,8 @@ func searchQuery(f feedFilter) eventQuery {
 		}
 	}
 	if f.before != nil {
-		sb.WriteString(` AND s.rowid < ?`)
-		args = append(args, f.before.seq)
-	}
-	if f.minSeq != 0 {
-		sb.WriteString(` AND s.rowid >= ?`)
-		args = append(args, f.minSeq)
+		sb.WriteString(` AND (e.ts, e.seq) < (?, ?)`)
+		args = append(args, f.before.ts, f.before.seq)
 	}
 	if f.since != 0 {
 		sb.WriteString(` AND e.ts >= ?`)
@@ -233,9 +234,20 @@ func searchQuery(f feedFilter) eventQuery {
 		sb.WriteString(` AND e.ts < ?`)
 		args = append(args, f.until)
 	}
-	sb.WriteString(` ORDER BY s.rowid DESC LIMIT ?`)
-	args = append(args, f.limit)
+	sb.WriteString(` ORDER BY e.ts DESC, e.seq DESC`)
 	return eventQuery{sb.String(), args}
+}
+
+// countCandidates counts the rows of the full-text index a search's query matches
+// (its scope and the terms given to the index), up to searchBudget+1: whatever the page.
+func countCandidates(f feedFilter) eventQuery {
+	q := `SELECT count(*) FROM (SELECT 1 FROM events_fts WHERE events_fts MATCH ?`
+	args := []any{matchExpr(f)}
+	if f.minSeq != 0 {
+		q += ` AND rowid >= ?`
+		args = append(args, f.minSeq)
+	}
+	return eventQuery{q + ` LIMIT ?)`, append(args, searchBudget+1)}
 }
 
 // matchExpr is the FTS5 query of a search: scope tokens, then each term as a phrase

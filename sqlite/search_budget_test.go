@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -53,6 +54,8 @@ func TestSearchBudget(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+	// Sent last with the oldest timestamp: a search lists it last, as the feed does.
+	publish("Signed 7 backdated", time.Now().Add(-2*time.Hour))
 
 	page := func(q, before string) *tidings.EventPage {
 		t.Helper()
@@ -91,6 +94,45 @@ func TestSearchBudget(t *testing.T) {
 	for _, q := range []string{"cust* ord* before:2001-01-01", "paid before:0001-01-01", "paid after:2999-01-01"} {
 		if p := page(q, ""); len(p.Events) != 0 || p.Next != "" {
 			t.Fatalf("%s: %d events, next %q", q, len(p.Events), p.Next)
+		}
+	}
+	// Every page, from the full-text index's candidates ("signed 7": 174 events carry the
+	// word 7, within the budget) or from the walk of the time index ("cust*", "paid":
+	// thousands), lists as the feed does: the feed's events that match, in its order.
+	var feed []*tidings.Event
+	for eq := (tidings.EventQuery{Project: "shop", Limit: 100}); ; {
+		p, err := db.ListEvents(ctx, a.ID, eq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		feed = append(feed, p.Events...)
+		if eq.Before = p.Next; p.Next == "" {
+			break
+		}
+	}
+	for _, q := range []string{"signed 7", "cust*", "paid"} {
+		s, err := tidings.ParseSearch(q, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var match tidings.EventQuery
+		match.AddSearch(s)
+		var want, got []string
+		for _, ev := range feed {
+			if match.Matches(ev) {
+				want = append(want, ev.ID)
+			}
+		}
+		for p, pages := page(q, ""), 0; ; p, pages = page(q, p.Next), pages+1 {
+			for _, ev := range p.Events {
+				got = append(got, ev.ID)
+			}
+			if p.Next == "" || pages > 1000 {
+				break
+			}
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("%s: %d events, not the feed's %d matches in its order", q, len(got), len(want))
 		}
 	}
 	// A range of few events is read whole: the backdated one is found at once.

@@ -11,16 +11,20 @@ import (
 )
 
 // A word search's cost is bounded (docs/performance.md, "Search on SQLite"): whatever
-// the words, prefixes and time range, one page reads at most searchBudget events.
+// the words, prefixes and time range, one page reads at most searchBudget events. Its
+// order is the feed's: newest first by event timestamp, ties by arrival.
 //
 //   - A time range that holds at most searchBudget of the project's events is read
 //     whole from the time index, and the words are checked on those events: the range
 //     bounds the work (before:2001-01-01 reads nothing at all).
-//   - Otherwise the full-text index is walked newest first, from the range's start
-//     when it has one (after: bounds the walk by arrival, as no event is accepted more
-//     than a day before its timestamp), reading at most searchBudget events. Terms
-//     common among the newest events stay out of the full-text query and are checked
-//     on the events read (ftsTerms says why).
+//   - Otherwise the full-text index is asked how many events it offers (its scope and
+//     the rare terms, from the range's start when it has one: after: bounds it by
+//     arrival, as no event is accepted more than a day before its timestamp). When they
+//     are at most searchBudget they are read, sorted by time and checked: every match.
+//   - When there are more, the words are common: the time index is walked as the feed
+//     walks it, and each event read is checked, at most searchBudget a page. Terms
+//     common among the newest events stay out of the full-text query and are checked on
+//     the events read (ftsTerms says why).
 //   - A page that the budget ends before it is full is answered with what was found and
 //     a cursor to continue from the last event read.
 const (
@@ -28,7 +32,7 @@ const (
 	searchSample = 200
 )
 
-// searchEvents reads a page of a word search (or a journey), newest first by arrival.
+// searchEvents reads a page of a word search (or a journey), newest first by timestamp.
 func (db *DB) searchEvents(ctx context.Context, p *tidings.Project, f feedFilter, q tidings.EventQuery) (*tidings.EventPage, error) {
 	// What the full-text query leaves out is checked on each event read: the words
 	// and the time range (project, channel, tags and users are the query's scope).
@@ -48,20 +52,28 @@ func (db *DB) searchEvents(ctx context.Context, p *tidings.Project, f feedFilter
 	}
 	ff := f
 	ff.terms = terms
-	var floor int64
 	if f.since != 0 {
 		// A timestamp is at most a day ahead of its event's acceptance, so the events
-		// since a time were all accepted since a day before it: the walk stops there.
+		// since a time were all accepted since a day before it: the index is read from there.
 		id := tidings.EventIDFloor(fromMS(f.since - 24*hourMS))
 		if key, ok := idBytes(id); ok {
 			if err := db.read.QueryRowContext(ctx, `SELECT coalesce((SELECT seq FROM events WHERE id >= ? ORDER BY id LIMIT 1), 0)`,
-				key).Scan(&floor); err != nil {
+				key).Scan(&ff.minSeq); err != nil {
 				return nil, err
 			}
 		}
 	}
-	ff.minSeq, ff.limit = floor, searchBudget // the LIMIT is of rows read, not rows kept
-	return db.readChecked(ctx, p, searchQuery(ff), check, f.limit-1)
+	var n int
+	c := countCandidates(ff)
+	if err := db.read.QueryRowContext(ctx, c.sql, c.args...).Scan(&n); err != nil {
+		return nil, err
+	}
+	if n <= searchBudget {
+		return db.readChecked(ctx, p, searchQuery(ff), check, f.limit-1)
+	}
+	walk := f
+	walk.terms, walk.users, walk.limit = nil, nil, searchBudget // the LIMIT is of rows read, not rows kept
+	return db.readChecked(ctx, p, listQuery(walk), check, f.limit-1)
 }
 
 // countRange counts the events in the filter's time range, up to searchBudget+1.
@@ -74,17 +86,17 @@ func (db *DB) countRange(ctx context.Context, f feedFilter) (int, error) {
 }
 
 // searchRange reads the whole time range (at most searchBudget events) and keeps the
-// matches, newest first by arrival like every word search.
+// matches, newest first by timestamp like every list.
 func (db *DB) searchRange(ctx context.Context, p *tidings.Project, f feedFilter, check tidings.EventQuery) (*tidings.EventPage, error) {
 	r := listQuery(feedFilter{project: f.project, channel: f.channel, channelCount: f.channelCount,
 		since: f.since, until: f.until, limit: searchBudget + 1, columns: "e.seq"})
 	query := `SELECT ` + eventColumns + ` FROM (` + r.sql + `) x CROSS JOIN events e ON e.seq = x.seq`
 	args := r.args
 	if f.before != nil {
-		query += ` WHERE e.seq < ?`
-		args = append(args, f.before.seq)
+		query += ` WHERE (e.ts, e.seq) < (?, ?)`
+		args = append(args, f.before.ts, f.before.seq)
 	}
-	query += ` ORDER BY e.seq DESC`
+	query += ` ORDER BY e.ts DESC, e.seq DESC`
 	return db.readChecked(ctx, p, eventQuery{query, args}, check, f.limit-1)
 }
 
@@ -131,7 +143,7 @@ func (db *DB) ftsTerms(ctx context.Context, p *tidings.Project, f feedFilter) ([
 }
 
 // readChecked runs a query of eventColumns over the project's events, newest first by
-// arrival, and keeps a page (limit) of those that check matches, reading no more than
+// timestamp, and keeps a page (limit) of those that check matches, reading no more than
 // searchBudget rows. A page the budget ended early gets the last event read as its
 // cursor.
 func (db *DB) readChecked(ctx context.Context, p *tidings.Project, q eventQuery, check tidings.EventQuery, limit int) (*tidings.EventPage, error) {

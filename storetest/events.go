@@ -392,9 +392,10 @@ func testSearch(t *testing.T, open Opener) {
 			t.Errorf("search %q in %q: %v, want %v", c.q, c.channel, got, want)
 		}
 	}
-	// Word searches list by arrival: a backfilled event (an old timestamp) sent last comes first.
+	// Word searches list as the feed does, newest first by timestamp: a backfilled event
+	// (an old timestamp) sent last comes last.
 	payout := f.publish(t, tidings.NewEvent{Event: "Payout archived", Timestamp: day(-10)})
-	if got, want := search("pay*", ""), []string{payout.ID, deploy.ID, zurich.ID}; !slices.Equal(got, want) {
+	if got, want := search("pay*", ""), []string{deploy.ID, zurich.ID, payout.ID}; !slices.Equal(got, want) {
 		t.Errorf("pay* with a backfilled event: %v, want %v", got, want)
 	}
 	// Pages of a search: each match once.
