@@ -39,12 +39,12 @@ func TestQueryPlans(t *testing.T) {
 		"since, project":         {listQuery(feedFilter{project: 1, since: 1000, until: 2000, limit: 51}), []string{"events_project_ts (project_id=? AND ts>? AND ts<?)"}},
 		// A search reads at most searchBudget+1 rows of the full-text index (the LIMIT of
 		// its subquery), the only plan allowed to sort what it found.
-		"search":                 {listQuery(feedFilter{project: 1, terms: words, limit: 51}), []string{"SCAN events_fts VIRTUAL TABLE INDEX", "SEARCH e USING INTEGER PRIMARY KEY (rowid=?)"}},
-		"search, deep, tagged":   {listQuery(feedFilter{project: 1, channel: 5, tags: []feedTag{rare}, terms: words, before: at, since: 1000, limit: 51}), []string{"SCAN events_fts VIRTUAL TABLE INDEX", "SEARCH e USING INTEGER PRIMARY KEY (rowid=?)"}},
-		"search, candidates":     {countCandidates(feedFilter{project: 1, terms: words, minSeq: 7}), []string{"SCAN events_fts VIRTUAL TABLE INDEX"}},
-		"live catch-up":          {afterQuery(eventColumns, id, 1, 100), []string{"SEARCH e USING INTEGER PRIMARY KEY (rowid>?)", "USING COVERING INDEX events_id (id>?)"}},
-		"chart, project":         {countsQuery(1, 0, 0, 3_600_000), []string{"SEARCH event_counts USING PRIMARY KEY (channel_id=? AND hour>?)"}},
-		"chart, channel":         {countsQuery(1, 5, 0, 3_600_000), []string{"SEARCH event_counts USING PRIMARY KEY (channel_id=? AND hour>?)"}},
+		"search":               {listQuery(feedFilter{project: 1, terms: words, limit: 51}), []string{"SCAN events_fts VIRTUAL TABLE INDEX", "SEARCH e USING INTEGER PRIMARY KEY (rowid=?)"}},
+		"search, deep, tagged": {listQuery(feedFilter{project: 1, channel: 5, tags: []feedTag{rare}, terms: words, before: at, since: 1000, limit: 51}), []string{"SCAN events_fts VIRTUAL TABLE INDEX", "SEARCH e USING INTEGER PRIMARY KEY (rowid=?)"}},
+		"search, candidates":   {countCandidates(feedFilter{project: 1, terms: words, minSeq: 7}), []string{"SCAN events_fts VIRTUAL TABLE INDEX"}},
+		"live catch-up":        {afterQuery(eventColumns, id, 1, 100), []string{"SEARCH e USING INTEGER PRIMARY KEY (rowid>?)", "USING COVERING INDEX events_id (id>?)"}},
+		"chart, project":       {countsQuery(1, 0, 0, 3_600_000), []string{"SEARCH event_counts USING PRIMARY KEY (channel_id=? AND hour>?)"}},
+		"chart, channel":       {countsQuery(1, 5, 0, 3_600_000), []string{"SEARCH event_counts USING PRIMARY KEY (channel_id=? AND hour>?)"}},
 	}
 	for name, c := range cases {
 		rows, err := db.read.QueryContext(t.Context(), "EXPLAIN QUERY PLAN "+c.q.sql, c.q.args...)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strings"
 
 	"github.com/google/uuid"
 
@@ -68,12 +69,90 @@ func (db *DB) searchEvents(ctx context.Context, p *tidings.Project, f feedFilter
 	if err := db.read.QueryRowContext(ctx, c.sql, c.args...).Scan(&n); err != nil {
 		return nil, err
 	}
-	if n <= searchBudget {
-		return db.readChecked(ctx, p, searchQuery(ff), check, f.limit-1)
+	if n <= searchBudget && !denser(f, n) {
+		return db.readCandidates(ctx, p, ff, check, f.limit-1)
 	}
 	walk := f
 	walk.terms, walk.users, walk.limit = nil, nil, searchBudget // the LIMIT is of rows read, not rows kept
 	return db.readChecked(ctx, p, listQuery(walk), check, f.limit-1)
+}
+
+// denser reports whether n candidates are so many among the events of the filter's
+// channel or tag that walking those events in order fills a page sooner than reading
+// every candidate would: a page needs about limit·scope/n events read, the candidates n
+// (a common word in the rarest channel: 1,400 candidates among 14,000 events took 65 ms
+// to read, the walk a few).
+func denser(f feedFilter, n int) bool {
+	scope := int64(0)
+	if f.channel != 0 {
+		scope = f.channelCount
+	}
+	for _, t := range f.tags {
+		if scope == 0 || t.count < scope {
+			scope = t.count
+		}
+	}
+	return scope > 0 && int64(n)*int64(n) > int64(f.limit)*scope
+}
+
+// readCandidates reads the full-text index's candidates (at most searchBudget+1):
+// their keys first, sorted newest first by timestamp, then the events in that order, a
+// batch at a time, only as far as a page (limit) of those that check matches needs —
+// sorting whole events cost 39 µs each on a store of 10 million.
+func (db *DB) readCandidates(ctx context.Context, p *tidings.Project, f feedFilter, check tidings.EventQuery, limit int) (*tidings.EventPage, error) {
+	f.columns = "e.seq, e.id"
+	keys := searchQuery(f)
+	rows, err := db.read.QueryContext(ctx, keys.sql, keys.args...)
+	if err != nil {
+		return nil, err
+	}
+	var seqs []int64
+	var ids []string
+	for rows.Next() {
+		var seq int64
+		var id []byte
+		if err := rows.Scan(&seq, &id); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		if len(id) != 16 {
+			rows.Close()
+			return nil, fmt.Errorf("event id of %d bytes", len(id))
+		}
+		seqs, ids = append(seqs, seq), append(ids, uuid.UUID(id).String())
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	kept := []*tidings.Event{}
+	for len(seqs) > 0 && len(kept) <= limit {
+		n := min(len(seqs), 2*(limit+1))
+		args := make([]any, n)
+		for i, s := range seqs[:n] {
+			args[i] = s
+		}
+		evs, err := db.queryEvents(ctx, p, `SELECT `+eventColumns+` FROM events e WHERE e.seq IN (?`+strings.Repeat(`, ?`, n-1)+`)`, args...)
+		if err != nil {
+			return nil, err
+		}
+		byID := make(map[string]*tidings.Event, len(evs))
+		for _, ev := range evs {
+			byID[ev.ID] = ev
+		}
+		for _, id := range ids[:n] {
+			if ev := byID[id]; ev != nil && check.Matches(ev) && len(kept) <= limit {
+				kept = append(kept, ev)
+			}
+		}
+		seqs, ids = seqs[n:], ids[n:]
+	}
+	page := &tidings.EventPage{Events: kept}
+	if len(kept) > limit {
+		page.Events = kept[:limit]
+		page.Next = kept[limit-1].ID
+	}
+	return page, nil
 }
 
 // countRange counts the events in the filter's time range, up to searchBudget+1.

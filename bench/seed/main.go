@@ -460,7 +460,8 @@ func printStats(file string) error {
 }
 
 // multiplyEvents copies the store's events until there are k times as many: each copy
-// takes new seqs after the last one and new ids (the UUIDv7's time, new random bits),
+// takes new seqs after the last one and new ids (the UUIDv7's time, new random bits; a
+// BLOB, as || makes text),
 // and keeps the original's timestamps, so every derived structure grows in step: the
 // tag index gets the copies' rows, tag, hourly and per-user counts are multiplied, and
 // the full-text index is emptied with every event left to the search backfill, which
@@ -485,7 +486,7 @@ func multiplyEvents(ctx context.Context, file string, k int) error {
 		}
 		for _, q := range []string{
 			`INSERT INTO events (seq, id, project_id, channel_id, event, description, icon, notify, tags, parser, user_id, ts, created_at)
-				SELECT seq + ?1, substr(id, 1, 8) || randomblob(8), project_id, channel_id, event, description, icon, notify, tags, parser, user_id, ts, created_at
+				SELECT seq + ?1, CAST(substr(id, 1, 8) || randomblob(8) AS BLOB), project_id, channel_id, event, description, icon, notify, tags, parser, user_id, ts, created_at
 				FROM events WHERE seq <= ?2 ORDER BY seq`,
 			`INSERT INTO event_tags (tag_id, ts, seq, channel_id) SELECT tag_id, ts, seq + ?1, channel_id FROM event_tags WHERE seq <= ?2`,
 		} {
