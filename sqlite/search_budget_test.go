@@ -97,8 +97,8 @@ func TestSearchBudget(t *testing.T) {
 		}
 	}
 	// Every page, from the full-text index's candidates ("signed 7": 174 events carry the
-	// word 7, within the budget) or from the walk of the time index ("cust*", "paid":
-	// thousands), lists as the feed does: the feed's events that match, in its order.
+	// word 7, within the budget) or from the walk of the time index ("paid": thousands),
+	// lists as the feed does: the feed's events that match, in its order.
 	var feed []*tidings.Event
 	for eq := (tidings.EventQuery{Project: "shop", Limit: 100}); ; {
 		p, err := db.ListEvents(ctx, a.ID, eq)
@@ -110,7 +110,7 @@ func TestSearchBudget(t *testing.T) {
 			break
 		}
 	}
-	for _, q := range []string{"signed 7", "cust*", "paid"} {
+	for _, q := range []string{"signed 7", "paid"} {
 		s, err := tidings.ParseSearch(q, time.Now())
 		if err != nil {
 			t.Fatal(err)
@@ -123,11 +123,17 @@ func TestSearchBudget(t *testing.T) {
 				want = append(want, ev.ID)
 			}
 		}
-		for p, pages := page(q, ""), 0; ; p, pages = page(q, p.Next), pages+1 {
+		for eq := (tidings.EventQuery{Project: "shop", Limit: 100}); ; {
+			eq.AddSearch(s)
+			p, err := db.ListEvents(ctx, a.ID, eq)
+			if err != nil {
+				t.Fatal(err)
+			}
 			for _, ev := range p.Events {
 				got = append(got, ev.ID)
 			}
-			if p.Next == "" || pages > 1000 {
+			eq = tidings.EventQuery{Project: "shop", Limit: 100, Before: p.Next}
+			if p.Next == "" || len(got) > len(feed) {
 				break
 			}
 		}

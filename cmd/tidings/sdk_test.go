@@ -55,6 +55,7 @@ var logsnagSDKs = []struct{ pkg, project, load string }{
 // server refuses, whose message the SDK must print. Then it reads what was stored.
 func TestLogSnagSDK(t *testing.T) {
 	t.Parallel()
+	testbackend.Once(t) // the SDKs' requests, not the store: what they store is checked on both by the API's tests
 	node, err := exec.LookPath("node")
 	if err != nil {
 		testenv.Need(t, "Node.js is needed for the LogSnag SDK test: apt-get install nodejs npm")
