@@ -84,9 +84,13 @@ func (c *InsightChange) Check(p *Problems) {
 	switch c.Change {
 	case ChangeUpdate, ChangeIncrement, ChangeDecrement:
 	case "":
+		project := c.Project
+		if !ValidName(project) {
+			project = "NAME"
+		}
 		p.Add("change", "required", "is required and "+ChangeRuleMessage+`; the LogSnag SDKs' insight.track sends none: `+
 			`for them, turn on "Missing change means update" for the project (Settings → Projects, or `+
-			"`tidings project update NAME --insight-change-default update`)")
+			"`tidings project update %s --insight-change-default update`)", project)
 	default:
 		p.Add("change", "enum", ChangeRuleMessage)
 	}

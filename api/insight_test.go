@@ -178,7 +178,7 @@ func TestInsightChangeDefault(t *testing.T) {
 	r := e.do("POST", "/v1/insight", e.full, track)
 	e.want(r, 400, "validation_failed")
 	if !r.has("change", "required") || !strings.Contains(r.problem.Validation.Body[0].Message, `"Missing change means update"`) ||
-		!strings.Contains(r.problem.Validation.Body[0].Message, "--insight-change-default update") {
+		!strings.Contains(r.problem.Validation.Body[0].Message, "tidings project update my-saas --insight-change-default update") {
 		t.Fatalf("the 400 does not name the setting: %s", r.body)
 	}
 	e.must(e.store.SetInsightChangeDefault(t.Context(), e.acme.ID, "my-saas", tidings.ChangeUpdate))
