@@ -5,6 +5,7 @@
 package testbackend
 
 import (
+	"bytes"
 	"context"
 	"flag"
 	"fmt"
@@ -47,9 +48,12 @@ func Postgres() bool { return Name() == "postgres" }
 // and 78 s at 16.
 var Parallel = max(8, 4*runtime.GOMAXPROCS(0))
 
-// Main runs the tests on SQLite, then runs this test binary again, with the same
-// flags, on PostgreSQL. Without TIDINGS_TEST_DATABASE_URL the second run is skipped
-// with a message, or fails where TIDINGS_REQUIRE_SERVICES=1 (CI).
+// Main runs the tests on SQLite and, side by side, this test binary again, with the
+// same flags, on PostgreSQL; the second run's output follows the first's, so that
+// go test's reports (and -json) read one run after the other. Most tests wait (on a
+// server, a browser, a commit) more than they compute, so the two runs share the CPUs
+// well. Without TIDINGS_TEST_DATABASE_URL the second run is skipped with a message, or
+// fails where TIDINGS_REQUIRE_SERVICES=1 (CI).
 func Main(m *testing.M) {
 	flag.Parse()
 	explicit := false
@@ -57,31 +61,42 @@ func Main(m *testing.M) {
 	if !explicit {
 		flag.Set("test.parallel", strconv.Itoa(Parallel))
 	}
+	var pg *exec.Cmd
+	var pgOut, pgErr bytes.Buffer
+	if os.Getenv(EnvBackend) == "" && os.Getenv(pgtest.EnvURL) != "" {
+		pg = exec.Command(os.Args[0], os.Args[1:]...)
+		pg.Env = append(os.Environ(), EnvBackend+"=postgres")
+		pg.Stdout, pg.Stderr = &pgOut, &pgErr
+		if err := pg.Start(); err != nil {
+			fmt.Fprintln(os.Stderr, "FAIL: start the PostgreSQL run:", err)
+			os.Exit(1)
+		}
+	}
 	code := m.Run()
 	if emptyStore.dir != "" {
 		os.RemoveAll(emptyStore.dir)
 	}
-	if os.Getenv(EnvBackend) != "" || code != 0 {
+	if os.Getenv(EnvBackend) != "" {
 		os.Exit(code)
 	}
-	if os.Getenv(pgtest.EnvURL) == "" {
+	if pg == nil {
 		if testenv.Required() {
 			fmt.Fprintln(os.Stderr, "FAIL: PostgreSQL is required (TIDINGS_REQUIRE_SERVICES=1) but "+pgtest.EnvURL+" is not set")
 			os.Exit(1)
 		}
 		fmt.Fprintln(os.Stderr, "testbackend: the PostgreSQL run is skipped: set "+pgtest.EnvURL+
 			"=postgres://user@host:5432/db?sslmode=disable to run these tests on PostgreSQL too")
-		os.Exit(0)
+		os.Exit(code)
 	}
-	cmd := exec.Command(os.Args[0], os.Args[1:]...)
-	cmd.Env = append(os.Environ(), EnvBackend+"=postgres")
-	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
-	fmt.Fprintln(os.Stderr, "testbackend: running the tests again on PostgreSQL")
-	if err := cmd.Run(); err != nil {
+	err := pg.Wait()
+	fmt.Fprintln(os.Stderr, "testbackend: the tests on PostgreSQL (run beside those on SQLite):")
+	os.Stdout.Write(pgOut.Bytes())
+	os.Stderr.Write(pgErr.Bytes())
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "FAIL: on PostgreSQL:", err)
 		os.Exit(1)
 	}
-	os.Exit(0)
+	os.Exit(code)
 }
 
 // Location returns where a fresh, empty store of this run's backend lives: a data
