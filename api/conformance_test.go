@@ -13,6 +13,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"gopkg.in/yaml.v3"
 
+	"github.com/tidings-dev/tidings/api"
 	"github.com/tidings-dev/tidings/docs"
 )
 
@@ -67,25 +68,14 @@ func loadDocument() (*document, error) {
 
 // resolve follows a JSON pointer, and a $ref where it lands on one.
 func (d *document) resolve(ptr string) (any, string) {
-	v := lookupPtr(d.doc, ptr)
+	v := api.LookupPointer(d.doc, ptr)
 	if m, ok := v.(map[string]any); ok {
 		if ref, ok := m["$ref"].(string); ok {
 			ptr = strings.TrimPrefix(ref, "#")
-			v = lookupPtr(d.doc, ptr)
+			v = api.LookupPointer(d.doc, ptr)
 		}
 	}
 	return v, ptr
-}
-
-func lookupPtr(doc any, ptr string) any {
-	for _, part := range strings.Split(strings.TrimPrefix(ptr, "/"), "/") {
-		m, ok := doc.(map[string]any)
-		if !ok {
-			return nil
-		}
-		doc = m[strings.ReplaceAll(strings.ReplaceAll(part, "~1", "/"), "~0", "~")]
-	}
-	return doc
 }
 
 func (d *document) schema(ptr string) (*jsonschema.Schema, error) {
@@ -109,7 +99,7 @@ func (d *document) validate(method, path string, reqBody string, status int, con
 			op = p.ptr + "/" + strings.ToLower(method)
 		}
 	}
-	if op == "" || lookupPtr(d.doc, op) == nil {
+	if op == "" || api.LookupPointer(d.doc, op) == nil {
 		return nil // not an operation of the document: a 404 or 405 of the router, a preflight
 	}
 	resp, respPtr := d.resolve(fmt.Sprintf("%s/responses/%d", op, status))
@@ -136,7 +126,7 @@ func (d *document) validate(method, path string, reqBody string, status int, con
 		}
 	}
 	if status >= 200 && status < 300 && reqBody != "" {
-		if _, ptr := d.resolve(op + "/requestBody"); lookupPtr(d.doc, ptr) != nil {
+		if _, ptr := d.resolve(op + "/requestBody"); api.LookupPointer(d.doc, ptr) != nil {
 			sch, err := d.schema(ptr + "/content/application~1json/schema")
 			if err != nil {
 				return fmt.Errorf("%s %s: %v", method, path, err)

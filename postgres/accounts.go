@@ -125,9 +125,9 @@ func (db *DB) ListProjects(ctx context.Context, accountID int64) ([]*tidings.Pro
 		`SELECT id, name, auto_create_channels, retention_days, insight_change_default, created_at FROM projects WHERE account_id = $1 ORDER BY name COLLATE "C"`, accountID))
 }
 
-// SetAutoCreateChannels switches "create channels on first event".
-func (db *DB) SetAutoCreateChannels(ctx context.Context, accountID int64, project string, on bool) error {
-	tag, err := db.exec(ctx, `UPDATE projects SET auto_create_channels = $1 WHERE account_id = $2 AND name = $3`, on, accountID, project)
+// setProject sets one column of the account's project (column is a constant of ours).
+func (db *DB) setProject(ctx context.Context, accountID int64, project, column string, value any) error {
+	tag, err := db.exec(ctx, `UPDATE projects SET `+column+` = $1 WHERE account_id = $2 AND name = $3`, value, accountID, project)
 	if err != nil {
 		return err
 	}
@@ -137,19 +137,17 @@ func (db *DB) SetAutoCreateChannels(ctx context.Context, accountID int64, projec
 	return nil
 }
 
+// SetAutoCreateChannels switches "create channels on first event".
+func (db *DB) SetAutoCreateChannels(ctx context.Context, accountID int64, project string, on bool) error {
+	return db.setProject(ctx, accountID, project, "auto_create_channels", on)
+}
+
 // SetInsightChangeDefault sets what an insight update without change means.
 func (db *DB) SetInsightChangeDefault(ctx context.Context, accountID int64, project, change string) error {
 	if err := tidings.CheckInsightChangeDefault(change); err != nil {
 		return err
 	}
-	tag, err := db.exec(ctx, `UPDATE projects SET insight_change_default = $1 WHERE account_id = $2 AND name = $3`, change, accountID, project)
-	if err != nil {
-		return err
-	}
-	if tag.RowsAffected() == 0 {
-		return tidings.ProjectNotFound(project)
-	}
-	return nil
+	return db.setProject(ctx, accountID, project, "insight_change_default", change)
 }
 
 // CreateChannel creates a channel in the account's project.

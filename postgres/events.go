@@ -412,14 +412,7 @@ func (db *DB) SetRetention(ctx context.Context, accountID int64, project string,
 	if err := tidings.CheckRetention(days); err != nil {
 		return err
 	}
-	tag, err := db.exec(ctx, `UPDATE projects SET retention_days = $1 WHERE account_id = $2 AND name = $3`, days, accountID, project)
-	if err != nil {
-		return err
-	}
-	if tag.RowsAffected() == 0 {
-		return tidings.ProjectNotFound(project)
-	}
-	return nil
+	return db.setProject(ctx, accountID, project, "retention_days", days)
 }
 
 // PurgeExpired deletes up to max expired events, one project with a retention at a

@@ -27,7 +27,12 @@ func (db *DB) Check(ctx context.Context) (*tidings.CheckReport, error) {
 		return nil, err
 	}
 	defer snap.close()
-	pass := startTagPass(ctx, snap.txs[:2*checkParts])
+	// The passes stop with a check that fails, and are waited for before the snapshot's
+	// transactions end (deferred calls run last in, first out).
+	passCtx, stop := context.WithCancel(ctx)
+	pass := startTagPass(passCtx, snap.txs[:2*checkParts])
+	defer func() { <-pass.done }()
+	defer stop()
 	checks := sqliteChecks(pass)
 	kinds := make([]string, len(checks))
 	for i, c := range checks {
@@ -259,11 +264,7 @@ func (p *tagPass) checkTags(ctx context.Context, tx *sql.Tx, r *tidings.CheckRep
 // one of another channel.
 func missingTagRows(ctx context.Context, tx *sql.Tx, project int64, r *tidings.CheckReport) error {
 	rows, err := tx.QueryContext(ctx, `SELECT e.id, e.seq, j.key, CASE j.type WHEN 'text' THEN j.value ELSE e.tags -> j.fullkey END,
-		t.seq IS NULL, e.channel_id, coalesce(t.channel_id, 0)
-		FROM events e, json_each(e.tags) j
-		LEFT JOIN tags g ON g.project_id = e.project_id AND g.key = j.key AND g.value = CASE j.type
-			WHEN 'text' THEN j.value WHEN 'true' THEN 'true' WHEN 'false' THEN 'false' ELSE e.tags -> j.fullkey END
-		LEFT JOIN event_tags t ON t.tag_id = g.id AND t.ts = e.ts AND t.seq = e.seq
+		t.seq IS NULL, e.channel_id, coalesce(t.channel_id, 0) `+tagRowsExpected+`
 		WHERE e.project_id = ? AND t.channel_id IS NOT e.channel_id`, project)
 	if err != nil {
 		return err

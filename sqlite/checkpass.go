@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/binary"
@@ -390,7 +391,7 @@ func (p *tagPass) run(ctx context.Context, txs []*sql.Tx) error {
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
-				firstErr = cmpErr(firstErr, err)
+				firstErr = cmp.Or(firstErr, err)
 				return
 			}
 			p.events.events += e.events
@@ -419,7 +420,7 @@ func (p *tagPass) run(ctx context.Context, txs []*sql.Tx) error {
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
-				firstErr = cmpErr(firstErr, err)
+				firstErr = cmp.Or(firstErr, err)
 				return
 			}
 			p.index.problems = append(p.index.problems, g.problems...)
@@ -428,13 +429,6 @@ func (p *tagPass) run(ctx context.Context, txs []*sql.Tx) error {
 	}
 	wg.Wait()
 	return firstErr
-}
-
-func cmpErr(first, err error) error {
-	if first != nil {
-		return first
-	}
-	return err
 }
 
 func mergeSums(into, from map[int64]*tagSums) {

@@ -687,14 +687,7 @@ func (db *DB) SetRetention(ctx context.Context, accountID int64, project string,
 	if err := tidings.CheckRetention(days); err != nil {
 		return err
 	}
-	res, err := db.write.ExecContext(ctx, `UPDATE projects SET retention_days = ? WHERE account_id = ? AND name = ?`, days, accountID, project)
-	if err != nil {
-		return err
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return tidings.ProjectNotFound(project)
-	}
-	return nil
+	return db.setProject(ctx, accountID, project, "retention_days", days)
 }
 
 // PurgeExpired deletes up to max expired events, the oldest of one project with a

@@ -71,10 +71,10 @@ func (db *DB) ListProjects(ctx context.Context, accountID int64) ([]*tidings.Pro
 	return out, rows.Err()
 }
 
-// SetAutoCreateChannels switches "create channels on first event".
-func (db *DB) SetAutoCreateChannels(ctx context.Context, accountID int64, project string, on bool) error {
+// setProject sets one column of the account's project (column is a constant of ours).
+func (db *DB) setProject(ctx context.Context, accountID int64, project, column string, value any) error {
 	res, err := db.write.ExecContext(ctx,
-		`UPDATE projects SET auto_create_channels = ? WHERE account_id = ? AND name = ?`, on, accountID, project)
+		`UPDATE projects SET `+column+` = ? WHERE account_id = ? AND name = ?`, value, accountID, project)
 	if err != nil {
 		return err
 	}
@@ -85,21 +85,17 @@ func (db *DB) SetAutoCreateChannels(ctx context.Context, accountID int64, projec
 	return nil
 }
 
+// SetAutoCreateChannels switches "create channels on first event".
+func (db *DB) SetAutoCreateChannels(ctx context.Context, accountID int64, project string, on bool) error {
+	return db.setProject(ctx, accountID, project, "auto_create_channels", on)
+}
+
 // SetInsightChangeDefault sets what an insight update without change means.
 func (db *DB) SetInsightChangeDefault(ctx context.Context, accountID int64, project, change string) error {
 	if err := tidings.CheckInsightChangeDefault(change); err != nil {
 		return err
 	}
-	res, err := db.write.ExecContext(ctx,
-		`UPDATE projects SET insight_change_default = ? WHERE account_id = ? AND name = ?`, change, accountID, project)
-	if err != nil {
-		return err
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		_, err := findProject(ctx, db.read, accountID, project)
-		return err
-	}
-	return nil
+	return db.setProject(ctx, accountID, project, "insight_change_default", change)
 }
 
 // CreateChannel creates a channel in the account's project.
