@@ -1,11 +1,29 @@
 package tidings
 
 // Notice announces a committed change to whoever watches an account: the live feed,
-// the insight board, push delivery. Exactly one of Event and Insight is set.
+// the insight board, push delivery. Exactly one of Event, Insight and SessionEnd is set.
 type Notice struct {
-	AccountID int64
-	Event     *Event
-	Insight   *Insight
+	AccountID  int64
+	Event      *Event
+	Insight    *Insight
+	SessionEnd *SessionEnd
+}
+
+// SessionEnd announces that sessions of the account ended, so that their live views
+// close at once: one session (Hash set), or every session of a user (UserID set) but
+// Keep (the session that changed its own password).
+type SessionEnd struct {
+	Hash   []byte
+	UserID int64
+	Keep   []byte
+}
+
+// Ends reports whether the session hash of that user is one of the ended.
+func (e *SessionEnd) Ends(userID int64, hash []byte) bool {
+	if e.Hash != nil {
+		return string(e.Hash) == string(hash)
+	}
+	return e.UserID == userID && string(e.Keep) != string(hash)
 }
 
 // Broker fans notices out to subscribers. In one process it is in memory; a cluster

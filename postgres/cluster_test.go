@@ -82,6 +82,72 @@ func TestLiveAcrossInstances(t *testing.T) {
 	}
 }
 
+// TestSessionEndsAcrossInstances: sign-out, a password change, a member's removal and
+// a password reset on A each reach B's subscribers as a notice, so that B's live views
+// of those sessions close at once.
+func TestSessionEndsAcrossInstances(t *testing.T) {
+	t.Parallel()
+	p := newPair(t)
+	ctx := t.Context()
+	sub := p.brokerB.Subscribe(p.account.ID)
+	defer sub.Close()
+	next := func(what string) *tidings.SessionEnd {
+		t.Helper()
+		select {
+		case n := <-sub.C():
+			if n.SessionEnd == nil || n.AccountID != p.account.ID {
+				t.Fatalf("%s: B got %+v", what, n)
+			}
+			return n.SessionEnd
+		case <-time.After(30 * time.Second):
+			t.Fatalf("%s never reached B", what)
+		}
+		return nil
+	}
+	now := time.Now()
+	u := &tidings.User{AccountID: p.account.ID, Email: "bob@example.com", PasswordHash: "x", Role: tidings.UserMember}
+	if err := p.a.CreateUser(ctx, u); err != nil {
+		t.Fatal(err)
+	}
+	_, one := tidings.NewSecret()
+	_, two := tidings.NewSecret()
+	for _, h := range [][]byte{one, two} {
+		if err := p.a.CreateSession(ctx, &tidings.Session{Hash: h, UserID: u.ID, CreatedAt: now, ExpiresAt: now.Add(time.Hour)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	if err := p.a.DeleteSession(ctx, one); err != nil {
+		t.Fatal(err)
+	}
+	if e := next("sign-out"); !e.Ends(u.ID, one) || e.Ends(u.ID, two) {
+		t.Fatalf("sign-out: %+v", e)
+	}
+	if err := p.a.SetPassword(ctx, u.ID, "y", two); err != nil {
+		t.Fatal(err)
+	}
+	if e := next("password change"); e.Ends(u.ID, two) || !e.Ends(u.ID, one) || e.Ends(u.ID+1, one) {
+		t.Fatalf("password change: %+v", e)
+	}
+	_, reset := tidings.NewSecret()
+	if err := p.a.CreateInvite(ctx, &tidings.Invite{Hash: reset, AccountID: p.account.ID, ResetUser: u.ID, CreatedBy: u.ID,
+		CreatedAt: now, ExpiresAt: now.Add(time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.a.UseReset(ctx, reset, "z", now); err != nil {
+		t.Fatal(err)
+	}
+	if e := next("password reset"); !e.Ends(u.ID, two) {
+		t.Fatalf("password reset: %+v", e)
+	}
+	if err := p.a.DeleteUser(ctx, p.account.ID, u.ID); err != nil {
+		t.Fatal(err)
+	}
+	if e := next("member removal"); !e.Ends(u.ID, two) {
+		t.Fatalf("member removal: %+v", e)
+	}
+}
+
 // TestIncrementsAcrossInstances: 1,000 increments, half through each instance and
 // concurrently, add up to exactly 1,000; fractions stay exact.
 func TestIncrementsAcrossInstances(t *testing.T) {

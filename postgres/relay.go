@@ -29,9 +29,27 @@ type notice struct {
 }
 
 type message struct {
-	From    string   `json:"f"`
-	Notices []notice `json:"n"`
-	Tokens  bool     `json:"t,omitempty"` // a token may have become invalid: forget cached ones
+	From     string       `json:"f"`
+	Notices  []notice     `json:"n"`
+	Tokens   bool         `json:"t,omitempty"` // a token may have become invalid: forget cached ones
+	Sessions []sessionEnd `json:"s,omitempty"` // sessions ended: their live views close
+}
+
+// sessionEnd is a tidings.SessionEnd of an account, as the notification carries it.
+type sessionEnd struct {
+	Account int64  `json:"a"`
+	Hash    []byte `json:"h,omitempty"`
+	User    int64  `json:"u,omitempty"`
+	Keep    []byte `json:"k,omitempty"`
+}
+
+// sessionsEnded tells the other instances, with the transaction's commit, that
+// sessions ended, so that their live views of those sessions close at once. This
+// instance's dashboard publishes the same notice itself.
+func (db *DB) sessionsEnded(ctx context.Context, tx pgx.Tx, end sessionEnd) error {
+	payload, _ := json.Marshal(message{From: db.instance, Sessions: []sessionEnd{end}})
+	_, err := tx.Exec(ctx, `SELECT pg_notify($1, $2)`, channelName, string(payload))
+	return err
 }
 
 // tokensInvalidated clears this instance's token cache and tells the other instances
@@ -167,6 +185,10 @@ func (db *DB) listen(ctx context.Context, local tidings.Broker, lost *time.Time)
 		}
 		if m.Tokens {
 			db.tokens.Clear()
+		}
+		for _, e := range m.Sessions {
+			local.Publish(tidings.Notice{AccountID: e.Account,
+				SessionEnd: &tidings.SessionEnd{Hash: e.Hash, UserID: e.User, Keep: e.Keep}})
 		}
 		db.deliverNotices(ctx, local, m.Notices)
 	}

@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"encoding/hex"
+	"errors"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -51,8 +52,18 @@ func (db *DB) FindSession(ctx context.Context, hash []byte, now time.Time) (*tid
 
 // DeleteSession signs one session out.
 func (db *DB) DeleteSession(ctx context.Context, hash []byte) error {
-	_, err := db.exec(ctx, `DELETE FROM sessions WHERE hash = $1`, hash)
-	return err
+	return db.inTx(ctx, func(tx pgx.Tx) error {
+		var account int64
+		err := tx.QueryRow(ctx, `DELETE FROM sessions s USING users u WHERE s.hash = $1 AND u.id = s.user_id
+			RETURNING u.account_id`, hash).Scan(&account)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		return db.sessionsEnded(ctx, tx, sessionEnd{Account: account, Hash: hash})
+	})
 }
 
 // inviteRole is the role an invite grants: member unless it says owner.
@@ -175,8 +186,10 @@ func (db *DB) DeleteUser(ctx context.Context, accountID, userID int64) error {
 		if gone {
 			return nil
 		}
-		_, err = tx.Exec(ctx, `DELETE FROM invites WHERE created_by = $1 AND account_id = $2 AND used_at IS NULL`, userID, accountID)
-		return err
+		if _, err = tx.Exec(ctx, `DELETE FROM invites WHERE created_by = $1 AND account_id = $2 AND used_at IS NULL`, userID, accountID); err != nil {
+			return err
+		}
+		return db.sessionsEnded(ctx, tx, sessionEnd{Account: accountID, User: userID})
 	})
 	if err != nil {
 		return err
@@ -190,15 +203,18 @@ func (db *DB) DeleteUser(ctx context.Context, accountID, userID int64) error {
 // SetPassword replaces the password hash and ends the user's other sessions.
 func (db *DB) SetPassword(ctx context.Context, userID int64, hash string, keep []byte) error {
 	return db.inTx(ctx, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, `UPDATE users SET password_hash = $1 WHERE id = $2`, hash, userID)
+		var account int64
+		err := tx.QueryRow(ctx, `UPDATE users SET password_hash = $1 WHERE id = $2 RETURNING account_id`, hash, userID).Scan(&account)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return tidings.Errorf(tidings.ENotFound, "no such user")
+		}
 		if err != nil {
 			return err
 		}
-		if tag.RowsAffected() == 0 {
-			return tidings.Errorf(tidings.ENotFound, "no such user")
+		if _, err = tx.Exec(ctx, `DELETE FROM sessions WHERE user_id = $1 AND hash IS DISTINCT FROM $2`, userID, keep); err != nil {
+			return err
 		}
-		_, err = tx.Exec(ctx, `DELETE FROM sessions WHERE user_id = $1 AND hash IS DISTINCT FROM $2`, userID, keep)
-		return err
+		return db.sessionsEnded(ctx, tx, sessionEnd{Account: account, User: userID, Keep: keep})
 	})
 }
 
@@ -260,6 +276,9 @@ func (db *DB) UseReset(ctx context.Context, hash []byte, passwordHash string, no
 			return err
 		}
 		if _, err := tx.Exec(ctx, `DELETE FROM sessions WHERE user_id = $1`, inv.ResetUser); err != nil {
+			return err
+		}
+		if err := db.sessionsEnded(ctx, tx, sessionEnd{Account: inv.AccountID, User: inv.ResetUser}); err != nil {
 			return err
 		}
 		u, err = scanUser(tx.QueryRow(ctx, `SELECT `+userColumns+` FROM users u WHERE u.id = $1`, inv.ResetUser))

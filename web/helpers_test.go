@@ -42,7 +42,12 @@ func newEnv(t *testing.T, openSignup bool) *env {
 // newEnvWith runs the dashboard with cfg on a fresh store (Store, Broker and Logger are filled in).
 func newEnvWith(t *testing.T, cfg web.Config) *env {
 	t.Helper()
-	store := testbackend.New(t)
+	return newEnvOn(t, cfg, testbackend.New(t))
+}
+
+// newEnvOn runs the dashboard with cfg on store, which may wrap a fresh one.
+func newEnvOn(t *testing.T, cfg web.Config, store tidings.Store) *env {
+	t.Helper()
 	e := &env{t: t, store: store, broker: inmem.NewBroker(0)}
 	cfg.Store, cfg.Broker, cfg.Logger = store, e.broker, slog.New(slog.NewTextHandler(io.Discard, nil))
 	if cfg.Passwords == (password.Params{}) {

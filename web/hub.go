@@ -25,9 +25,10 @@ const (
 	// receives more is told it fell behind and stops (the page offers the newest).
 	streamBytesPerSecond = 256 << 10
 	streamBurst          = 1 << 20
-	// sessionCheckEvery bounds how long a stream outlives its session when the session
-	// ends elsewhere (another process, expiry); in this process it ends at once.
-	sessionCheckEvery = 500 * time.Millisecond
+	// sessionCheckEvery bounds how long a stream outlives its session when no notice
+	// announces its end (expiry, the CLI on SQLite); sign-out, a password change and a
+	// member's removal end it at once, on every instance.
+	sessionCheckEvery = 2 * time.Second
 )
 
 var errTooManyStreams = tidings.Errorf(tidings.ERateLimited,
@@ -45,6 +46,7 @@ type hub struct {
 	accounts      map[int64]*accountHub
 	seq           uint64 // opening order, to find a session's oldest stream
 	insightsEvery time.Duration
+	sessionsEvery time.Duration
 }
 
 // accountHub is one account's subscription and streams; its goroutine does the fan-out.
@@ -101,7 +103,7 @@ func newHub(s *Server, perSession, perAccount int) *hub {
 		perAccount = DefaultMaxStreamsPerAccount
 	}
 	return &hub{srv: s, perSession: perSession, perAccount: perAccount, accounts: map[int64]*accountHub{},
-		insightsEvery: insightEvery}
+		insightsEvery: insightEvery, sessionsEvery: sessionCheckEvery}
 }
 
 // end closes the stream for the given reason; the first reason wins.
@@ -191,20 +193,6 @@ func (h *hub) removeLocked(ah *accountHub) {
 	}
 }
 
-// endSessions ends the streams of an account's sessions that match: at sign-out, a
-// password change (the other sessions) and a member's removal.
-func (h *hub) endSessions(accountID int64, match func(ls *liveStream) bool) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if ah := h.accounts[accountID]; ah != nil {
-		for ls := range ah.streams {
-			if match(ls) {
-				ls.end(endSession)
-			}
-		}
-	}
-}
-
 // streams returns the account's streams that match, under the lock.
 func (h *hub) streams(ah *accountHub, match func(*liveStream) bool) []*liveStream {
 	h.mu.Lock()
@@ -218,13 +206,16 @@ func (h *hub) streams(ah *accountHub, match func(*liveStream) bool) []*liveStrea
 	return out
 }
 
-// run fans an account's notices out until its last stream closes.
+// run fans an account's notices out until its last stream closes. It never waits on
+// the store: it renders events from what the notice carries, ends the streams of ended
+// sessions, and hands insight cards (which read the card's history) to the account's
+// worker. A slow store read delays insight cards, never a feed, and drops no stream.
 func (h *hub) run(ah *accountHub) {
 	defer ah.sub.Close()
+	work := make(chan map[string]map[string]*tidings.Insight, 1)
+	go h.work(ah, work)
 	flush := time.NewTicker(h.insightsEvery)
 	defer flush.Stop()
-	check := time.NewTicker(sessionCheckEvery)
-	defer check.Stop()
 	pending := map[string]map[string]*tidings.Insight{} // project → title → latest state
 	for {
 		select {
@@ -252,12 +243,40 @@ func (h *hub) run(ah *accountHub) {
 					pending[n.Insight.Project] = byTitle
 				}
 				byTitle[n.Insight.Title] = n.Insight
+			case n.SessionEnd != nil:
+				for _, ls := range h.streams(ah, func(ls *liveStream) bool { return n.SessionEnd.Ends(ls.userID, []byte(ls.session)) }) {
+					ls.end(endSession)
+				}
 			}
 		case <-flush.C:
-			for project, byTitle := range pending {
+			if len(pending) == 0 {
+				continue
+			}
+			select {
+			case work <- pending:
+				pending = map[string]map[string]*tidings.Insight{}
+			default:
+				// The worker is still rendering the last batch: these wait for the next
+				// tick, newer states replacing older ones, bounded by the insights there are.
+			}
+		}
+	}
+}
+
+// work does what needs the store for an account's streams, off the fan-out loop:
+// renders insight cards, and checks now and then that each stream's session is alive
+// (it expired, or ended in another process that could not announce it).
+func (h *hub) work(ah *accountHub, batches <-chan map[string]map[string]*tidings.Insight) {
+	check := time.NewTicker(h.sessionsEvery)
+	defer check.Stop()
+	for {
+		select {
+		case <-ah.stop:
+			return
+		case batch := <-batches:
+			for project, byTitle := range batch {
 				h.fanOutInsights(ah, project, byTitle)
 			}
-			clear(pending)
 		case <-check.C:
 			h.checkSessions(ah)
 		}
@@ -305,14 +324,14 @@ func (h *hub) fanOutInsights(ah *accountHub, project string, byTitle map[string]
 	}
 }
 
-// checkSessions ends the streams whose session has ended: signed out on another
-// instance, expired, or its user removed.
+// checkSessions ends the streams whose session has ended without a notice: expired,
+// or ended by a process that could not announce it (the CLI on SQLite).
 func (h *hub) checkSessions(ah *accountHub) {
 	bySession := map[string][]*liveStream{}
 	for _, ls := range h.streams(ah, func(*liveStream) bool { return true }) {
 		bySession[ls.session] = append(bySession[ls.session], ls)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), sessionCheckEvery)
+	ctx, cancel := context.WithTimeout(context.Background(), h.sessionsEvery)
 	defer cancel()
 	now := h.srv.now()
 	for hash, streams := range bySession {

@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/time/rate"
 
+	"github.com/tidings-dev/tidings"
 	"github.com/tidings-dev/tidings/internal/clientip"
 	"github.com/tidings-dev/tidings/internal/password"
 	"github.com/tidings-dev/tidings/internal/ratelimit"
@@ -92,7 +93,7 @@ func (s *Server) logout(w http.ResponseWriter, r *http.Request) error {
 	if err := s.store.DeleteSession(r.Context(), sess.hash); err != nil {
 		return err
 	}
-	s.hub.endSessions(sess.account.ID, func(ls *liveStream) bool { return ls.session == string(sess.hash) })
+	s.broker.Publish(tidings.Notice{AccountID: sess.account.ID, SessionEnd: &tidings.SessionEnd{Hash: sess.hash}})
 	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: "", Path: "/", MaxAge: -1, HttpOnly: true,
 		Secure: s.isHTTPS(r), SameSite: http.SameSiteLaxMode})
 	return redirect(w, r, "/login")

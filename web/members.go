@@ -84,7 +84,7 @@ func (s *Server) removeMember(w http.ResponseWriter, r *http.Request) error {
 	if err := s.store.DeleteUser(r.Context(), sess.account.ID, id); err != nil {
 		return err
 	}
-	s.hub.endSessions(sess.account.ID, func(ls *liveStream) bool { return ls.userID == id })
+	s.broker.Publish(tidings.Notice{AccountID: sess.account.ID, SessionEnd: &tidings.SessionEnd{UserID: id}})
 	return s.notice(w, r, "/settings/members", "Member removed and signed out everywhere.")
 }
 
@@ -216,7 +216,7 @@ func (s *Server) useReset(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	s.hub.endSessions(u.AccountID, func(ls *liveStream) bool { return ls.userID == u.ID })
+	s.broker.Publish(tidings.Notice{AccountID: u.AccountID, SessionEnd: &tidings.SessionEnd{UserID: u.ID}})
 	if err := s.startSession(w, r, u); err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 
+	"github.com/tidings-dev/tidings"
 	"github.com/tidings-dev/tidings/internal/password"
 )
 
@@ -33,9 +34,8 @@ func (s *Server) changePassword(w http.ResponseWriter, r *http.Request) error {
 	if err := s.store.SetPassword(r.Context(), sess.user.ID, hash, sess.hash); err != nil {
 		return err
 	}
-	s.hub.endSessions(sess.account.ID, func(ls *liveStream) bool {
-		return ls.userID == sess.user.ID && ls.session != string(sess.hash)
-	})
+	s.broker.Publish(tidings.Notice{AccountID: sess.account.ID,
+		SessionEnd: &tidings.SessionEnd{UserID: sess.user.ID, Keep: sess.hash}})
 	return s.render(w, r, "password", &view{Title: "Change password", Section: "settings",
 		Data: "Your password is changed. Your other sessions are signed out."})
 }

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -365,5 +366,91 @@ func TestGroupStream(t *testing.T) {
 	}
 	if strings.Contains(msgs[2]["data"], "Step of") {
 		t.Fatalf("the group's stream sent %s", msgs[2]["data"])
+	}
+}
+
+// stuckStore is a store whose insight history reads block until released, ignoring
+// their deadline: the worst a slow database can do to the live views.
+type stuckStore struct {
+	tidings.Store
+	stuck   chan struct{} // closed when the first read blocks
+	once    sync.Once
+	release chan struct{}
+}
+
+func (s *stuckStore) InsightHistory(ctx context.Context, accountID int64, project, title string, n int) ([]tidings.InsightPoint, error) {
+	s.once.Do(func() { close(s.stuck) })
+	<-s.release
+	// It then answers, as a slow read does, however long it took.
+	return s.Store.InsightHistory(context.WithoutCancel(ctx), accountID, project, title, n)
+}
+
+// TestStuckStoreNeverDelaysTheFeed: while the store read behind an insight card hangs,
+// the same account's feed streams get every event at once, none is dropped, and sign-out
+// still ends a stream; the card arrives when the read returns.
+func TestStuckStoreNeverDelaysTheFeed(t *testing.T) {
+	t.Parallel()
+	store := &stuckStore{Store: testbackend.New(t), stuck: make(chan struct{}), release: make(chan struct{})}
+	released := false
+	release := func() {
+		if !released {
+			released = true
+			close(store.release)
+		}
+	}
+	defer release()
+	e := newEnvOn(t, web.Config{}, store)
+	c := e.owner()
+	acme := e.account("acme")
+	board, _ := c.openStream("?insights=1")
+	feed, _ := c.openStream("")
+	other := e.client()
+	other.post("/login", "email", "ada@example.com", "password", "correct horse").redirects(t, "/")
+	otherFeed, _ := other.openStream("")
+
+	in, err := e.store.ApplyInsight(t.Context(), acme.ID, &tidings.InsightChange{Project: "my-saas", Title: "Signups",
+		Value: "7", ValueKind: tidings.KindNumber})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.broker.Publish(tidings.Notice{AccountID: acme.ID, Insight: in})
+	select {
+	case <-store.stuck:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the insight card was never rendered")
+	}
+
+	// More notices than the account's subscription holds (256) while the read hangs.
+	const n = 300
+	go func() {
+		for i := 0; i < n; i++ {
+			e.publish(acme, tidings.NewEvent{Event: fmt.Sprintf("event %d", i)})
+		}
+	}()
+	for _, s := range []<-chan map[string]string{feed, otherFeed} {
+		got := readSSE(t, s, n, 60*time.Second)
+		if len(got) != n {
+			t.Fatalf("with the store stuck, a feed got %d of %d events", len(got), n)
+		}
+		for i, m := range got {
+			if m["event"] != "event" || !strings.Contains(m["data"], fmt.Sprintf("event %d<", i)) {
+				t.Fatalf("message %d: %v", i, m)
+			}
+		}
+	}
+	other.post("/logout").redirects(t, "/login")
+	if why := waitEnd(t, otherFeed, 30*time.Second); why != "signed-out" {
+		t.Fatalf("sign-out with the store stuck: ended with %q", why)
+	}
+	select {
+	case <-store.release:
+		t.Fatal("the read was released before the events arrived")
+	default:
+	}
+
+	release()
+	cards := readSSE(t, board, 1, 30*time.Second)
+	if len(cards) != 1 || cards[0]["event"] != "insight" || !strings.Contains(cards[0]["data"], ">Signups<") {
+		t.Fatalf("the board after the read returned: %v", cards)
 	}
 }
