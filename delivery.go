@@ -161,9 +161,10 @@ type DeliveryStore interface {
 	FindEventByID(ctx context.Context, accountID int64, id string) (*Event, error)
 	// EnqueueDelivery adds a job to the outbox (events add theirs in their own transaction).
 	EnqueueDelivery(ctx context.Context, d *Delivery) error
-	// ClaimDeliveries leases up to limit due jobs for lease; a job whose lease runs
-	// out (its claimer died) is due again.
-	ClaimDeliveries(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]*Delivery, error)
+	// ClaimDeliveries leases up to limit due jobs of the given kinds (none given: any
+	// kind), oldest due first, for lease; a job whose lease runs out (its claimer died)
+	// is due again.
+	ClaimDeliveries(ctx context.Context, now time.Time, lease time.Duration, limit int, kinds ...string) ([]*Delivery, error)
 	// ReplaceDelivery deletes job id and adds jobs (a job whose MessageID exists
 	// already is skipped) and push records, in one transaction: an expanded event is
 	// never lost between the two.

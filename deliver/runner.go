@@ -21,7 +21,9 @@ import (
 
 // Defaults of a Runner.
 const (
-	DefaultWorkers = 64 // outbound requests at once: waiting on the network costs little
+	DefaultWorkers = 64 // outbound requests at once per pool: waiting on the network costs little
+	// DefaultGrace is how long a stopping runner lets the jobs under way finish.
+	DefaultGrace = 5 * time.Second
 	// lease is how long a claimed job is ours; a runner that dies loses it after this.
 	lease     = 2 * time.Minute
 	pollEvery = time.Second
@@ -35,7 +37,10 @@ type Config struct {
 	Client    *http.Client // nil: NewClient(false)
 	PublicURL string       // links in messages point here ("" = no links)
 	VAPID     *VAPID       // the push key pair; nil: push notifications are not sent
-	Workers   int          // jobs sent at once (0: DefaultWorkers)
+	Workers   int          // jobs of each pool under way at once (0: DefaultWorkers)
+	// Grace is how long Run lets the jobs under way finish once its context ends
+	// (0: DefaultGrace); then they are cut short and their leases make them due again.
+	Grace time.Duration
 	// Signal wakes the runner when jobs were added (the store's), besides its poll.
 	Signal <-chan struct{}
 	// Backoff is the wait before retry number attempt (0: exponential from 5 s, at
@@ -50,7 +55,7 @@ type Config struct {
 type Runner struct {
 	cfg     Config
 	log     *slog.Logger
-	busy    atomic.Int64
+	pools   []*pool
 	done    chan struct{} // a worker finished: there may be room for more
 	flood   flood
 	targets targetCache
@@ -166,13 +171,29 @@ func New(cfg Config) *Runner {
 	if cfg.Workers <= 0 {
 		cfg.Workers = DefaultWorkers
 	}
+	if cfg.Grace <= 0 {
+		cfg.Grace = DefaultGrace
+	}
 	if cfg.Backoff == nil {
 		cfg.Backoff = backoff
 	}
 	if cfg.Observe == nil {
 		cfg.Observe = func(string, string) {}
 	}
-	return &Runner{cfg: cfg, log: cfg.Logger, done: make(chan struct{}, 1)}
+	return &Runner{cfg: cfg, log: cfg.Logger, done: make(chan struct{}, 1), pools: []*pool{
+		{name: "events", kinds: []string{tidings.DeliverEvent, tidings.DeliverQuietSummary}},
+		{name: "push", kinds: []string{tidings.DeliverPush, tidings.DeliverPushTest}},
+		{name: "webhooks", kinds: []string{tidings.DeliverWebhook, tidings.DeliverTest}},
+	}}
+}
+
+// pool is the workers of some kinds of job. Each pool has its own places, so that
+// receivers of one kind that hang (64 webhooks that never answer) cannot stall
+// another (push), nor the expansion of new events into jobs.
+type pool struct {
+	name  string
+	kinds []string
+	busy  atomic.Int64
 }
 
 // backoff waits 5 s, 10 s, 20 s … up to an hour, each ±50%, so that retries of many
@@ -183,35 +204,42 @@ func backoff(attempt int) time.Duration {
 	return time.Duration(float64(d) * (0.5 + rand.Float64()))
 }
 
-// Run sends jobs until ctx ends, then waits for the ones under way.
-func (r *Runner) Run(ctx context.Context) {
+// Run sends jobs until ctx ends, then lets the ones under way finish for up to the
+// grace period before it cuts them short, and returns when none is left.
+func (r *Runner) Run(ctx context.Context) error {
+	work, cut := context.WithCancel(context.WithoutCancel(ctx))
+	defer cut()
 	var wg sync.WaitGroup
-	defer wg.Wait()
 	timer := time.NewTimer(pollEvery)
 	defer timer.Stop()
 	for ctx.Err() == nil {
-		free := r.cfg.Workers - int(r.busy.Load())
-		if free > 0 {
-			jobs, err := r.cfg.Store.ClaimDeliveries(ctx, r.cfg.Now(), lease, free)
+		more := false
+		for _, p := range r.pools {
+			free := r.cfg.Workers - int(p.busy.Load())
+			if free <= 0 {
+				continue
+			}
+			jobs, err := r.cfg.Store.ClaimDeliveries(ctx, r.cfg.Now(), lease, free, p.kinds...)
 			if err != nil && ctx.Err() == nil {
-				r.log.Warn("claiming deliveries", "err", err)
+				r.log.Warn("claiming deliveries", "pool", p.name, "err", err)
 			}
 			for _, j := range jobs {
-				r.busy.Add(1)
+				p.busy.Add(1)
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					r.handle(ctx, j)
-					r.busy.Add(-1)
+					r.handle(work, j)
+					p.busy.Add(-1)
 					select {
 					case r.done <- struct{}{}:
 					default:
 					}
 				}()
 			}
-			if len(jobs) == free {
-				continue // there may be more due
-			}
+			more = more || len(jobs) == free // there may be more due
+		}
+		if more {
+			continue
 		}
 		timer.Reset(pollEvery)
 		select {
@@ -221,6 +249,15 @@ func (r *Runner) Run(ctx context.Context) {
 		case <-timer.C:
 		}
 	}
+	finished := make(chan struct{})
+	go func() { wg.Wait(); close(finished) }()
+	select {
+	case <-finished:
+	case <-time.After(r.cfg.Grace):
+		cut() // what is being sent is cut short; its lease makes it due again
+		<-finished
+	}
+	return nil
 }
 
 // handle runs one job; its outcome is written back to the outbox.

@@ -351,3 +351,90 @@ func TestDeliveredAfterRestart(t *testing.T) {
 		t.Fatalf("delivered %+v", msg.Data)
 	}
 }
+
+// TestHangingWebhooksDoNotStallPush: with every place of the webhook pool held by
+// receivers that never answer, push notifications still go out: each kind of job has
+// its own pool of workers.
+func TestHangingWebhooksDoNotStallPush(t *testing.T) {
+	t.Parallel()
+	e := newPushEnv(t)
+	release := make(chan struct{})
+	hanging := make(chan struct{}, 16)
+	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hanging <- struct{}{}
+		<-release
+	}))
+	t.Cleanup(hang.Close)
+	t.Cleanup(func() { close(release) })
+	for i := 0; i < 3; i++ {
+		e.webhook(hang.URL, tidings.FormatStandard, tidings.WebhookAll)
+	}
+	phone, _ := e.device(e.user("ada@example.com"))
+	e.env.run(deliver.Config{VAPID: e.vapid, Workers: 2})
+	e.publish(tidings.NewEvent{Event: "first", Notify: true})
+	for i := 0; i < 2; i++ { // both webhook places hang
+		select {
+		case <-hanging:
+		case <-time.After(30 * time.Second):
+			t.Fatal("the webhooks were never called")
+		}
+	}
+	phone.Next(t, 30*time.Second)
+	e.publish(tidings.NewEvent{Event: "second", Notify: true})
+	if m := message(t, phone.Next(t, 30*time.Second)); m.Title != "second" {
+		t.Fatalf("the second push: %+v", m)
+	}
+}
+
+// TestStopLetsDeliveriesFinish: a runner told to stop lets the request under way
+// finish within its grace period, and the job is done, not left to be sent again;
+// one that outlasts the grace period is cut short and stays due.
+func TestStopLetsDeliveriesFinish(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name   string
+		answer bool // the receiver answers once the runner is stopping
+		left   int  // jobs left in the outbox
+	}{{"answers within the grace period", true, 0}, {"never answers", false, 1}} {
+		t.Run(c.name, func(t *testing.T) {
+			e := newEnv(t)
+			arrived, stopping, release := make(chan struct{}, 1), make(chan struct{}), make(chan struct{})
+			rx := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				arrived <- struct{}{}
+				<-stopping
+				if !c.answer {
+					<-release
+				}
+			}))
+			t.Cleanup(rx.Close)
+			t.Cleanup(func() { close(release) }) // before rx.Close, which waits for the handler
+			e.webhook(rx.URL, tidings.FormatStandard, tidings.WebhookAll)
+			grace := time.Minute // generous: the answer comes at once
+			if !c.answer {
+				grace = 50 * time.Millisecond
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error)
+			go func() {
+				done <- deliver.New(deliver.Config{Store: e.store, Signal: e.store.OutboxSignal(), Client: deliver.NewClient(true),
+					Grace: grace, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}).Run(ctx)
+			}()
+			e.publish(tidings.NewEvent{Event: "under way"})
+			select {
+			case <-arrived:
+			case <-time.After(30 * time.Second):
+				t.Fatal("nothing was sent")
+			}
+			cancel()
+			close(stopping)
+			select {
+			case <-done:
+			case <-time.After(60 * time.Second):
+				t.Fatal("Run did not return")
+			}
+			if n, _, err := e.store.PendingDeliveries(context.Background()); err != nil || n != c.left {
+				t.Fatalf("jobs left: %d (%v), want %d", n, err, c.left)
+			}
+		})
+	}
+}

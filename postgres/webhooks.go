@@ -1,7 +1,10 @@
 package postgres
 
 import (
+	"cmp"
 	"context"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -153,42 +156,31 @@ func (db *DB) EnqueueDelivery(ctx context.Context, d *tidings.Delivery) error {
 // ClaimDeliveries leases due jobs. Rows another instance is claiming are skipped
 // (FOR UPDATE SKIP LOCKED), and a claimed job is leased: no job is sent by two
 // instances at once, and one whose claimer died is due again when its lease ends.
-func (db *DB) ClaimDeliveries(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]*tidings.Delivery, error) {
+func (db *DB) ClaimDeliveries(ctx context.Context, now time.Time, lease time.Duration, limit int, kinds ...string) ([]*tidings.Delivery, error) {
+	kindIs := ""
+	if len(kinds) > 0 {
+		kindIs = ` AND kind = ANY($4)`
+	} else {
+		kinds = nil
+		kindIs = ` AND $4::text[] IS NULL`
+	}
 	var due bool
-	if err := db.row(ctx, `SELECT EXISTS (SELECT 1 FROM deliveries WHERE next_at <= $1 AND leased_until <= $1)`, ms(now)).Scan(&due); err != nil || !due {
+	if err := db.row(ctx, `SELECT EXISTS (SELECT 1 FROM deliveries WHERE next_at <= $1 AND leased_until <= $1`+
+		strings.ReplaceAll(kindIs, "$4", "$2")+`)`, ms(now), kinds).Scan(&due); err != nil || !due {
 		return nil, err
 	}
-	var out []*tidings.Delivery
-	err := db.inTx(ctx, func(tx pgx.Tx) error {
-		// Half the places for deliveries to their targets, half for events still to
-		// expand, each side taking what the other leaves: neither starves the other.
-		claim := func(kindIs string, n int) error {
-			if n <= 0 {
-				return nil
-			}
-			got, err := query(ctx, tx, func(r pgx.Row) (*tidings.Delivery, error) {
-				d := &tidings.Delivery{}
-				var next, created int64
-				err := r.Scan(&d.ID, &d.Kind, &d.AccountID, &d.EventID, &d.Target, &d.MessageID, &d.Attempts, &d.Count, &next, &created)
-				d.NextAt, d.CreatedAt = fromMS(next), fromMS(created)
-				return d, err
-			}, `UPDATE deliveries SET leased_until = $1
-				WHERE id IN (SELECT id FROM deliveries WHERE next_at <= $2 AND leased_until <= $2 AND `+kindIs+`
-				  ORDER BY next_at, id LIMIT $3 FOR UPDATE SKIP LOCKED)
-				RETURNING id, kind, account_id, event_id, target, message_id, attempts, count, next_at, created_at`,
-				ms(now.Add(lease)), ms(now), n)
-			out = append(out, got...)
-			return err
-		}
-		targets, events := `kind != 'event'`, `kind = 'event'`
-		if err := claim(targets, (limit+1)/2); err != nil {
-			return err
-		}
-		if err := claim(events, limit-len(out)); err != nil {
-			return err
-		}
-		return claim(targets, limit-len(out))
-	})
+	out, err := query(ctx, db.pool, func(r pgx.Row) (*tidings.Delivery, error) {
+		d := &tidings.Delivery{}
+		var next, created int64
+		err := r.Scan(&d.ID, &d.Kind, &d.AccountID, &d.EventID, &d.Target, &d.MessageID, &d.Attempts, &d.Count, &next, &created)
+		d.NextAt, d.CreatedAt = fromMS(next), fromMS(created)
+		return d, err
+	}, `UPDATE deliveries SET leased_until = $1
+		WHERE id IN (SELECT id FROM deliveries WHERE next_at <= $2 AND leased_until <= $2`+kindIs+`
+		  ORDER BY next_at, id LIMIT $3 FOR UPDATE SKIP LOCKED)
+		RETURNING id, kind, account_id, event_id, target, message_id, attempts, count, next_at, created_at`,
+		ms(now.Add(lease)), ms(now), limit, kinds)
+	slices.SortFunc(out, func(a, b *tidings.Delivery) int { return cmp.Or(a.NextAt.Compare(b.NextAt), cmp.Compare(a.ID, b.ID)) })
 	return out, err
 }
 

@@ -1,8 +1,10 @@
 package sqlite
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
+	"slices"
 	"strings"
 	"time"
 
@@ -66,56 +68,49 @@ func (db *DB) EnqueueDelivery(ctx context.Context, d *tidings.Delivery) error {
 // ClaimDeliveries leases due jobs. The single writer serialises claims, so no job is
 // leased twice at once. The outbox's writes go through the group committer: they
 // share its transactions and fsyncs with ingest instead of taking turns with it.
-func (db *DB) ClaimDeliveries(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]*tidings.Delivery, error) {
+func (db *DB) ClaimDeliveries(ctx context.Context, now time.Time, lease time.Duration, limit int, kinds ...string) ([]*tidings.Delivery, error) {
+	kindIs, args := "", []any{ms(now), ms(now)}
+	if len(kinds) > 0 {
+		kindIs = ` AND kind IN (?` + strings.Repeat(`, ?`, len(kinds)-1) + `)`
+		for _, k := range kinds {
+			args = append(args, k)
+		}
+	}
 	// Nothing due (the common case) is a read, not a write.
 	var due bool
-	if err := db.read.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM deliveries WHERE next_at <= ? AND leased_until <= ?)`,
-		ms(now), ms(now)).Scan(&due); err != nil || !due {
+	if err := db.read.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM deliveries WHERE next_at <= ? AND leased_until <= ?`+kindIs+`)`,
+		args...).Scan(&due); err != nil || !due {
 		return nil, err
 	}
 	var out []*tidings.Delivery
 	err := db.inBatch(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		out = out[:0]
-		// Half the places for deliveries to their targets, half for events still to
-		// expand, each side taking what the other leaves: neither starves the other.
-		claim := func(kindIs string, n int) error {
-			if n <= 0 {
-				return nil
-			}
-			rows, err := tx.QueryContext(ctx, `UPDATE deliveries SET leased_until = ?
-				WHERE id IN (SELECT id FROM deliveries WHERE next_at <= ? AND leased_until <= ? AND `+kindIs+`
-				  ORDER BY next_at, id LIMIT ?)
-				RETURNING id, kind, account_id, event_id, target, message_id, attempts, count, next_at, created_at`,
-				ms(now.Add(lease)), ms(now), ms(now), n)
-			if err != nil {
+		rows, err := tx.QueryContext(ctx, `UPDATE deliveries SET leased_until = ?
+			WHERE id IN (SELECT id FROM deliveries WHERE next_at <= ? AND leased_until <= ?`+kindIs+`
+			  ORDER BY next_at, id LIMIT ?)
+			RETURNING id, kind, account_id, event_id, target, message_id, attempts, count, next_at, created_at`,
+			append(append([]any{ms(now.Add(lease))}, args...), limit)...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			d := &tidings.Delivery{}
+			var next, created int64
+			if err := rows.Scan(&d.ID, &d.Kind, &d.AccountID, &d.EventID, &d.Target, &d.MessageID, &d.Attempts, &d.Count, &next, &created); err != nil {
 				return err
 			}
-			defer rows.Close()
-			for rows.Next() {
-				d := &tidings.Delivery{}
-				var next, created int64
-				if err := rows.Scan(&d.ID, &d.Kind, &d.AccountID, &d.EventID, &d.Target, &d.MessageID, &d.Attempts, &d.Count, &next, &created); err != nil {
-					return err
-				}
-				d.NextAt, d.CreatedAt = fromMS(next), fromMS(created)
-				out = append(out, d)
-			}
-			return rows.Err()
+			d.NextAt, d.CreatedAt = fromMS(next), fromMS(created)
+			out = append(out, d)
 		}
-		targets, events := `kind != 'event'`, `kind = 'event'`
-		if err := claim(targets, (limit+1)/2); err != nil {
-			return err
-		}
-		if err := claim(events, limit-len(out)); err != nil {
-			return err
-		}
-		return claim(targets, limit-len(out))
+		return rows.Err()
 	})
 	if err != nil {
 		// out is not read: a caller that gave up (its context ended) is answered at
 		// once, while the batch may still be filling it.
 		return nil, err
 	}
+	slices.SortFunc(out, func(a, b *tidings.Delivery) int { return cmp.Or(a.NextAt.Compare(b.NextAt), cmp.Compare(a.ID, b.ID)) })
 	return out, nil
 }
 
