@@ -146,17 +146,3 @@ type Store interface {
 	// Close commits what is pending, then releases the store.
 	Close() error
 }
-
-// ProjectNotFound is the error of every backend for an unknown project: it says how to
-// create one.
-func ProjectNotFound(name string) error {
-	return Errorf(EProjectNotFound,
-		"project %q does not exist in this account: create it in Settings → Projects or with `tidings project create %s`", name, name)
-}
-
-// ChannelNotFound is the error of every backend for an unknown channel.
-func ChannelNotFound(project, name string) error {
-	return Errorf(EChannelNotFound,
-		"channel %q does not exist in project %q: create it in Settings → Projects, with `tidings channel create %s %s`, or turn on \"create channels on first event\" for the project",
-		name, project, project, name)
-}

@@ -7,12 +7,14 @@ package tidings
 import (
 	"errors"
 	"fmt"
+	"net/http"
 	"sort"
 	"strings"
 )
 
 // Error codes. They are part of the public API: clients match on them, so a code is
-// never renamed. The HTTP surface maps each to one status (see api/errors.go).
+// never renamed. Each has one HTTP status, the same on the API and the dashboard
+// (HTTPStatus).
 const (
 	EInvalidJSON          = "invalid_json"
 	EValidation           = "validation_failed"
@@ -31,6 +33,45 @@ const (
 	EUnavailable          = "unavailable"
 	EInternal             = "internal"
 )
+
+// codeInfo is every code's one HTTP status and its title in problem details.
+var codeInfo = map[string]struct {
+	status int
+	title  string
+}{
+	EInvalidJSON:          {http.StatusBadRequest, "Invalid JSON"},
+	EValidation:           {http.StatusBadRequest, "Invalid request"},
+	EUnsupportedMediaType: {http.StatusUnsupportedMediaType, "Unsupported media type"},
+	EMissingToken:         {http.StatusUnauthorized, "Missing API token"},
+	EInvalidToken:         {http.StatusUnauthorized, "Invalid API token"},
+	EForbidden:            {http.StatusForbidden, "Forbidden"},
+	EProjectNotFound:      {http.StatusNotFound, "Project not found"},
+	EChannelNotFound:      {http.StatusNotFound, "Channel not found"},
+	ENotFound:             {http.StatusNotFound, "Not found"},
+	EMethodNotAllowed:     {http.StatusMethodNotAllowed, "Method not allowed"},
+	EInsightNotNumeric:    {http.StatusConflict, "Insight is not numeric"},
+	EConflict:             {http.StatusConflict, "Conflict"},
+	EPayloadTooLarge:      {http.StatusRequestEntityTooLarge, "Payload too large"},
+	ERateLimited:          {http.StatusTooManyRequests, "Too many requests"},
+	EUnavailable:          {http.StatusServiceUnavailable, "Service unavailable"},
+	EInternal:             {http.StatusInternalServerError, "Internal error"},
+}
+
+// HTTPStatus returns the HTTP status of an error code: 500 for one it does not know.
+func HTTPStatus(code string) int {
+	if c, ok := codeInfo[code]; ok {
+		return c.status
+	}
+	return http.StatusInternalServerError
+}
+
+// ErrorTitle returns the short title of an error code, as problem details give it.
+func ErrorTitle(code string) string {
+	if c, ok := codeInfo[code]; ok {
+		return c.title
+	}
+	return codeInfo[EInternal].title
+}
 
 // FieldError is one validation problem of one field. Path is the dotted field path
 // ("tags.plan"), Type a short machine word ("required", "pattern", "too_long", …).

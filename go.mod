@@ -19,6 +19,7 @@ require (
 	github.com/shopspring/decimal v1.6.0
 	github.com/wagslane/go-password-validator v0.3.0
 	github.com/yuin/goldmark v1.8.7
+	go.uber.org/goleak v1.3.0
 	golang.org/x/crypto v0.58.0
 	golang.org/x/net v0.62.0
 	golang.org/x/text v0.43.0

@@ -10,52 +10,8 @@ import (
 	"github.com/tidings-dev/tidings"
 )
 
-// statusOf maps every error code to its one HTTP status.
-var statusOf = map[string]int{
-	tidings.EInvalidJSON:          http.StatusBadRequest,
-	tidings.EValidation:           http.StatusBadRequest,
-	tidings.EUnsupportedMediaType: http.StatusUnsupportedMediaType,
-	tidings.EMissingToken:         http.StatusUnauthorized,
-	tidings.EInvalidToken:         http.StatusUnauthorized,
-	tidings.EForbidden:            http.StatusForbidden,
-	tidings.EProjectNotFound:      http.StatusNotFound,
-	tidings.EChannelNotFound:      http.StatusNotFound,
-	tidings.ENotFound:             http.StatusNotFound,
-	tidings.EMethodNotAllowed:     http.StatusMethodNotAllowed,
-	tidings.EInsightNotNumeric:    http.StatusConflict,
-	tidings.EConflict:             http.StatusConflict,
-	tidings.EPayloadTooLarge:      http.StatusRequestEntityTooLarge,
-	tidings.ERateLimited:          http.StatusTooManyRequests,
-	tidings.EUnavailable:          http.StatusServiceUnavailable,
-	tidings.EInternal:             http.StatusInternalServerError,
-}
-
-var titleOf = map[string]string{
-	tidings.EInvalidJSON:          "Invalid JSON",
-	tidings.EValidation:           "Invalid request",
-	tidings.EUnsupportedMediaType: "Unsupported media type",
-	tidings.EMissingToken:         "Missing API token",
-	tidings.EInvalidToken:         "Invalid API token",
-	tidings.EForbidden:            "Forbidden",
-	tidings.EProjectNotFound:      "Project not found",
-	tidings.EChannelNotFound:      "Channel not found",
-	tidings.ENotFound:             "Not found",
-	tidings.EMethodNotAllowed:     "Method not allowed",
-	tidings.EInsightNotNumeric:    "Insight is not numeric",
-	tidings.EConflict:             "Conflict",
-	tidings.EPayloadTooLarge:      "Payload too large",
-	tidings.ERateLimited:          "Too many requests",
-	tidings.EUnavailable:          "Service unavailable",
-	tidings.EInternal:             "Internal error",
-}
-
-// Status returns the HTTP status of an error code.
-func Status(code string) int {
-	if s, ok := statusOf[code]; ok {
-		return s
-	}
-	return http.StatusInternalServerError
-}
+// Status returns the HTTP status of an error code (the domain's table).
+func Status(code string) int { return tidings.HTTPStatus(code) }
 
 type problem struct {
 	Status     int              `json:"status"`
@@ -90,7 +46,7 @@ func WriteError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 		log.ErrorContext(r.Context(), "internal error", "err", err, "request_id", info.requestID,
 			"method", r.Method, "route", r.Pattern)
 	}
-	p := problem{Status: Status(code), Title: titleOf[code], Code: code, Detail: tidings.ErrorMessage(err), RequestID: info.requestID}
+	p := problem{Status: Status(code), Title: tidings.ErrorTitle(code), Code: code, Detail: tidings.ErrorMessage(err), RequestID: info.requestID}
 	var e *tidings.Error
 	switch {
 	case errors.As(err, &e) && len(e.Fields) > 0 && (r.Method == http.MethodGet || r.Method == http.MethodHead || r.Method == http.MethodDelete):

@@ -16,7 +16,7 @@ func (db *DB) CreateAccount(ctx context.Context, name string) (*tidings.Account,
 	a := &tidings.Account{Name: name, CreatedAt: db.stamp()}
 	err := db.row(ctx, `INSERT INTO accounts (name, created_at) VALUES ($1, $2) RETURNING id`, name, ms(a.CreatedAt)).Scan(&a.ID)
 	if isUnique(err) {
-		return nil, tidings.Errorf(tidings.EConflict, "an account named %q already exists", name)
+		return nil, tidings.AccountExists(name)
 	}
 	if err != nil {
 		return nil, err
@@ -36,7 +36,7 @@ func scanAccount(r pgx.Row) (*tidings.Account, error) {
 func (db *DB) FindAccount(ctx context.Context, name string) (*tidings.Account, error) {
 	a, err := scanAccount(db.row(ctx, `SELECT id, name, created_at FROM accounts WHERE name = $1`, name))
 	if err != nil {
-		return nil, notFound(err, "no account named %q", name)
+		return nil, notFound(err, tidings.AccountNotFound(name))
 	}
 	return a, nil
 }
@@ -55,7 +55,7 @@ func (db *DB) CreateUser(ctx context.Context, u *tidings.User) error {
 		`INSERT INTO users (account_id, email, password_hash, role, created_at) VALUES ($1, $2, $3, $4, $5) RETURNING id`,
 		u.AccountID, u.Email, u.PasswordHash, u.Role, ms(u.CreatedAt)).Scan(&u.ID)
 	if isUnique(err) {
-		return tidings.Errorf(tidings.EConflict, "a user with email %q already exists", u.Email)
+		return tidings.EmailTaken(u.Email)
 	}
 	return err
 }
@@ -64,7 +64,7 @@ func (db *DB) CreateUser(ctx context.Context, u *tidings.User) error {
 func (db *DB) FindUserByEmail(ctx context.Context, email string) (*tidings.User, error) {
 	u, err := scanUser(db.row(ctx, `SELECT `+userColumns+` FROM users u WHERE lower(u.email) = lower($1)`, email))
 	if err != nil {
-		return nil, notFound(err, "no user with email %q", email)
+		return nil, notFound(err, tidings.UserNotFound(email))
 	}
 	return u, nil
 }
@@ -106,7 +106,7 @@ func (db *DB) CreateProject(ctx context.Context, accountID int64, name string) (
 	err := db.row(ctx, `INSERT INTO projects (account_id, name, created_at) VALUES ($1, $2, $3) RETURNING id`,
 		accountID, name, ms(p.CreatedAt)).Scan(&p.ID)
 	if isUnique(err) {
-		return nil, tidings.Errorf(tidings.EConflict, "a project named %q already exists in this account", name)
+		return nil, tidings.ProjectExists(name)
 	}
 	if err != nil {
 		return nil, err
@@ -163,7 +163,7 @@ func (db *DB) CreateChannel(ctx context.Context, accountID int64, project, name 
 	err = db.row(ctx, `INSERT INTO channels (project_id, name, created_at) VALUES ($1, $2, $3) RETURNING id`,
 		p.ID, name, ms(c.CreatedAt)).Scan(&c.ID)
 	if isUnique(err) {
-		return nil, tidings.Errorf(tidings.EConflict, "a channel named %q already exists in project %q", name, project)
+		return nil, tidings.ChannelExists(project, name)
 	}
 	if err != nil {
 		return nil, err

@@ -314,9 +314,16 @@ func (r mappedRow) Scan(dest ...any) error { return mapErr(r.Row.Scan(dest...)) 
 
 func noRows(err error) bool { return errors.Is(err, pgx.ErrNoRows) }
 
-func notFound(err error, format string, args ...any) error {
+func notFound(err error, nf error) error {
 	if noRows(err) {
-		return tidings.Errorf(tidings.ENotFound, format, args...)
+		return nf
 	}
 	return err
 }
+
+// The optional features of a store that this one has.
+var (
+	_ tidings.Cluster         = (*DB)(nil)
+	_ tidings.QueueWatcher    = (*DB)(nil)
+	_ tidings.OutboxSignaller = (*DB)(nil)
+)

@@ -255,7 +255,7 @@ func (db *DB) FindEvent(ctx context.Context, accountID int64, project, id string
 		return nil, err
 	}
 	if len(evs) == 0 {
-		return nil, tidings.Errorf(tidings.ENotFound, "no event %q in project %q", id, project)
+		return nil, tidings.EventNotFound(project, id)
 	}
 	return evs[0], nil
 }
@@ -345,7 +345,7 @@ func (db *DB) DeleteEvent(ctx context.Context, accountID int64, project, id stri
 		return err
 	}
 	if !found {
-		return tidings.Errorf(tidings.ENotFound, "no event %q in project %q", id, project)
+		return tidings.EventNotFound(project, id)
 	}
 	return nil
 }

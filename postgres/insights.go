@@ -69,8 +69,7 @@ func (b *batch) applyInsight(ctx context.Context, accountID int64, c *tidings.In
 		if _, err := c.Apply(cur, now); err != nil {
 			return nil, err
 		}
-		return nil, tidings.Errorf(tidings.EInsightNotNumeric,
-			"insight %q holds %q, which is not a number: send change \"update\" to replace it", c.Title, cur.Value)
+		return nil, tidings.InsightNotNumeric(c.Title, cur.Value)
 	}
 	if err != nil {
 		return nil, err
@@ -131,7 +130,7 @@ func (db *DB) InsightHistory(ctx context.Context, accountID int64, project, titl
 	var id int64
 	err = db.row(ctx, `SELECT id FROM insights WHERE project_id = $1 AND title = $2`, p.ID, title).Scan(&id)
 	if noRows(err) {
-		return nil, tidings.Errorf(tidings.ENotFound, "no insight %q in project %q", title, project)
+		return nil, tidings.InsightNotFound(project, title)
 	}
 	if err != nil {
 		return nil, err
@@ -157,7 +156,7 @@ func (db *DB) DeleteInsight(ctx context.Context, accountID int64, project, title
 		return err
 	}
 	if tag.RowsAffected() == 0 {
-		return tidings.Errorf(tidings.ENotFound, "no insight %q in project %q", title, project)
+		return tidings.InsightNotFound(project, title)
 	}
 	return nil
 }

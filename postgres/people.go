@@ -120,7 +120,7 @@ func (db *DB) FindPerson(ctx context.Context, accountID int64, project, userID s
 	u, ref, err := scanPerson(project, db.row(ctx, `SELECT `+personColumns+` FROM people u WHERE u.project_id = $1 AND u.user_id = $2`,
 		p.ID, userID))
 	if noRows(err) {
-		return nil, tidings.Errorf(tidings.ENotFound, "no user %q in project %q", userID, project)
+		return nil, tidings.PersonNotFound(project, userID)
 	}
 	if err != nil {
 		return nil, err
@@ -249,7 +249,7 @@ func (db *DB) FindGroup(ctx context.Context, accountID int64, project, groupID s
 	}
 	g, ref, err := scanGroup(project, db.row(ctx, `SELECT `+groupColumns+` FROM groups g WHERE g.project_id = $1 AND g.group_id = $2`, p.ID, groupID))
 	if noRows(err) {
-		return nil, tidings.Errorf(tidings.ENotFound, "no group %q in project %q", groupID, project)
+		return nil, tidings.GroupNotFound(project, groupID)
 	}
 	if err != nil {
 		return nil, err

@@ -56,7 +56,7 @@ func (db *DB) SavePushSubscription(ctx context.Context, s *tidings.PushSubscript
 			return err
 		}
 		if n >= tidings.MaxDevicesPerUser {
-			return tidings.Errorf(tidings.EConflict, "you have %d devices already: remove one first", n)
+			return tidings.TooManyDevices(n)
 		}
 		if s.ID == "" {
 			s.ID = tidings.NewID("dev_")
@@ -84,7 +84,7 @@ func (db *DB) AccountPushSubscriptions(ctx context.Context, accountID int64) ([]
 func (db *DB) FindPushSubscription(ctx context.Context, id string) (*tidings.PushSubscription, error) {
 	p, err := scanPush(db.row(ctx, `SELECT `+pushColumns+` WHERE id = $1`, id))
 	if err != nil {
-		return nil, notFound(err, "no such device")
+		return nil, notFound(err, tidings.ErrNoSuchDevice)
 	}
 	return p, nil
 }
@@ -94,7 +94,7 @@ func affected(tag pgconn.CommandTag, err error) error {
 		return err
 	}
 	if tag.RowsAffected() == 0 {
-		return tidings.Errorf(tidings.ENotFound, "no such device")
+		return tidings.ErrNoSuchDevice
 	}
 	return nil
 }
@@ -212,7 +212,7 @@ func (db *DB) Setting(ctx context.Context, key string) (string, error) {
 	var v string
 	err := db.row(ctx, `SELECT value FROM settings WHERE key = $1`, key).Scan(&v)
 	if err != nil {
-		return "", notFound(err, "no setting %q", key)
+		return "", notFound(err, tidings.SettingNotFound(key))
 	}
 	return v, nil
 }

@@ -44,7 +44,7 @@ func (db *DB) FindSession(ctx context.Context, hash []byte, now time.Time) (*tid
 		 FROM sessions s JOIN users u ON u.id = s.user_id JOIN accounts a ON a.id = u.account_id
 		 WHERE s.hash = $1 AND s.expires_at > $2`, hash, ms(now)), &s.UserID, &created, &expires, &a.ID, &a.Name, &accountCreated)
 	if err != nil {
-		return nil, nil, nil, notFound(err, "no such session")
+		return nil, nil, nil, notFound(err, tidings.ErrNoSuchSession)
 	}
 	s.CreatedAt, s.ExpiresAt, a.CreatedAt = fromMS(created), fromMS(expires), fromMS(accountCreated)
 	return s, u, a, nil
@@ -92,7 +92,7 @@ func findInvite(ctx context.Context, q querier, hash []byte, now time.Time, lock
 		   AND EXISTS (SELECT 1 FROM users c WHERE c.id = i.created_by AND c.account_id = i.account_id)`+lock,
 		hash, ms(now)).Scan(&inv.AccountID, &inv.AccountName, &inv.CreatedBy, &created, &expires, &inv.Role, &inv.ResetUser, &inv.ResetEmail)
 	if err != nil {
-		return nil, notFound(mapErr(err), "this invitation link is unknown, used or expired: ask for a new one")
+		return nil, notFound(mapErr(err), tidings.ErrInviteUnusable)
 	}
 	inv.CreatedAt, inv.ExpiresAt = fromMS(created), fromMS(expires)
 	return inv, nil
@@ -115,7 +115,7 @@ func (db *DB) ListInvites(ctx context.Context, accountID int64, now time.Time) (
 func (db *DB) RevokeInvite(ctx context.Context, accountID int64, id string) error {
 	prefix, err := hex.DecodeString(id)
 	if err != nil || len(prefix) != 8 {
-		return tidings.Errorf(tidings.ENotFound, "no such invitation")
+		return tidings.ErrNoSuchInvitation
 	}
 	tag, err := db.exec(ctx, `DELETE FROM invites WHERE account_id = $1 AND used_at IS NULL AND substring(hash FROM 1 FOR 8) = $2`,
 		accountID, prefix)
@@ -123,7 +123,7 @@ func (db *DB) RevokeInvite(ctx context.Context, accountID int64, id string) erro
 		return err
 	}
 	if tag.RowsAffected() == 0 {
-		return tidings.Errorf(tidings.ENotFound, "no such invitation")
+		return tidings.ErrNoSuchInvitation
 	}
 	return nil
 }
@@ -142,7 +142,7 @@ func (db *DB) AcceptInvite(ctx context.Context, hash []byte, u *tidings.User, no
 			return err
 		}
 		if inv.ResetUser != 0 {
-			return tidings.Errorf(tidings.ENotFound, "this invitation link is unknown, used or expired: ask for a new one")
+			return tidings.ErrInviteUnusable
 		}
 		if _, err := tx.Exec(ctx, `UPDATE invites SET used_at = $1 WHERE hash = $2`, ms(now), hash); err != nil {
 			return err
@@ -152,7 +152,7 @@ func (db *DB) AcceptInvite(ctx context.Context, hash []byte, u *tidings.User, no
 			`INSERT INTO users (account_id, email, password_hash, role, created_at) VALUES ($1, $2, $3, $4, $5) RETURNING id`,
 			u.AccountID, u.Email, u.PasswordHash, u.Role, ms(u.CreatedAt)).Scan(&u.ID)
 		if isUnique(err) {
-			return tidings.Errorf(tidings.EConflict, "a user with email %q already exists", u.Email)
+			return tidings.EmailTaken(u.Email)
 		}
 		return err
 	})
@@ -162,7 +162,7 @@ func (db *DB) AcceptInvite(ctx context.Context, hash []byte, u *tidings.User, no
 func (db *DB) FindUser(ctx context.Context, accountID, userID int64) (*tidings.User, error) {
 	u, err := scanUser(db.row(ctx, `SELECT `+userColumns+` FROM users u WHERE u.id = $1 AND u.account_id = $2`, userID, accountID))
 	if err != nil {
-		return nil, notFound(err, "no such member")
+		return nil, notFound(err, tidings.ErrNoSuchMember)
 	}
 	return u, nil
 }
@@ -195,7 +195,7 @@ func (db *DB) DeleteUser(ctx context.Context, accountID, userID int64) error {
 		return err
 	}
 	if gone {
-		return tidings.Errorf(tidings.ENotFound, "no such member")
+		return tidings.ErrNoSuchMember
 	}
 	return nil
 }
@@ -206,7 +206,7 @@ func (db *DB) SetPassword(ctx context.Context, userID int64, hash string, keep [
 		var account int64
 		err := tx.QueryRow(ctx, `UPDATE users SET password_hash = $1 WHERE id = $2 RETURNING account_id`, hash, userID).Scan(&account)
 		if errors.Is(err, pgx.ErrNoRows) {
-			return tidings.Errorf(tidings.ENotFound, "no such user")
+			return tidings.ErrNoSuchUser
 		}
 		if err != nil {
 			return err
@@ -232,7 +232,7 @@ func (db *DB) SetFlash(ctx context.Context, hash, flash []byte) error {
 		return err
 	}
 	if tag.RowsAffected() == 0 {
-		return tidings.Errorf(tidings.ENotFound, "no such session")
+		return tidings.ErrNoSuchSession
 	}
 	return nil
 }
@@ -264,7 +264,7 @@ func (db *DB) UseReset(ctx context.Context, hash []byte, passwordHash string, no
 	err := db.inTx(ctx, func(tx pgx.Tx) error {
 		inv, err := findInvite(ctx, tx, hash, now, " FOR UPDATE OF i")
 		if err == nil && inv.ResetUser == 0 {
-			err = tidings.Errorf(tidings.ENotFound, "this password reset link is unknown, used or expired: ask an owner of your team for a new one")
+			err = tidings.ErrResetUnusable
 		}
 		if err != nil {
 			return err

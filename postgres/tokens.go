@@ -68,7 +68,7 @@ func (db *DB) FindToken(ctx context.Context, id string) (*tidings.Token, error) 
 	}
 	t, err := scanToken(db.row(ctx, `SELECT `+tokenColumns+` WHERE t.id = $1`, id))
 	if err != nil {
-		return nil, notFound(err, "no token %q", id)
+		return nil, notFound(err, tidings.UnknownToken(id))
 	}
 	db.tokens.Put(t, gen)
 	return t, nil
@@ -88,7 +88,7 @@ func (db *DB) RevokeToken(ctx context.Context, accountID int64, id string, at ti
 		return err
 	}
 	if tag.RowsAffected() == 0 {
-		return tidings.Errorf(tidings.ENotFound, "no token %q in this account", id)
+		return tidings.TokenNotFound(id)
 	}
 	return nil
 }

@@ -63,7 +63,7 @@ func (db *DB) FindWebhook(ctx context.Context, accountID int64, id string) (*tid
 		return nil, err
 	}
 	if len(ws) == 0 {
-		return nil, tidings.Errorf(tidings.ENotFound, "no webhook %q in this account", id)
+		return nil, tidings.WebhookNotFound(id)
 	}
 	return ws[0], nil
 }
@@ -76,7 +76,7 @@ func (db *DB) DeleteWebhook(ctx context.Context, accountID int64, id string) err
 			return err
 		}
 		if tag.RowsAffected() == 0 {
-			return tidings.Errorf(tidings.ENotFound, "no webhook %q in this account", id)
+			return tidings.WebhookNotFound(id)
 		}
 		_, err = tx.Exec(ctx, `DELETE FROM deliveries WHERE target = $1`, id)
 		return err
@@ -124,7 +124,7 @@ func (db *DB) FindEventByID(ctx context.Context, accountID int64, id string) (*t
 		return nil, err
 	}
 	if len(evs) == 0 {
-		return nil, tidings.Errorf(tidings.ENotFound, "no event %q", id)
+		return nil, tidings.EventNotFound("", id)
 	}
 	return evs[0].ev, nil
 }

@@ -28,7 +28,7 @@ type writeResult struct {
 
 type job = groupcommit.Job[*writeJob, *writeResult]
 
-var errClosing = tidings.Errorf(tidings.EUnavailable, "the service is shutting down; retry in a moment")
+var errClosing = tidings.ErrShuttingDown
 
 func (db *DB) submit(ctx context.Context, w *writeJob) (*writeResult, error) {
 	res, err := db.writer.Submit(ctx, w)

@@ -17,7 +17,7 @@ func (db *DB) CreateAccount(ctx context.Context, name string) (*tidings.Account,
 	err := db.write.QueryRowContext(ctx,
 		`INSERT INTO accounts (name, created_at) VALUES (?, ?) RETURNING id`, name, ms(a.CreatedAt)).Scan(&a.ID)
 	if isUnique(err) {
-		return nil, tidings.Errorf(tidings.EConflict, "an account named %q already exists", name)
+		return nil, tidings.AccountExists(name)
 	}
 	if err != nil {
 		return nil, err
@@ -32,7 +32,7 @@ func (db *DB) FindAccount(ctx context.Context, name string) (*tidings.Account, e
 	err := db.read.QueryRowContext(ctx, `SELECT id, name, created_at FROM accounts WHERE name = ?`, name).
 		Scan(&a.ID, &a.Name, &created)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, tidings.Errorf(tidings.ENotFound, "no account named %q", name)
+		return nil, tidings.AccountNotFound(name)
 	}
 	if err != nil {
 		return nil, err
@@ -70,7 +70,7 @@ func (db *DB) CreateUser(ctx context.Context, u *tidings.User) error {
 		`INSERT INTO users (account_id, email, password_hash, role, created_at) VALUES (?, ?, ?, ?, ?) RETURNING id`,
 		u.AccountID, u.Email, u.PasswordHash, u.Role, ms(u.CreatedAt)).Scan(&u.ID)
 	if isUnique(err) {
-		return tidings.Errorf(tidings.EConflict, "a user with email %q already exists", u.Email)
+		return tidings.EmailTaken(u.Email)
 	}
 	return err
 }
@@ -83,7 +83,7 @@ func (db *DB) FindUserByEmail(ctx context.Context, email string) (*tidings.User,
 		`SELECT id, account_id, email, password_hash, role, created_at FROM users WHERE email = ?`, email).
 		Scan(&u.ID, &u.AccountID, &u.Email, &u.PasswordHash, &u.Role, &created)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, tidings.Errorf(tidings.ENotFound, "no user with email %q", email)
+		return nil, tidings.UserNotFound(email)
 	}
 	if err != nil {
 		return nil, err

@@ -227,3 +227,11 @@ func (db *DB) Backup(ctx context.Context, path string) error {
 	_, err := db.read.ExecContext(ctx, `VACUUM INTO ?`, path)
 	return err
 }
+
+// The optional features of a store that this one has.
+var (
+	_ tidings.QueueWatcher    = (*DB)(nil)
+	_ tidings.OutboxSignaller = (*DB)(nil)
+	_ tidings.LeaseReleaser   = (*DB)(nil)
+	_ tidings.BackerUp        = (*DB)(nil)
+)

@@ -451,7 +451,7 @@ func (db *DB) FindEvent(ctx context.Context, accountID int64, project, id string
 	if err != nil {
 		return nil, err
 	}
-	notFound := tidings.Errorf(tidings.ENotFound, "no event %q in project %q", id, project)
+	notFound := tidings.EventNotFound(project, id)
 	key, ok := idBytes(id)
 	if !ok {
 		return nil, notFound
@@ -578,7 +578,7 @@ func (db *DB) DeleteEvent(ctx context.Context, accountID int64, project, id stri
 	if err != nil {
 		return err
 	}
-	notFound := tidings.Errorf(tidings.ENotFound, "no event %q in project %q", id, project)
+	notFound := tidings.EventNotFound(project, id)
 	key, ok := idBytes(id)
 	if !ok {
 		return notFound

@@ -125,7 +125,7 @@ func (db *DB) InsightHistory(ctx context.Context, accountID int64, project, titl
 	var id int64
 	err = db.read.QueryRowContext(ctx, `SELECT id FROM insights WHERE project_id = ? AND title = ?`, p.ID, title).Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, tidings.Errorf(tidings.ENotFound, "no insight %q in project %q", title, project)
+		return nil, tidings.InsightNotFound(project, title)
 	}
 	if err != nil {
 		return nil, err
@@ -170,7 +170,7 @@ func (db *DB) DeleteInsight(ctx context.Context, accountID int64, project, title
 		return err
 	}
 	if !gone {
-		return tidings.Errorf(tidings.ENotFound, "no insight %q in project %q", title, project)
+		return tidings.InsightNotFound(project, title)
 	}
 	return nil
 }

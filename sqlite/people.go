@@ -124,7 +124,7 @@ func (db *DB) FindPerson(ctx context.Context, accountID int64, project, userID s
 	u, ref, err := scanPerson(project, db.read.QueryRowContext(ctx,
 		`SELECT `+personColumns+` FROM people u WHERE u.project_id = ? AND u.user_id = ?`, p.ID, userID))
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, tidings.Errorf(tidings.ENotFound, "no user %q in project %q", userID, project)
+		return nil, tidings.PersonNotFound(project, userID)
 	}
 	if err != nil {
 		return nil, err
@@ -276,7 +276,7 @@ func (db *DB) FindGroup(ctx context.Context, accountID int64, project, groupID s
 	g, ref, err := scanGroup(project, db.read.QueryRowContext(ctx,
 		`SELECT `+groupColumns+` FROM groups g WHERE g.project_id = ? AND g.group_id = ?`, p.ID, groupID))
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, tidings.Errorf(tidings.ENotFound, "no group %q in project %q", groupID, project)
+		return nil, tidings.GroupNotFound(project, groupID)
 	}
 	if err != nil {
 		return nil, err

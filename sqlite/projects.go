@@ -37,7 +37,7 @@ func (db *DB) CreateProject(ctx context.Context, accountID int64, name string) (
 		`INSERT INTO projects (account_id, name, created_at) VALUES (?, ?, ?) RETURNING id`,
 		accountID, name, ms(p.CreatedAt)).Scan(&p.ID)
 	if isUnique(err) {
-		return nil, tidings.Errorf(tidings.EConflict, "a project named %q already exists in this account", name)
+		return nil, tidings.ProjectExists(name)
 	}
 	if err != nil {
 		return nil, err
@@ -112,7 +112,7 @@ func (db *DB) CreateChannel(ctx context.Context, accountID int64, project, name 
 		`INSERT INTO channels (project_id, name, created_at) VALUES (?, ?, ?) RETURNING id`,
 		p.ID, name, ms(c.CreatedAt)).Scan(&c.ID)
 	if isUnique(err) {
-		return nil, tidings.Errorf(tidings.EConflict, "a channel named %q already exists in project %q", name, project)
+		return nil, tidings.ChannelExists(project, name)
 	}
 	if err != nil {
 		return nil, err

@@ -70,7 +70,7 @@ func (db *DB) SavePushSubscription(ctx context.Context, s *tidings.PushSubscript
 		return false, err
 	}
 	if n >= tidings.MaxDevicesPerUser {
-		return false, tidings.Errorf(tidings.EConflict, "you have %d devices already: remove one first", n)
+		return false, tidings.TooManyDevices(n)
 	}
 	if s.ID == "" {
 		s.ID = tidings.NewID("dev_")
@@ -97,7 +97,7 @@ func (db *DB) AccountPushSubscriptions(ctx context.Context, accountID int64) ([]
 func (db *DB) FindPushSubscription(ctx context.Context, id string) (*tidings.PushSubscription, error) {
 	p, err := scanPush(db.read.QueryRowContext(ctx, `SELECT `+pushColumns+` WHERE id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, tidings.Errorf(tidings.ENotFound, "no such device")
+		return nil, tidings.ErrNoSuchDevice
 	}
 	return p, err
 }
@@ -107,7 +107,7 @@ func affected(res sql.Result, err error) error {
 		return err
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
-		return tidings.Errorf(tidings.ENotFound, "no such device")
+		return tidings.ErrNoSuchDevice
 	}
 	return nil
 }
@@ -232,7 +232,7 @@ func (db *DB) Setting(ctx context.Context, key string) (string, error) {
 	var v string
 	err := db.read.QueryRowContext(ctx, `SELECT value FROM settings WHERE key = ?`, key).Scan(&v)
 	if errors.Is(err, sql.ErrNoRows) {
-		return "", tidings.Errorf(tidings.ENotFound, "no setting %q", key)
+		return "", tidings.SettingNotFound(key)
 	}
 	return v, err
 }

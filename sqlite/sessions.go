@@ -43,7 +43,7 @@ func (db *DB) FindSession(ctx context.Context, hash []byte, now time.Time) (*tid
 		 FROM sessions s JOIN users u ON u.id = s.user_id JOIN accounts a ON a.id = u.account_id
 		 WHERE s.hash = ? AND s.expires_at > ?`, hash, ms(now)), &s.UserID, &created, &expires, &a.ID, &a.Name, &accountCreated)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, nil, nil, tidings.Errorf(tidings.ENotFound, "no such session")
+		return nil, nil, nil, tidings.ErrNoSuchSession
 	}
 	if err != nil {
 		return nil, nil, nil, err
@@ -84,7 +84,7 @@ func findInvite(ctx context.Context, q querier, hash []byte, now time.Time) (*ti
 		   AND EXISTS (SELECT 1 FROM users c WHERE c.id = i.created_by AND c.account_id = i.account_id)`,
 		hash, ms(now)).Scan(&inv.AccountID, &inv.AccountName, &inv.CreatedBy, &created, &expires, &inv.Role, &inv.ResetUser, &inv.ResetEmail)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, tidings.Errorf(tidings.ENotFound, "this invitation link is unknown, used or expired: ask for a new one")
+		return nil, tidings.ErrInviteUnusable
 	}
 	if err != nil {
 		return nil, err
@@ -120,7 +120,7 @@ func (db *DB) ListInvites(ctx context.Context, accountID int64, now time.Time) (
 func (db *DB) RevokeInvite(ctx context.Context, accountID int64, id string) error {
 	prefix, err := hex.DecodeString(id)
 	if err != nil || len(prefix) != 8 {
-		return tidings.Errorf(tidings.ENotFound, "no such invitation")
+		return tidings.ErrNoSuchInvitation
 	}
 	res, err := db.write.ExecContext(ctx, `DELETE FROM invites WHERE account_id = ? AND used_at IS NULL AND substr(hash, 1, 8) = ?`,
 		accountID, prefix)
@@ -128,7 +128,7 @@ func (db *DB) RevokeInvite(ctx context.Context, accountID int64, id string) erro
 		return err
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
-		return tidings.Errorf(tidings.ENotFound, "no such invitation")
+		return tidings.ErrNoSuchInvitation
 	}
 	return nil
 }
@@ -150,7 +150,7 @@ func (db *DB) AcceptInvite(ctx context.Context, hash []byte, u *tidings.User, no
 		return err
 	}
 	if inv.ResetUser != 0 {
-		return tidings.Errorf(tidings.ENotFound, "this invitation link is unknown, used or expired: ask for a new one")
+		return tidings.ErrInviteUnusable
 	}
 	if _, err := tx.ExecContext(ctx, `UPDATE invites SET used_at = ? WHERE hash = ?`, ms(now), hash); err != nil {
 		return err
@@ -160,7 +160,7 @@ func (db *DB) AcceptInvite(ctx context.Context, hash []byte, u *tidings.User, no
 		`INSERT INTO users (account_id, email, password_hash, role, created_at) VALUES (?, ?, ?, ?, ?) RETURNING id`,
 		u.AccountID, u.Email, u.PasswordHash, u.Role, ms(u.CreatedAt)).Scan(&u.ID)
 	if isUnique(err) {
-		return tidings.Errorf(tidings.EConflict, "a user with email %q already exists", u.Email)
+		return tidings.EmailTaken(u.Email)
 	}
 	if err != nil {
 		return err
@@ -173,7 +173,7 @@ func (db *DB) FindUser(ctx context.Context, accountID, userID int64) (*tidings.U
 	u, err := scanUser(db.read.QueryRowContext(ctx, `SELECT `+userColumns+` FROM users u WHERE u.id = ? AND u.account_id = ?`,
 		userID, accountID))
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, tidings.Errorf(tidings.ENotFound, "no such member")
+		return nil, tidings.ErrNoSuchMember
 	}
 	return u, err
 }
@@ -216,7 +216,7 @@ func (db *DB) DeleteUser(ctx context.Context, accountID, userID int64) error {
 		return err
 	}
 	if gone {
-		return tidings.Errorf(tidings.ENotFound, "no such member")
+		return tidings.ErrNoSuchMember
 	}
 	return nil
 }
@@ -233,7 +233,7 @@ func (db *DB) SetPassword(ctx context.Context, userID int64, hash string, keep [
 		return err
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
-		return tidings.Errorf(tidings.ENotFound, "no such user")
+		return tidings.ErrNoSuchUser
 	}
 	if _, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE user_id = ? AND hash IS NOT ?`, userID, keep); err != nil {
 		return err
@@ -255,7 +255,7 @@ func (db *DB) SetFlash(ctx context.Context, hash, flash []byte) error {
 		return err
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
-		return tidings.Errorf(tidings.ENotFound, "no such session")
+		return tidings.ErrNoSuchSession
 	}
 	return nil
 }
@@ -298,7 +298,7 @@ func (db *DB) UseReset(ctx context.Context, hash []byte, passwordHash string, no
 	defer tx.Rollback()
 	inv, err := findInvite(ctx, tx, hash, now)
 	if err == nil && inv.ResetUser == 0 {
-		err = tidings.Errorf(tidings.ENotFound, "this password reset link is unknown, used or expired: ask an owner of your team for a new one")
+		err = tidings.ErrResetUnusable
 	}
 	if err != nil {
 		return nil, err

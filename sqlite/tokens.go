@@ -76,7 +76,7 @@ func (db *DB) FindToken(ctx context.Context, id string) (*tidings.Token, error) 
 	}
 	t, err := scanToken(db.findToken.QueryRowContext(ctx, id))
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, tidings.Errorf(tidings.ENotFound, "no token %q", id)
+		return nil, tidings.UnknownToken(id)
 	}
 	if err != nil {
 		return nil, err
@@ -113,7 +113,7 @@ func (db *DB) RevokeToken(ctx context.Context, accountID int64, id string, at ti
 		return err
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
-		return tidings.Errorf(tidings.ENotFound, "no token %q in this account", id)
+		return tidings.TokenNotFound(id)
 	}
 	return nil
 }

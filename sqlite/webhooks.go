@@ -75,7 +75,7 @@ func (db *DB) FindWebhook(ctx context.Context, accountID int64, id string) (*tid
 		return nil, err
 	}
 	if len(ws) == 0 {
-		return nil, tidings.Errorf(tidings.ENotFound, "no webhook %q in this account", id)
+		return nil, tidings.WebhookNotFound(id)
 	}
 	return ws[0], nil
 }
@@ -92,7 +92,7 @@ func (db *DB) DeleteWebhook(ctx context.Context, accountID int64, id string) err
 		return err
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
-		return tidings.Errorf(tidings.ENotFound, "no webhook %q in this account", id)
+		return tidings.WebhookNotFound(id)
 	}
 	if _, err := tx.ExecContext(ctx, `DELETE FROM deliveries WHERE target = ?`, id); err != nil {
 		return err
@@ -154,12 +154,12 @@ func (db *DB) FindEventByID(ctx context.Context, accountID int64, id string) (*t
 	var project string
 	key, ok := idBytes(id)
 	if !ok {
-		return nil, tidings.Errorf(tidings.ENotFound, "no event %q", id)
+		return nil, tidings.EventNotFound("", id)
 	}
 	err := db.read.QueryRowContext(ctx, `SELECT p.name FROM events e JOIN projects p ON p.id = e.project_id
 		WHERE e.id = ? AND p.account_id = ?`, key, accountID).Scan(&project)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, tidings.Errorf(tidings.ENotFound, "no event %q", id)
+		return nil, tidings.EventNotFound("", id)
 	}
 	if err != nil {
 		return nil, err

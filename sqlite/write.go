@@ -33,7 +33,7 @@ type job = groupcommit.Job[*writeJob, *writeResult]
 func (db *DB) submit(ctx context.Context, w *writeJob) (*writeResult, error) {
 	res, err := db.writer.Submit(ctx, w)
 	if errors.Is(err, groupcommit.ErrClosed) {
-		return nil, tidings.Errorf(tidings.EUnavailable, "the service is shutting down; retry in a moment")
+		return nil, tidings.ErrShuttingDown
 	}
 	if isStorageError(err) {
 		return nil, errCannotWrite

@@ -49,7 +49,10 @@ func newEnvWith(t *testing.T, cfg web.Config) *env {
 func newEnvOn(t *testing.T, cfg web.Config, store tidings.Store) *env {
 	t.Helper()
 	e := &env{t: t, store: store, broker: inmem.NewBroker(0)}
-	cfg.Store, cfg.Broker, cfg.Logger = store, e.broker, slog.New(slog.NewTextHandler(io.Discard, nil))
+	cfg.Store, cfg.Broker = store, e.broker
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
 	if cfg.Passwords == (password.Params{}) {
 		cfg.Passwords = cheapPasswords // the production cost is kept by internal/password's test
 	}

@@ -47,6 +47,7 @@ type hub struct {
 	seq           uint64 // opening order, to find a session's oldest stream
 	insightsEvery time.Duration
 	sessionsEvery time.Duration
+	running       sync.WaitGroup // each account's fan-out loop and worker
 }
 
 // accountHub is one account's subscription and streams; its goroutine does the fan-out.
@@ -163,6 +164,7 @@ func (h *hub) open(ls *liveStream) error {
 		ah = &accountHub{id: ls.account, sub: h.srv.broker.Subscribe(ls.account),
 			streams: map[*liveStream]struct{}{}, stop: make(chan struct{})}
 		h.accounts[ls.account] = ah
+		h.running.Add(1)
 		go h.run(ah)
 	}
 	h.seq++
@@ -211,8 +213,10 @@ func (h *hub) streams(ah *accountHub, match func(*liveStream) bool) []*liveStrea
 // sessions, and hands insight cards (which read the card's history) to the account's
 // worker. A slow store read delays insight cards, never a feed, and drops no stream.
 func (h *hub) run(ah *accountHub) {
+	defer h.running.Done()
 	defer ah.sub.Close()
 	work := make(chan map[string]map[string]*tidings.Insight, 1)
+	h.running.Add(1)
 	go h.work(ah, work)
 	flush := time.NewTicker(h.insightsEvery)
 	defer flush.Stop()
@@ -267,6 +271,7 @@ func (h *hub) run(ah *accountHub) {
 // renders insight cards, and checks now and then that each stream's session is alive
 // (it expired, or ended in another process that could not announce it).
 func (h *hub) work(ah *accountHub, batches <-chan map[string]map[string]*tidings.Insight) {
+	defer h.running.Done()
 	check := time.NewTicker(h.sessionsEvery)
 	defer check.Stop()
 	for {

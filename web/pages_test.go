@@ -2,15 +2,21 @@ package web_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
+	"io"
+	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -48,7 +54,7 @@ func TestProjectSettings(t *testing.T) {
 	c := e.owner()
 	c.get("/settings/projects").want(t, 200, "my-saas", "#payments", "Create channels on first event: <strong>off</strong>")
 	c.post("/settings/projects", "name", "My SaaS").want(t, 400, "Project name: "+tidings.NameRuleMessage)
-	c.post("/settings/projects", "name", "my-saas").want(t, 400, "already exists")
+	c.post("/settings/projects", "name", "my-saas").want(t, 409, "already exists") // the API's status for a conflict
 	c.post("/settings/projects/my-saas/channels", "name", "Pay Ments").want(t, 400, "Channel name: "+tidings.NameRuleMessage)
 	c.post("/settings/projects/nope/channels", "name", "x").want(t, 404)
 
@@ -732,4 +738,60 @@ func TestSearchCutByItsBudget(t *testing.T) {
 	if !strings.Contains(p.body, `rel="next"`) {
 		t.Fatal("a page cut by the budget has no link to go on")
 	}
+}
+
+// failingStore fails the insight board's read as a broken database would.
+type failingStore struct{ tidings.Store }
+
+func (failingStore) ListInsights(context.Context, int64, string) ([]*tidings.Insight, error) {
+	return nil, errors.New("disk on fire")
+}
+
+// TestDashboardErrorStatuses: the dashboard answers each error code with the API's
+// status (a name taken is 409 on both), and a 500 is logged with the request id, which
+// the page shows, and never with the cause on the page.
+func TestDashboardErrorStatuses(t *testing.T) {
+	t.Parallel()
+	var logged bytes.Buffer
+	var mu sync.Mutex
+	e := newEnvOn(t, web.Config{Logger: slog.New(slog.NewTextHandler(lockedWriter{&mu, &logged}, nil))}, failingStore{testbackend.New(t)})
+	c := e.owner()
+	c.post("/settings/projects", "name", "my-saas").want(t, tidings.HTTPStatus(tidings.EConflict), "already exists")
+
+	mux := http.NewServeMux()
+	e.dash.Register(mux)
+	withID := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Request-Id", "0123abcd") // as api.Middleware does
+		mux.ServeHTTP(w, r)
+	}))
+	defer withID.Close()
+	req, _ := http.NewRequest("GET", withID.URL+"/p/my-saas/insights", nil)
+	for _, ck := range c.jar.Cookies(mustURL(e.srv.URL)) {
+		req.AddCookie(ck)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != 500 || !strings.Contains(string(body), "0123abcd") || strings.Contains(string(body), "disk on fire") {
+		t.Fatalf("a broken store: %d %s", res.StatusCode, excerpt(string(body)))
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !strings.Contains(logged.String(), "request_id=0123abcd") || !strings.Contains(logged.String(), "disk on fire") {
+		t.Fatalf("the log: %s", logged.String())
+	}
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }

@@ -66,9 +66,9 @@ func (s *Server) renderProjects(w http.ResponseWriter, r *http.Request, status i
 
 // formError re-renders the projects page with the problem, or passes on other errors.
 func (s *Server) formError(w http.ResponseWriter, r *http.Request, err error, typed string) error {
-	switch tidings.ErrorCode(err) {
+	switch code := tidings.ErrorCode(err); code {
 	case tidings.EValidation, tidings.EConflict:
-		return s.renderProjects(w, r, http.StatusBadRequest, nameMessage(err), typed)
+		return s.renderProjects(w, r, tidings.HTTPStatus(code), nameMessage(err), typed)
 	}
 	return err
 }

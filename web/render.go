@@ -150,33 +150,33 @@ func (s *Server) wrap(h handlerFunc) http.Handler {
 			return
 		}
 		code := tidings.ErrorCode(err)
-		status := http.StatusInternalServerError
+		status := tidings.HTTPStatus(code) // the same as the API's
 		switch code {
 		case tidings.EProjectNotFound, tidings.EChannelNotFound:
 			// Said of the signed-in account: another account's project is simply not
 			// there, never said to exist.
-			s.renderError(w, r, http.StatusNotFound, missingMessage(r, code))
+			s.renderError(w, r, status, missingMessage(r, code))
 			return
 		case tidings.ENotFound:
 			msg := tidings.ErrorMessage(err)
 			if msg == "" {
 				msg = errNotFound.Message
 			}
-			s.renderError(w, r, http.StatusNotFound, strings.ToUpper(msg[:1])+msg[1:])
+			s.renderError(w, r, status, strings.ToUpper(msg[:1])+msg[1:])
 			return
-		case tidings.EForbidden:
-			status = http.StatusForbidden
-		case tidings.EValidation, tidings.EConflict:
-			status = http.StatusBadRequest
-		case tidings.ERateLimited:
-			status = http.StatusTooManyRequests
 		case tidings.EUnavailable:
 			w.Header().Set("Retry-After", "5")
-			status = http.StatusServiceUnavailable
 		}
 		if status == http.StatusInternalServerError {
-			s.log.ErrorContext(r.Context(), "dashboard error", "err", err, "route", r.Pattern)
-			s.renderError(w, r, status, "Something went wrong on our side. Try again in a moment.")
+			// The request id is on the answer (set by the middleware): the page shows
+			// it, and the log line has it, so that a report finds the cause.
+			id := w.Header().Get("X-Request-Id")
+			s.log.ErrorContext(r.Context(), "dashboard error", "err", err, "route", r.Pattern, "request_id", id)
+			msg := "Something went wrong on our side. Try again in a moment."
+			if id != "" {
+				msg += " If it goes on, tell your administrator this request id: " + id + "."
+			}
+			s.renderError(w, r, status, msg)
 			return
 		}
 		s.renderError(w, r, status, tidings.ErrorMessage(err))
@@ -213,7 +213,7 @@ func (s *Server) renderError(w http.ResponseWriter, r *http.Request, status int,
 		d.Links = append(d.Links, errorLink{"/login", "Sign in"})
 	}
 	title := map[int]string{http.StatusNotFound: "Not found", http.StatusForbidden: "Not allowed", http.StatusBadRequest: "Cannot do that",
-		http.StatusTooManyRequests: "Too many attempts", http.StatusServiceUnavailable: "Busy, or down for a moment"}[status]
+		http.StatusConflict: "Cannot do that", http.StatusTooManyRequests: "Too many attempts", http.StatusServiceUnavailable: "Busy, or down for a moment"}[status]
 	if title == "" {
 		title = http.StatusText(status)
 	}

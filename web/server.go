@@ -96,6 +96,15 @@ func (s *Server) CloseStreams() {
 	s.closeOnce.Do(func() { close(s.closing) })
 }
 
+// Run keeps the live views' fan-out until ctx ends; then it ends every stream and
+// returns once the fan-out of every account has stopped.
+func (s *Server) Run(ctx context.Context) error {
+	<-ctx.Done()
+	s.CloseStreams()
+	s.hub.running.Wait()
+	return nil
+}
+
 // New returns a Server; it fails only if the embedded templates are broken.
 func New(cfg Config) (*Server, error) {
 	s := &Server{store: cfg.Store, broker: cfg.Broker, log: cfg.Logger, now: cfg.Now, openSignup: cfg.OpenSignup,

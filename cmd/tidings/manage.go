@@ -599,9 +599,7 @@ func backup(ctx context.Context, c *cli, _ []string) error {
 		return errors.New("backup copies the embedded store; for PostgreSQL use pg_dump")
 	}
 	return withStore(ctx, c, func(s tidings.Store) error {
-		db, ok := s.(interface {
-			Backup(ctx context.Context, path string) error
-		})
+		db, ok := s.(tidings.BackerUp)
 		if !ok {
 			return errors.New("this store cannot be backed up by tidings: use its own tools")
 		}

@@ -47,24 +47,26 @@ type Main struct {
 	Now      func() time.Time
 	Timeouts Timeouts // zero: DefaultTimeouts
 
-	store      tidings.Store
-	lock       *dirlock.Lock // the data folder's, held while serving the embedded store
-	api        *api.Server
-	srv        *http.Server
-	metricsSrv *http.Server
-	ln         net.Listener
-	metricsLn  net.Listener
-	served     chan error
-	stopRelay  context.CancelFunc // stops the relay from other instances
-	stopSend   context.CancelFunc // stops the delivery runner
-	sent       chan struct{}      // closed when it has stopped
-	stopPurge  context.CancelFunc // stops the retention purge
-	purged     chan struct{}      // closed when it has stopped
-	stopFlush  chan struct{}
-	flushed    chan struct{}
-	closeOnce  sync.Once
-	closeErr   error
+	store     tidings.Store
+	lock      *dirlock.Lock // the data folder's, held while serving the embedded store
+	api       *api.Server
+	ln        net.Listener
+	metricsLn net.Listener // with --metrics-addr
+	served    chan error   // what the HTTP server's Serve returned, if not closed by us
+	services  group
+	stopOnCtx func() bool // stops Close from running when Run's context ends
+	closeOnce sync.Once
+	closeErr  error
 }
+
+// Time budgets of the parts of the server when it stops: each has its own, so that a
+// slow HTTP drain cannot leave the usage flush with no time to write.
+const (
+	httpBudget     = ShutdownTimeout
+	deliveryBudget = deliver.DefaultGrace + time.Second
+	flushBudget    = 5 * time.Second
+	partBudget     = 5 * time.Second // the others: they stop as soon as they are told
+)
 
 // openStore picks the store backend from the configuration: PostgreSQL with
 // --database, else the embedded store in the data folder. conns sizes a PostgreSQL
@@ -89,7 +91,8 @@ func openStore(ctx context.Context, c Config, onCommit func(int, time.Duration, 
 	return sqlite.Open(ctx, c.Data, sqlite.Options{OnCommit: onCommit, Log: slog.Default(), SkipSearchBackfill: manage})
 }
 
-// Run opens the store, listens and serves in the background.
+// Run opens the store, listens and serves in the background until Close, or until
+// ctx ends.
 func (m *Main) Run(ctx context.Context) error {
 	if err := m.Config.validate(); err != nil {
 		return err
@@ -103,11 +106,22 @@ func (m *Main) Run(ctx context.Context) error {
 	if m.Timeouts == (Timeouts{}) {
 		m.Timeouts = DefaultTimeouts
 	}
-	met := metrics.New()
 	if m.Config.AllowPrivateTargets {
 		m.Logger.Warn("webhooks and push may reach loopback and private addresses (--allow-private-targets): " +
 			"anyone who can create a webhook can make this server send requests inside its network; turn it off unless you need it")
 	}
+	m.services = group{ctx: ctx, log: m.Logger}
+	m.stopOnCtx = context.AfterFunc(ctx, func() { m.Close() })
+	if err := m.start(ctx); err != nil {
+		m.Close()
+		return err
+	}
+	return nil
+}
+
+// start opens the store and starts the parts of the server, the HTTP server last.
+func (m *Main) start(ctx context.Context) error {
+	met := metrics.New()
 	if m.Config.DatabaseURL == "" {
 		// One server per data folder: a second one would take events whose live
 		// updates never reach the first one's dashboards. Management commands do not
@@ -120,88 +134,115 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 	store, err := openStore(ctx, m.Config, met.ObserveBatch, int32(m.Config.DatabaseConns))
 	if err != nil {
-		m.lock.Release()
 		return err
 	}
 	m.store = store
-	if q, ok := store.(interface{ QueueLen() int }); ok {
+	if q, ok := store.(tidings.QueueWatcher); ok {
 		met.WatchQueue(q.QueueLen)
 	}
 	vapid, err := deliver.LoadVAPID(ctx, store, m.Config.VAPIDKeyFile, m.Config.VAPIDSubject)
 	if err != nil {
-		m.Close()
 		return err
 	}
 	broker := inmem.NewBroker(0)
-	relayCtx, stopRelay := context.WithCancel(context.Background())
-	m.stopRelay = stopRelay
-	if db, ok := store.(*postgres.DB); ok {
-		// Other instances' events and insights reach this one's dashboards and runner.
-		go db.Relay(relayCtx, broker, m.Logger)
-	}
 	m.api = api.New(api.Config{Store: store, Broker: broker, Logger: m.Logger, Now: m.Now,
 		Limits: m.Config.Limits, TrustedProxies: m.Config.TrustedProxies})
-	if db, ok := store.(*postgres.DB); ok {
-		go m.shareLimits(relayCtx, db)
-	}
 	dash, err := web.New(web.Config{Store: store, Broker: broker, Logger: m.Logger, Now: m.Now,
 		OpenSignup: m.Config.OpenSignup, TrustedProxies: m.Config.TrustedProxies, HTTPS: m.httpsOnly(), Passwords: m.Config.Passwords,
 		MaxStreamsPerSession: m.Config.MaxStreamsPerSession, MaxStreamsPerAccount: m.Config.MaxStreamsPerAccount,
 		SignupsPerHour: m.Config.SignupsPerHour, AllowPrivateTargets: m.Config.AllowPrivateTargets, VAPIDPublicKey: vapid.Public,
 		FlushTokenUse: m.api.FlushUsage})
 	if err != nil {
-		m.Close()
 		return err
 	}
 
+	if c, ok := store.(tidings.Cluster); ok {
+		// Other instances' events and insights reach this one's dashboards and runner,
+		// and the API's rate limits are shared among the live instances.
+		m.services.start(service{name: "relay", budget: partBudget, run: func(ctx context.Context) error {
+			c.Relay(ctx, broker, m.Logger)
+			return nil
+		}})
+		m.services.start(service{name: "heartbeat", budget: partBudget, run: every(5*time.Second, func(ctx context.Context) {
+			if n, err := c.Heartbeat(ctx); err == nil {
+				m.api.ShareLimits(n)
+			}
+		})})
+	}
+	m.services.start(service{name: "usage flush", budget: flushBudget, run: m.flushUsage})
+	m.services.start(m.delivery(store, met, vapid))
+	m.services.start(service{name: "retention purge", budget: partBudget, run: every(purgeEvery, m.purge)})
+	m.services.start(service{name: "live views", budget: partBudget, run: dash.Run})
+	if m.Config.MetricsAddr != "" {
+		if err := m.serveMetrics(met); err != nil {
+			return err
+		}
+	}
+	return m.serveHTTP(m.handler(dash, met), dash)
+}
+
+// handler is the public address's: the API and the dashboard.
+func (m *Main) handler(dash *web.Server, met *metrics.Metrics) http.Handler {
 	mux := http.NewServeMux()
 	m.api.Register(mux)
 	dash.Register(mux)
 	mux.Handle("/", dash.NotFound())
-	var handler http.Handler = mux
+	var h http.Handler = mux
 	if m.httpsOnly() {
-		handler = hsts(handler)
+		h = hsts(h)
 	}
-	m.srv = &http.Server{
-		Handler:           api.Middleware(handler, m.Logger, met),
+	return api.Middleware(h, m.Logger, met)
+}
+
+// serveHTTP listens on the public address and serves h; stopping it lets the requests
+// under way finish (each waits for its batch to commit) and ends the live streams.
+func (m *Main) serveHTTP(h http.Handler, dash *web.Server) error {
+	srv := &http.Server{
+		Handler:           h,
 		ReadHeaderTimeout: m.Timeouts.ReadHeader,
 		ReadTimeout:       m.Timeouts.Read, // whole request, body included: slow senders are cut off
 		IdleTimeout:       m.Timeouts.Idle,
 		MaxHeaderBytes:    32 << 10,
 		ErrorLog:          slog.NewLogLogger(m.Logger.Handler(), slog.LevelWarn),
 	}
-	m.srv.RegisterOnShutdown(dash.CloseStreams)
-	if m.ln, err = net.Listen("tcp", m.Config.Addr); err != nil {
-		m.Close()
+	srv.RegisterOnShutdown(dash.CloseStreams)
+	ln, err := net.Listen("tcp", m.Config.Addr)
+	if err != nil {
 		return err
 	}
-	m.served = make(chan error, 1)
-	go func() {
+	m.ln, m.served = ln, make(chan error, 1)
+	m.services.start(service{name: "http", budget: httpBudget, stop: srv.Shutdown, run: func(context.Context) error {
+		var err error
 		if m.Config.TLSCert != "" {
-			m.served <- m.srv.ServeTLS(m.ln, m.Config.TLSCert, m.Config.TLSKey)
+			err = srv.ServeTLS(ln, m.Config.TLSCert, m.Config.TLSKey)
 		} else {
-			m.served <- m.srv.Serve(m.ln)
+			err = srv.Serve(ln)
 		}
-	}()
-	if m.Config.MetricsAddr != "" {
-		mm := http.NewServeMux()
-		mm.Handle("GET /metrics", met.Handler())
-		// Profiles, on the operator's listener only: never on the public address.
-		mm.HandleFunc("GET /debug/pprof/", pprof.Index)
-		mm.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
-		mm.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
-		mm.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
-		m.metricsSrv = &http.Server{Addr: m.Config.MetricsAddr, Handler: mm, ReadHeaderTimeout: 5 * time.Second}
-		if m.metricsLn, err = net.Listen("tcp", m.Config.MetricsAddr); err != nil {
-			m.Close()
-			return fmt.Errorf("metrics listener: %w", err)
+		if !errors.Is(err, http.ErrServerClosed) {
+			m.served <- err
 		}
-		go m.metricsSrv.Serve(m.metricsLn)
+		return err
+	}})
+	return nil
+}
+
+// serveMetrics serves metrics and profiles on the operator's listener, never on the
+// public address.
+func (m *Main) serveMetrics(met *metrics.Metrics) error {
+	mm := http.NewServeMux()
+	mm.Handle("GET /metrics", met.Handler())
+	mm.HandleFunc("GET /debug/pprof/", pprof.Index)
+	mm.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
+	mm.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
+	mm.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
+	srv := &http.Server{Handler: mm, ReadHeaderTimeout: 5 * time.Second}
+	ln, err := net.Listen("tcp", m.Config.MetricsAddr)
+	if err != nil {
+		return fmt.Errorf("metrics listener: %w", err)
 	}
-	m.stopFlush, m.flushed = make(chan struct{}), make(chan struct{})
-	go m.flushUsage()
-	m.startDelivery(store, met, vapid)
-	m.startPurge(store)
+	m.metricsLn = ln
+	m.services.start(service{name: "metrics", budget: partBudget, stop: srv.Shutdown,
+		run: func(context.Context) error { return srv.Serve(ln) }})
 	return nil
 }
 
@@ -214,100 +255,71 @@ const (
 	purgePause = 20 * time.Millisecond
 )
 
-func (m *Main) startPurge(store tidings.Store) {
-	ctx, cancel := context.WithCancel(context.Background())
-	m.stopPurge, m.purged = cancel, make(chan struct{})
-	go func() {
-		defer close(m.purged)
-		t := time.NewTicker(purgeEvery)
-		defer t.Stop()
-		for {
-			total := 0
-			for ctx.Err() == nil {
-				n, err := store.PurgeExpired(ctx, m.Now(), purgeBatch)
-				total += n
-				if err != nil {
-					if ctx.Err() == nil {
-						m.Logger.Warn("retention: purging expired events", "err", err)
-					}
-					break
-				}
-				if n < purgeBatch {
-					break
-				}
-				select {
-				case <-ctx.Done():
-				case <-time.After(purgePause):
-				}
+func (m *Main) purge(ctx context.Context) {
+	total := 0
+	for ctx.Err() == nil {
+		n, err := m.store.PurgeExpired(ctx, m.Now(), purgeBatch)
+		total += n
+		if err != nil {
+			if ctx.Err() == nil {
+				m.Logger.Warn("retention: purging expired events", "err", err)
 			}
-			if total > 0 {
-				m.Logger.Info("retention: deleted expired events", "events", total)
-			}
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
+			break
 		}
-	}()
+		if n < purgeBatch {
+			break
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(purgePause):
+		}
+	}
+	if total > 0 {
+		m.Logger.Info("retention: deleted expired events", "events", total)
+	}
 }
 
-// startDelivery runs the outbox's sender beside the server, with its own context.
-func (m *Main) startDelivery(store tidings.Store, met *metrics.Metrics, vapid *deliver.VAPID) {
-	ctx, cancel := context.WithCancel(context.Background())
-	m.stopSend, m.sent = cancel, make(chan struct{})
+// delivery is the outbox's sender; stopping, it lets the jobs under way finish
+// within its grace period.
+func (m *Main) delivery(store tidings.Store, met *metrics.Metrics, vapid *deliver.VAPID) service {
 	var signal <-chan struct{}
-	if s, ok := store.(interface{ OutboxSignal() <-chan struct{} }); ok {
+	if s, ok := store.(tidings.OutboxSignaller); ok {
 		signal = s.OutboxSignal()
-	}
-	if s, ok := store.(interface{ ReleaseLeases(context.Context) error }); ok {
-		// The embedded store has one server (the folder lock): leases are a dead one's.
-		// (PostgreSQL's instances share the outbox: there a lease simply runs out.)
-		if err := s.ReleaseLeases(ctx); err != nil {
-			m.Logger.Warn("releasing delivery leases", "err", err)
-		}
 	}
 	met.WatchOutbox(func() (int, time.Time) {
 		n, oldest, _ := store.PendingDeliveries(context.Background())
 		return n, oldest
 	})
 	r := deliver.New(deliver.Config{Store: store, Logger: m.Logger, Now: m.Now, PublicURL: m.Config.PublicURL, VAPID: vapid,
-		Client: deliver.NewClient(m.Config.AllowPrivateTargets), Signal: signal, Observe: met.ObserveDelivery})
-	go func() {
-		defer close(m.sent)
-		r.Run(ctx)
-	}()
+		Client: deliver.NewClient(m.Config.AllowPrivateTargets), Signal: signal, Observe: met.ObserveDelivery,
+		Grace: deliver.DefaultGrace})
+	return service{name: "delivery", budget: deliveryBudget, run: func(ctx context.Context) error {
+		if s, ok := store.(tidings.LeaseReleaser); ok {
+			// The embedded store has one server (the folder lock): leases are a dead one's.
+			// (PostgreSQL's instances share the outbox: there a lease simply runs out.)
+			if err := s.ReleaseLeases(ctx); err != nil {
+				m.Logger.Warn("releasing delivery leases", "err", err)
+			}
+		}
+		return r.Run(ctx)
+	}}
 }
 
-// shareLimits keeps the API's rate limits divided by the number of live instances.
-func (m *Main) shareLimits(ctx context.Context, db *postgres.DB) {
-	t := time.NewTicker(5 * time.Second)
-	defer t.Stop()
-	for {
-		if n, err := db.Heartbeat(ctx); err == nil {
-			m.api.ShareLimits(n)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
-}
-
-// flushUsage writes tokens' last-used times every few seconds.
-func (m *Main) flushUsage() {
-	defer close(m.flushed)
+// flushUsage writes tokens' last-used times every few seconds, and a last time when
+// it stops, with a time of its own.
+func (m *Main) flushUsage(ctx context.Context) error {
 	t := time.NewTicker(5 * time.Second)
 	defer t.Stop()
 	for {
 		select {
 		case <-t.C:
-			if err := m.api.FlushUsage(context.Background()); err != nil {
+			if err := m.api.FlushUsage(ctx); err != nil && ctx.Err() == nil {
 				m.Logger.Warn("recording token use", "err", err)
 			}
-		case <-m.stopFlush:
-			return
+		case <-ctx.Done():
+			last, cancel := context.WithTimeout(context.WithoutCancel(ctx), flushBudget-time.Second)
+			defer cancel()
+			return m.api.FlushUsage(last)
 		}
 	}
 }
@@ -330,31 +342,10 @@ func (m *Main) Close() error {
 }
 
 func (m *Main) close() error {
-	ctx, cancel := context.WithTimeout(context.Background(), ShutdownTimeout)
-	defer cancel()
-	var errs []error
-	if m.srv != nil {
-		errs = append(errs, m.srv.Shutdown(ctx))
+	if m.stopOnCtx != nil {
+		m.stopOnCtx()
 	}
-	if m.metricsSrv != nil {
-		errs = append(errs, m.metricsSrv.Shutdown(ctx))
-	}
-	if m.stopRelay != nil {
-		m.stopRelay()
-	}
-	if m.stopSend != nil {
-		m.stopSend() // what is being sent is cut short; its lease makes it due again
-		<-m.sent
-	}
-	if m.stopPurge != nil {
-		m.stopPurge()
-		<-m.purged
-	}
-	if m.stopFlush != nil {
-		close(m.stopFlush)
-		<-m.flushed
-		errs = append(errs, m.api.FlushUsage(ctx))
-	}
+	errs := []error{m.services.stop()}
 	if m.store != nil {
 		errs = append(errs, m.store.Close())
 	}
