@@ -18,7 +18,7 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	q, err := parseEventQuery(r)
+	q, err := parseEventQuery(r, s.now())
 	if err != nil {
 		return err
 	}
@@ -42,7 +42,7 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) error {
 	return writeJSON(w, out)
 }
 
-func parseEventQuery(r *http.Request) (tidings.EventQuery, error) {
+func parseEventQuery(r *http.Request, now time.Time) (tidings.EventQuery, error) {
 	v := r.URL.Query()
 	var p tidings.Problems
 	q := tidings.EventQuery{Project: v.Get("project"), Channel: v.Get("channel"), Before: v.Get("before")}
@@ -51,7 +51,7 @@ func parseEventQuery(r *http.Request) (tidings.EventQuery, error) {
 		tidings.CheckName(&p, "channel", q.Channel)
 	}
 	q.Tags = pairs(v, "tag", &p)
-	search, err := tidings.ParseSearch(v.Get("q"), time.Now())
+	search, err := tidings.ParseSearch(v.Get("q"), now) // "since:7d" is of the injected clock
 	var perr *tidings.Error
 	if errors.As(err, &perr) {
 		p = append(p, perr.Fields...)
@@ -132,7 +132,7 @@ func (s *Server) handleExport(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	q, err := parseEventQuery(r)
+	q, err := parseEventQuery(r, s.now())
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/url"
 	"testing"
+	"time"
 )
 
 type eventsPage struct {
@@ -110,4 +111,23 @@ func TestReadEvents(t *testing.T) {
 	}
 	r := e.do("GET", "/v1/events?project=my-saas&channel=nope", e.full, "")
 	e.want(r, 404, "channel_not_found")
+}
+
+// TestSearchUsesTheServersClock: "since:" counts back from the server's clock (the
+// injected one), not the machine's: a server an hour ahead sees an event of 90 minutes
+// before its now as older than since:1h.
+func TestSearchUsesTheServersClock(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2030, 1, 10, 12, 0, 0, 0, time.UTC)
+	e := newEnvClock(t, noLimits, func() time.Time { return now })
+	for _, at := range []time.Time{now.Add(-90 * time.Minute), now.Add(-30 * time.Minute)} {
+		r := e.do("POST", "/v1/log", e.full, merge(goodLog, map[string]any{"event": "at " + at.Format("15:04"), "timestamp": at.Unix()}))
+		if r.status != 200 {
+			t.Fatalf("publish: %d %s", r.status, r.body)
+		}
+	}
+	r := e.do("GET", "/v1/events?project=my-saas&q=since:1h", e.full, "")
+	if p := decode[eventsPage](t, r); r.status != 200 || len(p.Events) != 1 || p.Events[0].Event != "at 11:30" {
+		t.Fatalf("since:1h at %v: %d %s", now, r.status, r.body)
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -471,5 +472,23 @@ func TestPublishFromShell(t *testing.T) {
 	t.Setenv("TIDINGS_TOKEN", "")
 	if code, _, errs := remote("publish", "-p", "my-saas", "-c", "deploys", "-e", "x"); code != 1 || !strings.Contains(errs, "export TIDINGS_TOKEN") {
 		t.Fatalf("no token: exit %d, %q", code, errs)
+	}
+}
+
+// TestUnreadableEnvFileIsAnError: a TIDINGS_*_FILE that cannot be read stops every
+// command with its name, instead of serving the embedded store in ./tidings-data as if
+// no database had been given. Not parallel: it sets the environment.
+func TestUnreadableEnvFileIsAnError(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "no-such-secret")
+	t.Setenv("TIDINGS_DATABASE_URL_FILE", missing)
+	for _, args := range [][]string{{"check"}, {"account", "list"}} { // serve too: it is the same gate
+		code, _, errs := runCLI(t, "", "", args...)
+		if code != 1 || !strings.Contains(errs, "TIDINGS_DATABASE_URL_FILE names a file that cannot be read") || !strings.Contains(errs, missing) {
+			t.Fatalf("%v: exit %d: %s", args, code, errs)
+		}
+	}
+	os.WriteFile(missing, []byte("postgres://nobody@127.0.0.1:1/none\n"), 0o600)
+	if code, _, errs := runCLI(t, "", "", "account", "list"); code != 1 || !strings.Contains(errs, "127.0.0.1:1") && !strings.Contains(errs, "database") {
+		t.Fatalf("with the file readable, its URL is used: exit %d: %s", code, errs)
 	}
 }

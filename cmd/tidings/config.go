@@ -54,7 +54,8 @@ func DefaultConfig() Config {
 		SignupsPerHour: web.DefaultSignupsPerHour}
 }
 
-// env reads TIDINGS_<name>, or the content of the file named by TIDINGS_<name>_FILE.
+// env reads TIDINGS_<name>, or the content of the file named by TIDINGS_<name>_FILE
+// (checkEnvFiles has made sure that every such file can be read).
 func env(name string) (string, bool) {
 	if v, ok := os.LookupEnv("TIDINGS_" + name); ok {
 		return v, true
@@ -66,6 +67,23 @@ func env(name string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// checkEnvFiles fails when a TIDINGS_*_FILE variable names a file that cannot be
+// read: a secret that silently went missing would otherwise turn into a default (a
+// missing database URL into the embedded store in ./tidings-data).
+func checkEnvFiles() error {
+	var errs []error
+	for _, kv := range os.Environ() {
+		k, f, _ := strings.Cut(kv, "=")
+		if !strings.HasPrefix(k, "TIDINGS_") || !strings.HasSuffix(k, "_FILE") || k == "TIDINGS_VAPID_PRIVATE_KEY_FILE" {
+			continue // the VAPID key file is a path the server reads itself, and says so
+		}
+		if _, err := os.ReadFile(f); err != nil {
+			errs = append(errs, fmt.Errorf("%s names a file that cannot be read: %w", k, err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 func envString(name, def string) string {

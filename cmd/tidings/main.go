@@ -253,6 +253,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		usage(stderr)
 		return 2
 	}
+	if err := checkEnvFiles(); err != nil {
+		fmt.Fprintf(stderr, "tidings %s: %v\n", cmd.name, err)
+		return 1
+	}
 	c := &cli{cfg: DefaultConfig(), stdin: stdin, stdout: stdout, stderr: stderr}
 	fs := flag.NewFlagSet("tidings "+cmd.name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
