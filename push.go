@@ -2,6 +2,10 @@ package tidings
 
 import (
 	"context"
+	"crypto/ecdh"
+	"encoding/base64"
+	"errors"
+	"fmt"
 	"net/url"
 	"strings"
 	"time"
@@ -168,4 +172,46 @@ type PushStore interface {
 // subscribed: it stays theirs (moving it would hand their notifications over).
 func EndpointTaken() error {
 	return Errorf(EConflict, "this browser already receives notifications for another user of Tidings: they remove it in Settings → Notifications first")
+}
+
+// pushHosts are the push services of Chrome/Android, Firefox, Safari/iOS and Edge.
+var pushHosts = []string{"fcm.googleapis.com", "android.googleapis.com", ".push.services.mozilla.com",
+	"web.push.apple.com", ".push.apple.com", ".notify.windows.com"}
+
+// CheckPushEndpoint refuses endpoints that are not https:// URLs of a known push service,
+// unless allowPrivate (tests, closed networks), which allows any http(s) URL.
+func CheckPushEndpoint(endpoint string, allowPrivate bool) error {
+	u, err := url.Parse(endpoint)
+	if err != nil || u.Host == "" || len(endpoint) > 2048 {
+		return errors.New("endpoint: not a URL")
+	}
+	if allowPrivate && (u.Scheme == "https" || u.Scheme == "http") {
+		return nil
+	}
+	if u.Scheme != "https" {
+		return errors.New("endpoint: must be an https:// URL of a push service")
+	}
+	if p := u.Port(); p != "" && p != "443" {
+		return errors.New("endpoint: a push service listens on port 443; other ports are refused")
+	}
+	host := strings.ToLower(u.Hostname())
+	for _, h := range pushHosts {
+		if host == h || strings.HasPrefix(h, ".") && strings.HasSuffix(host, h) {
+			return nil
+		}
+	}
+	return fmt.Errorf("endpoint: %s is not a known push service (Chrome, Firefox, Safari or Edge)", host)
+}
+
+// CheckPushKeys checks a subscription's keys: a P-256 public point and a 16-byte secret.
+func CheckPushKeys(p256dh, auth string) error {
+	pub, err1 := base64.RawURLEncoding.DecodeString(strings.TrimRight(p256dh, "="))
+	sec, err2 := base64.RawURLEncoding.DecodeString(strings.TrimRight(auth, "="))
+	if err1 != nil || err2 != nil || len(sec) != 16 {
+		return errors.New("keys: p256dh and auth must be the base64url keys of the subscription")
+	}
+	if _, err := ecdh.P256().NewPublicKey(pub); err != nil {
+		return errors.New("keys: p256dh is not a P-256 public key")
+	}
+	return nil
 }

@@ -10,6 +10,8 @@ import (
 	"os"
 	"syscall"
 	"time"
+
+	"github.com/tidings-dev/tidings/internal/netguard"
 )
 
 // Timeout bounds one outbound request, connection to last byte.
@@ -17,17 +19,6 @@ const Timeout = 10 * time.Second
 
 // ErrPrivateTarget is returned when a target resolves to an address that is not public.
 var ErrPrivateTarget = errors.New("refused: the address is loopback, private, link-local or otherwise not public (run the server with --allow-private-targets to allow it)")
-
-// notPublic lists ranges that are not on the public internet beyond what netip's
-// predicates say: shared address space (CGNAT), "this network", benchmarking, IETF
-// protocol assignments, documentation, NAT64 (well-known and local-use), and the old
-// IPv6 site-local range.
-var notPublic = []netip.Prefix{
-	netip.MustParsePrefix("0.0.0.0/8"), netip.MustParsePrefix("100.64.0.0/10"), netip.MustParsePrefix("192.0.0.0/24"),
-	netip.MustParsePrefix("192.0.2.0/24"), netip.MustParsePrefix("198.18.0.0/15"), netip.MustParsePrefix("198.51.100.0/24"),
-	netip.MustParsePrefix("203.0.113.0/24"), netip.MustParsePrefix("240.0.0.0/4"), netip.MustParsePrefix("64:ff9b::/96"),
-	netip.MustParsePrefix("2001:db8::/32"), netip.MustParsePrefix("fec0::/10"), netip.MustParsePrefix("64:ff9b:1::/48"),
-}
 
 // PublicError is a delivery's error as its owner may see it: it never names the
 // server's own resolver or any other address the request did not go to (a DNS failure
@@ -63,20 +54,6 @@ func PublicError(err error) string {
 	return err.Error()
 }
 
-// Public reports whether a is an address on the public internet.
-func Public(a netip.Addr) bool {
-	a = a.Unmap()
-	if !a.IsGlobalUnicast() || a.IsPrivate() || a.IsLoopback() || a.IsLinkLocalUnicast() {
-		return false
-	}
-	for _, p := range notPublic {
-		if p.Contains(a) {
-			return false
-		}
-	}
-	return true
-}
-
 // NewClient is the one outbound HTTP client: a timeout on every phase, no redirects,
 // no proxy from the environment, and, unless allowPrivate, a check of the address at
 // connect time — after DNS, so a public name cannot be pointed at a private address.
@@ -88,7 +65,7 @@ func NewClient(allowPrivate bool) *http.Client {
 			if err != nil {
 				return fmt.Errorf("refused: cannot read the address %q", address)
 			}
-			if !Public(ap.Addr()) {
+			if !netguard.Public(ap.Addr()) {
 				return ErrPrivateTarget
 			}
 			return nil

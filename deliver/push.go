@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -75,48 +74,6 @@ func LoadVAPID(ctx context.Context, st tidings.Store, file, subject string) (*VA
 		return nil, fmt.Errorf("the VAPID subject must start with mailto: or https:// (got %q)", subject)
 	}
 	return &VAPID{Public: base64.RawURLEncoding.EncodeToString(key.PublicKey().Bytes()), Private: private, Subject: subject}, nil
-}
-
-// pushHosts are the push services of Chrome/Android, Firefox, Safari/iOS and Edge.
-var pushHosts = []string{"fcm.googleapis.com", "android.googleapis.com", ".push.services.mozilla.com",
-	"web.push.apple.com", ".push.apple.com", ".notify.windows.com"}
-
-// CheckEndpoint refuses endpoints that are not https:// URLs of a known push service,
-// unless allowPrivate (tests, closed networks), which allows any http(s) URL.
-func CheckEndpoint(endpoint string, allowPrivate bool) error {
-	u, err := url.Parse(endpoint)
-	if err != nil || u.Host == "" || len(endpoint) > 2048 {
-		return errors.New("endpoint: not a URL")
-	}
-	if allowPrivate && (u.Scheme == "https" || u.Scheme == "http") {
-		return nil
-	}
-	if u.Scheme != "https" {
-		return errors.New("endpoint: must be an https:// URL of a push service")
-	}
-	if p := u.Port(); p != "" && p != "443" {
-		return errors.New("endpoint: a push service listens on port 443; other ports are refused")
-	}
-	host := strings.ToLower(u.Hostname())
-	for _, h := range pushHosts {
-		if host == h || strings.HasPrefix(h, ".") && strings.HasSuffix(host, h) {
-			return nil
-		}
-	}
-	return fmt.Errorf("endpoint: %s is not a known push service (Chrome, Firefox, Safari or Edge)", host)
-}
-
-// CheckKeys checks a subscription's keys: a P-256 public point and a 16-byte secret.
-func CheckKeys(p256dh, auth string) error {
-	pub, err1 := base64.RawURLEncoding.DecodeString(strings.TrimRight(p256dh, "="))
-	sec, err2 := base64.RawURLEncoding.DecodeString(strings.TrimRight(auth, "="))
-	if err1 != nil || err2 != nil || len(sec) != 16 {
-		return errors.New("keys: p256dh and auth must be the base64url keys of the subscription")
-	}
-	if _, err := ecdh.P256().NewPublicKey(pub); err != nil {
-		return errors.New("keys: p256dh is not a P-256 public key")
-	}
-	return nil
 }
 
 // Message is the JSON a notification carries to the service worker.

@@ -280,19 +280,19 @@ func TestPushEndpointRules(t *testing.T) {
 		"https://fcm.googleapis.com:8443/fcm/send/abc":           false,
 		"https://fcm.googleapis.com:22/fcm/send/abc":             false,
 	} {
-		if err := deliver.CheckEndpoint(endpoint, false); (err == nil) != ok {
+		if err := tidings.CheckPushEndpoint(endpoint, false); (err == nil) != ok {
 			t.Errorf("%s: %v", endpoint, err)
 		}
 	}
-	if err := deliver.CheckEndpoint("http://127.0.0.1:9/push", true); err != nil {
+	if err := tidings.CheckPushEndpoint("http://127.0.0.1:9/push", true); err != nil {
 		t.Errorf("with --allow-private-targets: %v", err)
 	}
 	svc := pushtest.New(t)
 	d := svc.Device()
-	if err := deliver.CheckKeys(d.P256dh, d.Auth); err != nil {
+	if err := tidings.CheckPushKeys(d.P256dh, d.Auth); err != nil {
 		t.Fatal(err)
 	}
-	if deliver.CheckKeys("AAAA", d.Auth) == nil || deliver.CheckKeys(d.P256dh, "AAAA") == nil {
+	if tidings.CheckPushKeys("AAAA", d.Auth) == nil || tidings.CheckPushKeys(d.P256dh, "AAAA") == nil {
 		t.Fatal("bad keys accepted")
 	}
 }

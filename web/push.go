@@ -8,7 +8,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/tidings-dev/tidings"
-	"github.com/tidings-dev/tidings/deliver"
 )
 
 // The Web Push endpoints of the contract: the VAPID key, and a signed-in user's own
@@ -58,10 +57,10 @@ func (s *Server) subscribe(w http.ResponseWriter, r *http.Request) error {
 	}
 	b.Name = strings.TrimSpace(b.Name)
 	var problems []string
-	if err := deliver.CheckEndpoint(b.Endpoint, s.allowPrivate); err != nil {
+	if err := tidings.CheckPushEndpoint(b.Endpoint, s.allowPrivate); err != nil {
 		problems = append(problems, err.Error())
 	}
-	if err := deliver.CheckKeys(b.Keys.P256dh, b.Keys.Auth); err != nil {
+	if err := tidings.CheckPushKeys(b.Keys.P256dh, b.Keys.Auth); err != nil {
 		problems = append(problems, err.Error())
 	}
 	if utf8.RuneCountInString(b.Name) > maxDeviceName || strings.ContainsFunc(b.Name, isControl) {

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/tidings-dev/tidings"
-	"github.com/tidings-dev/tidings/deliver"
+	"github.com/tidings-dev/tidings/internal/netguard"
 )
 
 type webhooksData struct {
@@ -87,7 +87,7 @@ func privateTarget(raw string) bool {
 		return true
 	}
 	a, err := netip.ParseAddr(host)
-	return err == nil && !deliver.Public(a)
+	return err == nil && !netguard.Public(a)
 }
 
 func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request) error {

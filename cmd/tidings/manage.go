@@ -19,7 +19,7 @@ import (
 	"time"
 
 	"github.com/tidings-dev/tidings"
-	"github.com/tidings-dev/tidings/deliver"
+	"github.com/tidings-dev/tidings/internal/netguard"
 	"github.com/tidings-dev/tidings/internal/password"
 	"github.com/tidings-dev/tidings/postgres"
 	"github.com/tidings-dev/tidings/sqlite"
@@ -557,7 +557,7 @@ func privateTarget(ctx context.Context, raw string) bool {
 		}
 	}
 	for _, a := range addrs {
-		if deliver.Public(a.Unmap()) {
+		if netguard.Public(a.Unmap()) {
 			return false
 		}
 	}

@@ -1,0 +1,31 @@
+// Package netguard tells public internet addresses from the others: the one outbound
+// client connects to public addresses only, and the dashboard warns of a webhook
+// that points elsewhere.
+package netguard
+
+import "net/netip"
+
+// notPublic lists ranges that are not on the public internet beyond what netip's
+// predicates say: shared address space (CGNAT), "this network", benchmarking, IETF
+// protocol assignments, documentation, NAT64 (well-known and local-use), and the old
+// IPv6 site-local range.
+var notPublic = []netip.Prefix{
+	netip.MustParsePrefix("0.0.0.0/8"), netip.MustParsePrefix("100.64.0.0/10"), netip.MustParsePrefix("192.0.0.0/24"),
+	netip.MustParsePrefix("192.0.2.0/24"), netip.MustParsePrefix("198.18.0.0/15"), netip.MustParsePrefix("198.51.100.0/24"),
+	netip.MustParsePrefix("203.0.113.0/24"), netip.MustParsePrefix("240.0.0.0/4"), netip.MustParsePrefix("64:ff9b::/96"),
+	netip.MustParsePrefix("2001:db8::/32"), netip.MustParsePrefix("fec0::/10"), netip.MustParsePrefix("64:ff9b:1::/48"),
+}
+
+// Public reports whether a is an address on the public internet.
+func Public(a netip.Addr) bool {
+	a = a.Unmap()
+	if !a.IsGlobalUnicast() || a.IsPrivate() || a.IsLoopback() || a.IsLinkLocalUnicast() {
+		return false
+	}
+	for _, p := range notPublic {
+		if p.Contains(a) {
+			return false
+		}
+	}
+	return true
+}
