@@ -40,3 +40,34 @@ type LeaseReleaser interface {
 type BackerUp interface {
 	Backup(ctx context.Context, path string) error
 }
+
+// A store moves to another through neutral rows: one store dumps, the other loads,
+// and neither knows the other's private schema.
+
+// Dump is a consistent snapshot of a store's rows in the neutral shape: the tables and
+// columns of the logical schema (PostgreSQL's tables are that shape), each value an
+// int64, float64, string, []byte or nil. A table's row may carry a column "rowid", its
+// order of insertion, which stands in for a serial column the dumping store lacks.
+type Dump interface {
+	// Rows calls fn with each row of table in insertion order; columns names the values.
+	Rows(ctx context.Context, table string, fn func(columns []string, row []any) error) error
+	// Close ends the snapshot.
+	Close() error
+}
+
+// Dumper is a store that can be dumped while nothing else writes to it.
+type Dumper interface {
+	Dump(ctx context.Context) (Dump, error)
+}
+
+// Loader is a store that can take a whole dump, into an empty store only.
+type Loader interface {
+	// Load copies every table of d and checks that each holds as many rows as d.
+	Load(ctx context.Context, d Dump) ([]TableCount, error)
+}
+
+// TableCount is how many rows a table holds on both sides after a load.
+type TableCount struct {
+	Table string
+	Rows  int64
+}

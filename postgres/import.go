@@ -2,56 +2,23 @@ package postgres
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/tidings-dev/tidings"
 )
 
-// importOrder lists the tables in an order that satisfies their foreign keys.
-var importOrder = []string{"accounts", "users", "projects", "channels", "tokens", "events", "event_tags", "event_counts", "tag_counts",
+// loadOrder lists the tables in an order that satisfies their foreign keys.
+var loadOrder = []string{"accounts", "users", "projects", "channels", "tokens", "events", "event_tags", "event_counts", "tag_counts",
 	"insights", "insight_points", "people", "groups", "group_members", "sessions", "invites", "webhooks", "deliveries", "webhook_attempts",
 	"push_subscriptions", "notify_prefs", "push_records", "settings"}
 
-// uuidText is SQL (SQLite) for a 16-byte UUID column as its text form.
-func uuidText(col string) string {
-	h := `lower(hex(` + col + `))`
-	return `substr(` + h + `, 1, 8) || '-' || substr(` + h + `, 9, 4) || '-' || substr(` + h + `, 13, 4) || '-' || substr(` +
-		h + `, 17, 4) || '-' || substr(` + h + `, 21)`
-}
-
-// sqliteShapes reads the tables whose SQLite shape differs from PostgreSQL's (the
-// embedded store's lean schema: events keyed by seq with a 16-byte ID, tags in a
-// dictionary) in PostgreSQL's shape.
-var sqliteShapes = map[string]string{
-	"events": `(SELECT ` + uuidText("id") + ` AS id, project_id, channel_id, event, description, icon, notify, tags,
-		parser, user_id, ts, created_at, NULL AS search FROM events ORDER BY seq)`,
-	"event_tags": `(SELECT ` + uuidText("e.id") + ` AS event_id, g.key AS key, g.value AS value,
-		e.project_id AS project_id, e.channel_id AS channel_id, e.ts AS ts
-		FROM event_tags t JOIN tags g ON g.id = t.tag_id JOIN events e ON e.seq = t.seq)`,
-	"tag_counts": `(SELECT project_id, key, value, count AS n FROM tags WHERE count > 0)`,
-}
-
-// Source is the SQLite database to import, best a read transaction (*sql.Tx): one
-// snapshot of every table.
-type Source interface {
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
-}
-
-// TableCount is how many rows a table holds on both sides after an import.
-type TableCount struct {
-	Table string
-	Rows  int64
-}
-
-// Import copies every table of an embedded store (src, the SQLite database of
-// package sqlite, migrated to its latest version) into this database, in one
-// transaction, then checks that each table holds as many rows as its source. It
-// refuses a database that holds any account, user or event already.
-func (db *DB) Import(ctx context.Context, src Source) ([]TableCount, error) {
+// Load copies every table of a dump (another store's, in the neutral shape) into this
+// database, in one transaction, then checks that each table holds as many rows as the
+// dump. It refuses a database that holds any account, user or event already.
+func (db *DB) Load(ctx context.Context, d tidings.Dump) ([]tidings.TableCount, error) {
 	var used bool
 	if err := db.row(ctx, `SELECT EXISTS (SELECT 1 FROM accounts) OR EXISTS (SELECT 1 FROM users)
 		OR EXISTS (SELECT 1 FROM events) OR EXISTS (SELECT 1 FROM settings)`).Scan(&used); err != nil {
@@ -60,10 +27,11 @@ func (db *DB) Import(ctx context.Context, src Source) ([]TableCount, error) {
 	if used {
 		return nil, fmt.Errorf("the target database holds data already: migrate-store copies into an empty database only")
 	}
-	var counts []TableCount
+	var counts []tidings.TableCount
 	err := db.inTx(ctx, func(tx pgx.Tx) error {
-		for _, table := range importOrder {
-			n, err := copyTable(ctx, src, tx, table)
+		counts = counts[:0]
+		for _, table := range loadOrder {
+			n, err := loadTable(ctx, d, tx, table)
 			if err != nil {
 				return fmt.Errorf("copy %s: %w", table, err)
 			}
@@ -74,7 +42,7 @@ func (db *DB) Import(ctx context.Context, src Source) ([]TableCount, error) {
 			if got != n {
 				return fmt.Errorf("%s: %d rows read, %d stored", table, n, got)
 			}
-			counts = append(counts, TableCount{table, n})
+			counts = append(counts, tidings.TableCount{Table: table, Rows: n})
 		}
 		// The copied events have no search index yet: the next Open makes it.
 		if _, err := tx.Exec(ctx, `UPDATE search_backfill SET next_id = 'g'`); err != nil {
@@ -92,75 +60,52 @@ func (db *DB) Import(ctx context.Context, src Source) ([]TableCount, error) {
 	return counts, err
 }
 
-// copyTable copies one table: the columns of the PostgreSQL table, read from the
-// SQLite one (whose rowid stands in for the serial columns it lacks), in rowid order.
-func copyTable(ctx context.Context, src Source, tx pgx.Tx, table string) (int64, error) {
+// loadTable copies one table: each column of the PostgreSQL table from the dump's
+// column of that name, a serial column the dump lacks from its rowid, a column of
+// this store only (search) left to its default.
+func loadTable(ctx context.Context, d tidings.Dump, tx pgx.Tx, table string) (int64, error) {
 	type column struct{ name, typ string }
 	cols, err := query(ctx, tx, func(r pgx.Row) (column, error) {
 		var c column
 		return c, r.Scan(&c.name, &c.typ)
 	}, `SELECT column_name, data_type FROM information_schema.columns
-		WHERE table_schema = current_schema() AND table_name = $1 ORDER BY ordinal_position`, table)
+		WHERE table_schema = current_schema() AND table_name = $1 AND column_name <> 'search' ORDER BY ordinal_position`, table)
 	if err != nil {
 		return 0, err
 	}
-	from, shaped := sqliteShapes[table]
-	var srcCols []string
-	if shaped {
-		for _, c := range cols {
-			srcCols = append(srcCols, c.name)
-		}
-	} else if srcCols, err = sqliteColumns(ctx, src, table); err != nil {
-		return 0, err
-	}
-	var sel, names []string
+	var names []string
 	for _, c := range cols {
 		names = append(names, c.name)
-		if slices.Contains(srcCols, c.name) {
-			sel = append(sel, `"`+c.name+`"`)
-		} else {
-			sel = append(sel, `rowid`) // insight_points.id, webhooks.seq, push_subscriptions.seq
-		}
 	}
-	order := ""
-	if !shaped {
-		from = table
-		var withoutRowid bool
-		if err := src.QueryRowContext(ctx, `SELECT sql LIKE '%WITHOUT ROWID%' FROM sqlite_master WHERE type = 'table' AND name = ?`, table).
-			Scan(&withoutRowid); err != nil {
-			return 0, err
-		}
-		if !withoutRowid {
-			order = ` ORDER BY rowid`
-		}
-	}
-	rows, err := src.QueryContext(ctx, `SELECT `+strings.Join(sel, ", ")+` FROM `+from+` AS `+table+order)
-	if err != nil {
-		return 0, err
-	}
-	defer rows.Close()
 	var data [][]any
-	for rows.Next() {
+	var from []int // for each column, the dump's column it takes
+	err = d.Rows(ctx, table, func(dcols []string, row []any) error {
+		if from == nil {
+			for _, c := range cols {
+				i := slices.Index(dcols, c.name)
+				if i < 0 {
+					i = slices.Index(dcols, "rowid") // insight_points.id, webhooks.seq, push_subscriptions.seq
+				}
+				if i < 0 {
+					return fmt.Errorf("the dump has no column %s", c.name)
+				}
+				from = append(from, i)
+			}
+		}
 		vals := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			return 0, err
-		}
 		for i, c := range cols {
-			vals[i] = convert(vals[i], c.typ)
+			vals[i] = convert(row[from[i]], c.typ)
 		}
 		data = append(data, vals)
-	}
-	if err := rows.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return 0, err
 	}
 	return tx.CopyFrom(ctx, pgx.Identifier{table}, names, pgx.CopyFromRows(data))
 }
 
-// convert turns a value SQLite returned into what the PostgreSQL column takes.
+// convert turns a neutral value into what the PostgreSQL column takes.
 func convert(v any, typ string) any {
 	switch x := v.(type) {
 	case int64:
@@ -182,22 +127,4 @@ func convert(v any, typ string) any {
 	return v
 }
 
-func sqliteColumns(ctx context.Context, src Source, table string) ([]string, error) {
-	rows, err := src.QueryContext(ctx, `SELECT name FROM pragma_table_info(?)`, table)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var n string
-		if err := rows.Scan(&n); err != nil {
-			return nil, err
-		}
-		out = append(out, n)
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("the source has no table %s: is it a Tidings data folder?", table)
-	}
-	return out, rows.Err()
-}
+var _ tidings.Loader = (*DB)(nil)

@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"database/sql"
 	"errors"
 	"flag"
 	"fmt"
@@ -21,7 +20,6 @@ import (
 	"github.com/tidings-dev/tidings"
 	"github.com/tidings-dev/tidings/internal/netguard"
 	"github.com/tidings-dev/tidings/internal/password"
-	"github.com/tidings-dev/tidings/postgres"
 	"github.com/tidings-dev/tidings/sqlite"
 )
 
@@ -654,21 +652,11 @@ func migrateStore(ctx context.Context, c *cli, _ []string) error {
 		return fmt.Errorf("%s holds no Tidings store (no %s)", c.from, sqlite.FileName)
 	}
 	// Opening it brings the folder's schema up to this version's.
-	s, err := sqlite.Open(ctx, c.from, sqlite.Options{SkipSearchBackfill: true}) // PostgreSQL indexes the copy itself
-	if err != nil {
-		return err
-	}
-	s.Close()
-	src, err := sql.Open("sqlite", "file:"+filepath.ToSlash(file)+"?mode=ro&_pragma=busy_timeout(5000)")
+	src, err := openStore(ctx, Config{Data: c.from}, nil, 2) // PostgreSQL indexes the copy for search itself
 	if err != nil {
 		return err
 	}
 	defer src.Close()
-	snapshot, err := src.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
-	if err != nil {
-		return err
-	}
-	defer snapshot.Rollback()
 	cfg := c.cfg
 	cfg.DatabaseURL = c.to
 	dst, err := openStore(ctx, cfg, nil, 2)
@@ -676,7 +664,17 @@ func migrateStore(ctx context.Context, c *cli, _ []string) error {
 		return err
 	}
 	defer dst.Close()
-	counts, err := dst.(*postgres.DB).Import(ctx, snapshot)
+	dumper, ok1 := src.(tidings.Dumper)
+	loader, ok2 := dst.(tidings.Loader)
+	if !ok1 || !ok2 {
+		return errors.New("these stores cannot be copied one into the other")
+	}
+	snapshot, err := dumper.Dump(ctx)
+	if err != nil {
+		return err
+	}
+	defer snapshot.Close()
+	counts, err := loader.Load(ctx, snapshot)
 	if err != nil {
 		return err
 	}
