@@ -2,11 +2,14 @@ package deliver
 
 import (
 	"bytes"
+	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -117,4 +120,124 @@ func webhookRequest(w *tidings.Webhook, ev *tidings.Event, msgID, publicURL stri
 	}
 	req.Header = header
 	return req, nil
+}
+
+// testEvent is what "send a test" delivers.
+func testEvent(w *tidings.Webhook, now time.Time) *tidings.Event {
+	return &tidings.Event{ID: "test", Project: w.Project, Channel: w.Channel, Event: "Test from Tidings", Icon: "🔔",
+		Description: "This is a test message: the webhook works.", Parser: tidings.ParserText, Notify: true,
+		Tags: tidings.Tags{}, Timestamp: now, CreatedAt: now}
+}
+
+// sendWebhook sends one event to one webhook and records the attempt.
+func (r *Runner) sendWebhook(ctx context.Context, j *tidings.Delivery) error {
+	st := r.cfg.Store
+	w, err := st.FindWebhook(ctx, j.AccountID, j.Target)
+	if tidings.ErrorCode(err) == tidings.ENotFound {
+		return st.FinishDelivery(ctx, j.ID)
+	}
+	if err != nil {
+		return err
+	}
+	now := r.cfg.Now()
+	var ev *tidings.Event
+	if j.Kind == tidings.DeliverTest {
+		ev = testEvent(w, now)
+	} else if ev, err = st.FindEventByID(ctx, j.AccountID, j.EventID); tidings.ErrorCode(err) == tidings.ENotFound {
+		return st.FinishDelivery(ctx, j.ID)
+	} else if err != nil {
+		return err
+	}
+	req, err := webhookRequest(w, ev, j.MessageID, r.cfg.PublicURL, now)
+	if err != nil {
+		r.log.Error("building a webhook request", "webhook", w.ID, "err", err)
+		return st.FinishDelivery(ctx, j.ID)
+	}
+	out := r.send(ctx, req.WithContext(ctx))
+	attempt := &tidings.WebhookAttempt{WebhookID: w.ID, MessageID: j.MessageID, EventID: ev.ID, Attempt: j.Attempts + 1,
+		Status: out.status, Error: out.err, Duration: out.took, At: now}
+	if err := st.RecordWebhookAttempt(ctx, attempt); err != nil {
+		return err
+	}
+	return r.settle(ctx, "webhook", j, out)
+}
+
+// outcome is what one attempt came to.
+type outcome struct {
+	status     int
+	err        string
+	took       time.Duration
+	retryAfter time.Duration
+	retry      bool // worth trying again
+}
+
+// send makes one request and classifies the answer: 2xx done; 408, 425, 429, 5xx and
+// network errors retried (429 and 503 after their Retry-After); other 4xx final.
+func (r *Runner) send(ctx context.Context, req *http.Request) outcome {
+	start := time.Now()
+	res, err := r.cfg.Client.Do(req)
+	out := outcome{took: time.Since(start)}
+	if err != nil {
+		out.err, out.retry = PublicError(err), !errors.Is(err, ErrPrivateTarget)
+		return out
+	}
+	return classify(res, out)
+}
+
+// classify reads an answer into an outcome (and closes its body): 2xx done; 429 and
+// 503 retried after their Retry-After; 408, 425 and other 5xx retried; any other
+// status final.
+func classify(res *http.Response, out outcome) outcome {
+	io.Copy(io.Discard, io.LimitReader(res.Body, 64<<10))
+	res.Body.Close()
+	out.status = res.StatusCode
+	switch {
+	case res.StatusCode >= 200 && res.StatusCode < 300:
+		return out
+	case res.StatusCode == http.StatusTooManyRequests || res.StatusCode == http.StatusServiceUnavailable:
+		out.retryAfter = parseRetryAfter(res.Header.Get("Retry-After"), time.Now())
+		out.retry = true
+	case res.StatusCode >= 500, res.StatusCode == http.StatusRequestTimeout, res.StatusCode == http.StatusTooEarly:
+		out.retry = true
+	}
+	out.err = res.Status
+	return out
+}
+
+// parseRetryAfter reads seconds or an HTTP date; at most a day.
+func parseRetryAfter(v string, now time.Time) time.Duration {
+	if v == "" {
+		return 0
+	}
+	if s, err := strconv.Atoi(v); err == nil && s >= 0 {
+		return min(time.Duration(s)*time.Second, tidings.DeliveryMaxAge)
+	}
+	if t, err := http.ParseTime(v); err == nil && t.After(now) {
+		return min(t.Sub(now), tidings.DeliveryMaxAge)
+	}
+	return 0
+}
+
+// settle writes an attempt's outcome to the outbox: done, retried later, or given up
+// after 24 hours or a final answer.
+func (r *Runner) settle(ctx context.Context, channel string, j *tidings.Delivery, out outcome) error {
+	st := r.cfg.Store
+	now := r.cfg.Now()
+	switch {
+	case out.err == "":
+		r.cfg.Observe(channel, "ok")
+		return st.FinishDelivery(ctx, j.ID)
+	case !out.retry:
+		r.cfg.Observe(channel, "failed")
+		r.log.Info("delivery failed", "channel", channel, "target", j.Target, "event", j.EventID, "err", out.err)
+		return st.FinishDelivery(ctx, j.ID)
+	}
+	next := now.Add(max(r.cfg.Backoff(j.Attempts), out.retryAfter))
+	if next.Sub(j.CreatedAt) > tidings.DeliveryMaxAge {
+		r.cfg.Observe(channel, "expired")
+		r.log.Warn("delivery given up after 24 hours", "channel", channel, "target", j.Target, "event", j.EventID, "err", out.err)
+		return st.FinishDelivery(ctx, j.ID)
+	}
+	r.cfg.Observe(channel, "retry")
+	return st.RetryDelivery(ctx, j.ID, j.Attempts+1, next)
 }

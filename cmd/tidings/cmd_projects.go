@@ -1,0 +1,243 @@
+// The project and channel commands: tidings project …, tidings channel ….
+
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/tidings-dev/tidings"
+)
+
+// projectSettings are the flags of project create and update; "" leaves a setting as is.
+type projectSettings struct{ autoCreate, retention, changeDefault string }
+
+// setFlag is a boolean flag that remembers whether it was given (--name, --name=false).
+type setFlag struct{ v *string }
+
+func (f setFlag) String() string {
+	if f.v == nil {
+		return ""
+	}
+	return *f.v
+}
+
+func (f setFlag) Set(s string) error {
+	b, err := strconv.ParseBool(s)
+	if err != nil {
+		return fmt.Errorf("must be true or false, not %q", s)
+	}
+	*f.v = strconv.FormatBool(b)
+	return nil
+}
+
+func (f setFlag) IsBoolFlag() bool { return true }
+
+func projectFlags(fs *flag.FlagSet, c *cli) {
+	accountFlag(fs, c)
+	fs.Var(setFlag{&c.settings.autoCreate}, "auto-create-channels", "true: an event to a channel that does not exist creates it; false: it is refused (404)")
+	fs.StringVar(&c.settings.retention, "retention-days", "", fmt.Sprintf("days the project keeps events, by their timestamp: one of %v (0 keeps them forever)", tidings.RetentionChoices))
+	fs.StringVar(&c.settings.changeDefault, "insight-change-default", "",
+		`update: an insight update without "change" replaces the value (turn it on for the LogSnag SDKs' insight.track); none: it is refused (the default)`)
+}
+
+// parsed is the settings checked: auto-creation, days kept, insight change default.
+func (ps projectSettings) parsed() (auto bool, days int, change string, err error) {
+	auto = ps.autoCreate == "true" // the flag took only a boolean
+	if ps.retention != "" {
+		var err error
+		if days, err = strconv.Atoi(strings.TrimSuffix(ps.retention, "d")); err != nil || tidings.CheckRetention(days) != nil {
+			return false, 0, "", tidings.Errorf(tidings.EValidation, "--retention-days must be one of %v (0 keeps events forever), not %q", tidings.RetentionChoices, ps.retention)
+		}
+	}
+	switch ps.changeDefault {
+	case "", "none":
+	case tidings.ChangeUpdate:
+		change = tidings.ChangeUpdate
+	default:
+		return false, 0, "", tidings.Errorf(tidings.EValidation, "--insight-change-default must be update or none, not %q", ps.changeDefault)
+	}
+	return auto, days, change, nil
+}
+
+// apply sets the settings that were given.
+func (ps projectSettings) apply(ctx context.Context, s tidings.Store, account int64, project string) error {
+	auto, days, change, err := ps.parsed()
+	if err != nil {
+		return err
+	}
+	if ps.autoCreate != "" {
+		if err := s.SetAutoCreateChannels(ctx, account, project, auto); err != nil {
+			return err
+		}
+	}
+	if ps.retention != "" {
+		if err := s.SetRetention(ctx, account, project, days); err != nil {
+			return err
+		}
+	}
+	if ps.changeDefault != "" {
+		if err := s.SetInsightChangeDefault(ctx, account, project, change); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (ps projectSettings) any() bool { return ps != projectSettings{} }
+
+func projectCreate(ctx context.Context, c *cli, args []string) error {
+	return withAccount(ctx, c, func(s tidings.Store, a *tidings.Account) error {
+		if _, _, _, err := c.settings.parsed(); err != nil {
+			return err // a wrong setting is said before the project exists
+		}
+		p, err := s.CreateProject(ctx, a.ID, args[0])
+		if err != nil {
+			return err
+		}
+		if err := c.settings.apply(ctx, s, a.ID, p.Name); err != nil {
+			return err
+		}
+		fmt.Fprintf(c.stdout, "created project %s in account %s\n", p.Name, a.Name)
+		return nil
+	})
+}
+
+// projectUpdate changes the settings given and prints the project's settings.
+func projectUpdate(ctx context.Context, c *cli, args []string) error {
+	return withAccount(ctx, c, func(s tidings.Store, a *tidings.Account) error {
+		if !c.settings.any() {
+			return tidings.Errorf(tidings.EValidation, "nothing to change: give --auto-create-channels=BOOL, --retention-days N or --insight-change-default update|none")
+		}
+		if err := c.settings.apply(ctx, s, a.ID, args[0]); err != nil {
+			return err
+		}
+		p, err := s.FindProject(ctx, a.ID, args[0])
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(c.stdout, "updated project %s: %s\n", p.Name, settingsLine(p))
+		return nil
+	})
+}
+
+// settingsLine is a project's settings as project list and update print them.
+func settingsLine(p *tidings.Project) string {
+	keep := "forever"
+	if p.RetentionDays > 0 {
+		keep = fmt.Sprintf("%dd", p.RetentionDays)
+	}
+	change := "none"
+	if p.InsightChangeDefault != "" {
+		change = p.InsightChangeDefault
+	}
+	return fmt.Sprintf("auto-create-channels=%t\tkeep=%s\tinsight-change-default=%s", p.AutoCreateChannels, keep, change)
+}
+
+func projectList(ctx context.Context, c *cli, _ []string) error {
+	return withAccount(ctx, c, func(s tidings.Store, a *tidings.Account) error {
+		ps, err := s.ListProjects(ctx, a.ID)
+		if err != nil {
+			return err
+		}
+		w := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
+		if isTerminal(c.stdout) {
+			fmt.Fprintln(w, "PROJECT\tEVENTS\tCHANNELS\tAUTO-CREATE\tKEEP")
+		}
+		for _, p := range ps {
+			n, err := s.CountEvents(ctx, a.ID, p.Name, "")
+			if err != nil {
+				return err
+			}
+			chs, err := s.ListChannels(ctx, a.ID, p.Name)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(w, "%s\tevents=%d\tchannels=%d\t%s\n", p.Name, n, len(chs), settingsLine(p))
+		}
+		return w.Flush()
+	})
+}
+
+func projectDelete(ctx context.Context, c *cli, args []string) error {
+	return withAccount(ctx, c, func(s tidings.Store, a *tidings.Account) error {
+		n, err := s.CountEvents(ctx, a.ID, args[0], "")
+		if err != nil {
+			return err
+		}
+		chs, err := s.ListChannels(ctx, a.ID, args[0])
+		if err != nil {
+			return err
+		}
+		what := fmt.Sprintf("project %s with %s and %s", args[0], plural(len(chs), "channel"), plural(n, "event"))
+		if !c.yes {
+			return fmt.Errorf("this deletes %s, and its insights: run it again with --yes to do so", what)
+		}
+		if err := s.DeleteProject(ctx, a.ID, args[0]); err != nil {
+			return err
+		}
+		fmt.Fprintf(c.stdout, "deleted %s\n", what)
+		return nil
+	})
+}
+
+func channelDelete(ctx context.Context, c *cli, args []string) error {
+	return withAccount(ctx, c, func(s tidings.Store, a *tidings.Account) error {
+		n, err := s.CountEvents(ctx, a.ID, args[0], args[1])
+		if err != nil {
+			return err
+		}
+		what := fmt.Sprintf("channel %s of project %s with %s", args[1], args[0], plural(n, "event"))
+		if !c.yes {
+			return fmt.Errorf("this deletes %s: run it again with --yes to do so", what)
+		}
+		if err := s.DeleteChannel(ctx, a.ID, args[0], args[1]); err != nil {
+			return err
+		}
+		fmt.Fprintf(c.stdout, "deleted %s\n", what)
+		return nil
+	})
+}
+
+// plural is "1 event", "2 events".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+func channelCreate(ctx context.Context, c *cli, args []string) error {
+	return withAccount(ctx, c, func(s tidings.Store, a *tidings.Account) error {
+		ch, err := s.CreateChannel(ctx, a.ID, args[0], args[1])
+		if err == nil {
+			fmt.Fprintf(c.stdout, "created channel %s in project %s\n", ch.Name, ch.Project)
+		}
+		return err
+	})
+}
+
+func channelList(ctx context.Context, c *cli, args []string) error {
+	return withAccount(ctx, c, func(s tidings.Store, a *tidings.Account) error {
+		cs, err := s.ListChannels(ctx, a.ID, args[0])
+		if err != nil {
+			return err
+		}
+		w := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
+		if isTerminal(c.stdout) {
+			fmt.Fprintln(w, "CHANNEL\tEVENTS")
+		}
+		for _, ch := range cs {
+			n, err := s.CountEvents(ctx, a.ID, args[0], ch.Name)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(w, "%s\tevents=%d\n", ch.Name, n)
+		}
+		return w.Flush()
+	})
+}

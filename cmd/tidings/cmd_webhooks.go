@@ -1,0 +1,100 @@
+// The webhook commands: tidings webhook ….
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/netip"
+	"net/url"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/tidings-dev/tidings"
+	"github.com/tidings-dev/tidings/internal/netguard"
+)
+
+func webhookCreate(ctx context.Context, c *cli, _ []string) error {
+	nw := tidings.NewWebhook{Project: c.project, Channel: c.channel, URL: c.url, Format: c.format, Events: c.events, Name: c.name}
+	var p tidings.Problems
+	nw.Check(&p)
+	if err := p.Err(); err != nil {
+		return err
+	}
+	return withAccount(ctx, c, func(s tidings.Store, a *tidings.Account) error {
+		w := &tidings.Webhook{ID: tidings.NewID("wh_"), Project: nw.Project, Channel: nw.Channel, URL: nw.URL,
+			Format: nw.Format, Events: nw.Events, Name: nw.Name}
+		if w.Format == tidings.FormatStandard {
+			w.Secret = tidings.NewWebhookSecret()
+		}
+		if err := s.CreateWebhook(ctx, a.ID, w); err != nil {
+			return err
+		}
+		fmt.Fprintln(c.stdout, w.ID)
+		if w.Secret != "" {
+			fmt.Fprintln(c.stdout, w.Secret)
+		}
+		if privateTarget(ctx, w.URL) {
+			fmt.Fprintf(c.stderr, "warning: %s is a loopback or private address: the server refuses to deliver to it unless started with --allow-private-targets\n", w.URL)
+		}
+		return nil
+	})
+}
+
+// privateTarget reports whether a URL's host is, or resolves only to, loopback,
+// private or link-local addresses, which the server refuses by default.
+func privateTarget(ctx context.Context, raw string) bool {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return false
+	}
+	host := u.Hostname()
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return true
+	}
+	var addrs []netip.Addr
+	if a, err := netip.ParseAddr(host); err == nil {
+		addrs = []netip.Addr{a}
+	} else {
+		ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		defer cancel()
+		if addrs, err = net.DefaultResolver.LookupNetIP(ctx, "ip", host); err != nil {
+			return false // unknown here; the server says so when it tries
+		}
+	}
+	for _, a := range addrs {
+		if netguard.Public(a.Unmap()) {
+			return false
+		}
+	}
+	return len(addrs) > 0
+}
+
+func webhookList(ctx context.Context, c *cli, _ []string) error {
+	return withAccount(ctx, c, func(s tidings.Store, a *tidings.Account) error {
+		ws, err := s.ListWebhooks(ctx, a.ID)
+		if err != nil {
+			return err
+		}
+		w := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
+		if isTerminal(c.stdout) {
+			fmt.Fprintln(w, "ID\tNAME\tPROJECT\tCHANNEL\tFORMAT\tEVENTS\tURL")
+		}
+		for _, h := range ws {
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", h.ID, orDash(h.Name), h.Project, orDash(h.Channel), h.Format, h.Events, h.URL)
+		}
+		return w.Flush()
+	})
+}
+
+func webhookDelete(ctx context.Context, c *cli, args []string) error {
+	return withAccount(ctx, c, func(s tidings.Store, a *tidings.Account) error {
+		if err := s.DeleteWebhook(ctx, a.ID, args[0]); err != nil {
+			return err
+		}
+		fmt.Fprintf(c.stdout, "deleted webhook %s\n", args[0])
+		return nil
+	})
+}

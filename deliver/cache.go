@@ -1,0 +1,104 @@
+package deliver
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/tidings-dev/tidings"
+)
+
+// eventCache keeps recently sent events for a few seconds: one notify event goes to
+// every device of an account, and each job would otherwise read it again.
+type eventCache struct {
+	mu   sync.Mutex
+	byID map[string]cachedEvent
+}
+
+type cachedEvent struct {
+	ev   *tidings.Event
+	read time.Time
+}
+
+const (
+	eventsFresh    = 10 * time.Second
+	maxEventsCache = 1024
+)
+
+func (c *eventCache) get(ctx context.Context, st tidings.Store, accountID int64, id string, now time.Time) (*tidings.Event, error) {
+	c.mu.Lock()
+	if e, ok := c.byID[id]; ok && now.Sub(e.read) < eventsFresh && e.ev != nil {
+		c.mu.Unlock()
+		return e.ev, nil
+	}
+	c.mu.Unlock()
+	ev, err := st.FindEventByID(ctx, accountID, id)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.byID == nil || len(c.byID) >= maxEventsCache {
+		c.byID = map[string]cachedEvent{} // bounded: start afresh
+	}
+	c.byID[id] = cachedEvent{ev: ev, read: now}
+	return ev, nil
+}
+
+// targetCache keeps each account's devices and preferences for a second: a burst of
+// notify events would otherwise read them once per event. A device removed or a mute
+// set counts from the next second on.
+type targetCache struct {
+	mu       sync.Mutex
+	accounts map[int64]*accountTargets
+}
+
+type accountTargets struct {
+	read  time.Time
+	subs  []*tidings.PushSubscription
+	prefs map[int64]*tidings.NotifyPrefs
+}
+
+const targetsFresh = time.Second
+
+// sub finds a device of the account, from the cache when it is fresh.
+func (c *targetCache) sub(ctx context.Context, st tidings.Store, accountID int64, id string, now time.Time) (*tidings.PushSubscription, error) {
+	if t, err := c.get(ctx, st, accountID, now); err == nil {
+		for _, s := range t.subs {
+			if s.ID == id {
+				return s, nil
+			}
+		}
+	}
+	return st.FindPushSubscription(ctx, id)
+}
+
+func (c *targetCache) get(ctx context.Context, st tidings.Store, accountID int64, now time.Time) (*accountTargets, error) {
+	c.mu.Lock()
+	if c.accounts == nil {
+		c.accounts = map[int64]*accountTargets{}
+	}
+	t := c.accounts[accountID]
+	c.mu.Unlock()
+	if t != nil && now.Sub(t.read) < targetsFresh {
+		return t, nil
+	}
+	subs, err := st.AccountPushSubscriptions(ctx, accountID)
+	if err != nil {
+		return nil, err
+	}
+	prefs, err := st.AccountNotifyPrefs(ctx, accountID)
+	if err != nil {
+		return nil, err
+	}
+	t = &accountTargets{read: now, subs: subs, prefs: prefs}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for id, old := range c.accounts { // bounded: stale entries go
+		if now.Sub(old.read) > time.Minute {
+			delete(c.accounts, id)
+		}
+	}
+	c.accounts[accountID] = t
+	return t, nil
+}

@@ -1,0 +1,135 @@
+package postgres
+
+import (
+	"context"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/tidings-dev/tidings"
+)
+
+// DeleteEvent deletes one event; its tag rows go with it (foreign key), and it leaves
+// the tag, hourly and user counts in the same transaction.
+func (db *DB) DeleteEvent(ctx context.Context, accountID int64, project, id string) error {
+	p, err := findProject(ctx, db.pool, accountID, project)
+	if err != nil {
+		return err
+	}
+	found := false
+	err = db.inTx(ctx, func(tx pgx.Tx) error {
+		doomed, err := lockDoomed(ctx, tx, `SELECT id, channel_id, ts, user_id FROM events WHERE id = $1 AND project_id = $2 FOR UPDATE`, id, p.ID)
+		if err != nil {
+			return err
+		}
+		found = len(doomed) > 0
+		return deleteEvents(ctx, tx, p.ID, doomed)
+	})
+	if err != nil {
+		return err
+	}
+	if !found {
+		return tidings.EventNotFound(project, id)
+	}
+	return nil
+}
+
+// doomedEvent is an event about to be deleted: what its deletion must undo.
+type doomedEvent struct {
+	id, user    string
+	channel, ts int64
+}
+
+// lockDoomed reads (and locks) the events a deletion takes.
+func lockDoomed(ctx context.Context, tx pgx.Tx, q string, args ...any) ([]doomedEvent, error) {
+	return query(ctx, tx, func(r pgx.Row) (doomedEvent, error) {
+		var d doomedEvent
+		return d, r.Scan(&d.id, &d.channel, &d.ts, &d.user)
+	}, q, args...)
+}
+
+// deleteEvents deletes locked events of a project and takes them off the counts. Every
+// writer locks count rows in one order, the batches' (hours, then users, then tags,
+// each in key order), so that a deletion and a batch never wait for each other in a
+// circle.
+func deleteEvents(ctx context.Context, tx pgx.Tx, project int64, doomed []doomedEvent) error {
+	if len(doomed) == 0 {
+		return nil
+	}
+	ids, channels, hours, users := make([]string, len(doomed)), make([]int64, len(doomed)), make([]int64, len(doomed)), make([]string, len(doomed))
+	for i, d := range doomed {
+		ids[i], channels[i], hours[i], users[i] = d.id, d.channel, d.ts-d.ts%3_600_000, d.user
+	}
+	steps := []struct {
+		q    string
+		args []any
+	}{
+		{`WITH gone AS (SELECT c, h, count(*) AS n FROM unnest($1::bigint[], $2::bigint[]) AS x(c, h) GROUP BY 1, 2),
+			locked AS (SELECT e.channel_id, e.hour, gone.n FROM event_counts e JOIN gone ON e.channel_id = gone.c AND e.hour = gone.h
+			  ORDER BY 1, 2 FOR UPDATE OF e)
+			UPDATE event_counts e SET n = greatest(e.n - locked.n, 0) FROM locked
+			WHERE e.channel_id = locked.channel_id AND e.hour = locked.hour`, []any{channels, hours}},
+		{`WITH gone AS (SELECT u, count(*) AS n FROM unnest($2::text[]) AS x(u) WHERE u <> '' GROUP BY 1),
+			locked AS (SELECT p.user_id, gone.n FROM people p JOIN gone ON p.user_id = gone.u WHERE p.project_id = $1
+			  ORDER BY 1 FOR UPDATE OF p)
+			UPDATE people p SET events = greatest(p.events - locked.n, 0) FROM locked
+			WHERE p.project_id = $1 AND p.user_id = locked.user_id`, []any{project, users}},
+		{`WITH gone AS (SELECT key, value, count(*) AS n FROM event_tags WHERE event_id = ANY($2::text[]) GROUP BY 1, 2),
+			locked AS (SELECT c.key, c.value, gone.n FROM tag_counts c JOIN gone USING (key, value) WHERE c.project_id = $1
+			  ORDER BY 1, 2 FOR UPDATE OF c)
+			UPDATE tag_counts c SET n = greatest(c.n - locked.n, 0) FROM locked
+			WHERE c.project_id = $1 AND c.key = locked.key AND c.value = locked.value`, []any{project, ids}},
+		// Its pending deliveries go with it: nobody is told of an event that is gone.
+		{`DELETE FROM deliveries WHERE event_id = ANY($1::text[])`, []any{ids}},
+		{`DELETE FROM events WHERE id = ANY($1::text[])`, []any{ids}},
+	}
+	for _, s := range steps {
+		if _, err := tx.Exec(ctx, s.q, s.args...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// SetRetention sets how many days the project keeps its events.
+func (db *DB) SetRetention(ctx context.Context, accountID int64, project string, days int) error {
+	if err := tidings.CheckRetention(days); err != nil {
+		return err
+	}
+	return db.setProject(ctx, accountID, project, "retention_days", days)
+}
+
+// PurgeExpired deletes up to max expired events, one project with a retention at a
+// time, each in a short transaction of its own.
+func (db *DB) PurgeExpired(ctx context.Context, now time.Time, max int) (int, error) {
+	type kept struct{ id, days int64 }
+	projects, err := query(ctx, db.pool, func(r pgx.Row) (kept, error) {
+		var k kept
+		return k, r.Scan(&k.id, &k.days)
+	}, `SELECT id, retention_days FROM projects WHERE retention_days > 0 ORDER BY id`)
+	if err != nil {
+		return 0, err
+	}
+	deleted := 0
+	for _, k := range projects {
+		n := 0
+		// SKIP LOCKED lets two instances purge side by side.
+		err := db.inTx(ctx, func(tx pgx.Tx) error {
+			doomed, err := lockDoomed(ctx, tx, `SELECT id, channel_id, ts, user_id FROM events WHERE project_id = $1 AND ts < $2
+				ORDER BY ts, id LIMIT $3 FOR UPDATE SKIP LOCKED`, k.id, ms(now)-k.days*24*3_600_000, max-deleted)
+			if err != nil {
+				return err
+			}
+			n = len(doomed)
+			return deleteEvents(ctx, tx, k.id, doomed)
+		})
+		if err != nil {
+			return deleted, err
+		}
+		deleted += n
+		if deleted >= max {
+			break
+		}
+	}
+	return deleted, nil
+}

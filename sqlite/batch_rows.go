@@ -1,0 +1,212 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"strings"
+
+	"github.com/tidings-dev/tidings"
+)
+
+type tagKey struct {
+	project    int64
+	key, value string
+}
+
+type hourKey struct{ channel, hour int64 }
+
+type userKey struct {
+	project int64
+	id      string
+}
+
+// hourOf is the start of ts's hour (UTC), in unix ms: event_counts' key.
+func hourOf(ts int64) int64 { return ts - ts%3_600_000 }
+
+type projectKey struct {
+	account int64
+	name    string
+}
+
+type channelKey struct {
+	project int64
+	name    string
+}
+
+// tagChunk is how many rows of the tag index one statement writes (4 parameters each).
+const tagChunk = 128
+
+// insertTags is the statement that writes n rows of the tag index at once.
+func insertTags(n int) string {
+	return `INSERT INTO event_tags (tag_id, ts, seq, channel_id) VALUES ` +
+		strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?), ", n), ", ")
+}
+
+// sqlInsertTags writes a full chunk; it is prepared with the others.
+var sqlInsertTags = insertTags(tagChunk)
+
+// searchChunk is how many rows of the full-text index one statement writes.
+const searchChunk = 64
+
+func insertSearch(n int) string {
+	return `INSERT INTO events_fts (rowid, text, scope) VALUES ` + strings.TrimSuffix(strings.Repeat("(?, ?, ?), ", n), ", ")
+}
+
+var sqlInsertSearch = insertSearch(searchChunk)
+
+// project resolves an account's project once per batch.
+func (b *batch) project(ctx context.Context, accountID int64, name string) (*tidings.Project, error) {
+	k := projectKey{accountID, name}
+	if p, ok := b.projects[k]; ok {
+		return p, nil
+	}
+	p, err := findProject(ctx, b, accountID, name)
+	if err != nil {
+		return nil, err
+	}
+	b.projects[k] = p
+	return p, nil
+}
+
+// channel resolves a project's channel once per batch, creating it when allowed.
+func (b *batch) channel(ctx context.Context, p *tidings.Project, name string) (int64, error) {
+	k := channelKey{p.ID, name}
+	if id, ok := b.channels[k]; ok {
+		return id, nil
+	}
+	var id int64
+	err := b.queryRow(ctx, sqlFindChannel, p.ID, name).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		if !p.AutoCreateChannels {
+			return 0, tidings.ChannelNotFound(p.Name, name)
+		}
+		err = b.queryRow(ctx, sqlCreateChannel, p.ID, name, ms(b.now)).Scan(&id)
+	}
+	if err != nil {
+		return 0, err
+	}
+	b.channels[k] = id
+	return id, nil
+}
+
+// tag resolves a project's tag (key and value) to its dictionary row once per batch,
+// adding it when new.
+func (b *batch) tag(ctx context.Context, project int64, key, value string) (int64, error) {
+	k := tagKey{project, key, value}
+	if id, ok := b.tags[k]; ok {
+		return id, nil
+	}
+	var id int64
+	err := b.queryRow(ctx, sqlFindTag, project, key, value).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		err = b.queryRow(ctx, sqlCreateTag, project, key, value).Scan(&id)
+	}
+	if err != nil {
+		return 0, err
+	}
+	b.tags[k] = id
+	return id, nil
+}
+
+// keepJobCounts adds the job that just succeeded to the batch's counts.
+func (b *batch) keepJobCounts() {
+	for k, n := range b.jobHours {
+		b.hours[k] += n
+	}
+	for k, n := range b.jobTag {
+		b.tagUses[k] += n
+	}
+	clear(b.jobHours)
+	clear(b.jobTag)
+}
+
+// writeTagRows writes the batch's rows of the tag index.
+func (b *batch) writeTagRows(ctx context.Context) error {
+	rows := b.tagRows
+	for len(rows) >= 4*tagChunk {
+		if err := b.exec(ctx, sqlInsertTags, rows[:4*tagChunk]...); err != nil {
+			return err
+		}
+		rows = rows[4*tagChunk:]
+	}
+	switch n := len(rows) / 4; n {
+	case 0:
+		return nil
+	case 1:
+		return b.exec(ctx, sqlInsertTag, rows...)
+	default:
+		_, err := b.tx.ExecContext(ctx, insertTags(n), rows...)
+		return err
+	}
+}
+
+// writeSearchRows adds the batch's events to the full-text index.
+func (b *batch) writeSearchRows(ctx context.Context) error {
+	rows := b.searchRows
+	for len(rows) >= 3*searchChunk {
+		if err := b.exec(ctx, sqlInsertSearch, rows[:3*searchChunk]...); err != nil {
+			return err
+		}
+		rows = rows[3*searchChunk:]
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	_, err := b.tx.ExecContext(ctx, insertSearch(len(rows)/3), rows...)
+	return err
+}
+
+// writeDerived writes what the batch's events so far add to the tag and full-text
+// indexes and to the counts. It runs before any job that is not an event (a deletion,
+// a retention purge) and at the end: such a job may delete an event of this batch,
+// and must find its index rows and counts written, or they would outlive it.
+func (b *batch) writeDerived(ctx context.Context) error {
+	if err := b.flushInsights(ctx); err != nil {
+		return err
+	}
+	if err := b.writeTagRows(ctx); err != nil {
+		return err
+	}
+	if err := b.writeSearchRows(ctx); err != nil {
+		return err
+	}
+	if err := b.writeCounts(ctx); err != nil {
+		return err
+	}
+	b.tagRows, b.searchRows = b.tagRows[:0], b.searchRows[:0]
+	clear(b.users)
+	clear(b.hours)
+	clear(b.tagUses)
+	if b.seq != b.seqRead {
+		if err := b.exec(ctx, sqlSetSeq, b.seq); err != nil {
+			return err
+		}
+		b.seqRead = b.seq
+	}
+	return nil
+}
+
+// writeCounts adds the batch's events to the hourly and per-tag counts, and to their
+// users' (creating the users that events name first).
+func (b *batch) writeCounts(ctx context.Context) error {
+	now := ms(b.now)
+	for k, n := range b.users {
+		if _, err := b.tx.ExecContext(ctx, `INSERT INTO people (project_id, user_id, first_seen, last_seen, events) VALUES (?, ?, ?, ?, ?)
+			ON CONFLICT (project_id, user_id) DO UPDATE SET last_seen = max(last_seen, excluded.last_seen), events = events + excluded.events`,
+			k.project, k.id, now, now, n); err != nil {
+			return err
+		}
+	}
+	for k, n := range b.hours {
+		if err := b.exec(ctx, sqlCountHour, k.channel, k.hour, n); err != nil {
+			return err
+		}
+	}
+	for id, n := range b.tagUses {
+		if err := b.exec(ctx, sqlCountTag, n, id); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,157 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	"github.com/tidings-dev/tidings"
+)
+
+// hourCountsByEvents is the query that counts the events of every hour again, the long
+// way: a grouping of all events.
+const hourCountsByEvents = `WITH actual AS (SELECT channel_id, ts - ts % 3600000 AS hour, count(*) AS n FROM events GROUP BY 1, 2)
+	SELECT 'channel ' || coalesce(a.channel_id, c.channel_id) || ' hour ' || coalesce(a.hour, c.hour), coalesce(a.n, 0), coalesce(c.n, 0)
+	FROM actual a FULL JOIN event_counts c ON c.channel_id = a.channel_id AND c.hour = a.hour
+	WHERE coalesce(a.n, 0) != coalesce(c.n, 0)`
+
+// checkHourCounts counts, for each stored hourly count, the channel's events of that
+// hour through the channel's index; when every count is right and they add up to all
+// events, no hour lacks its count. Only a store where they do not is grouped hour by
+// hour to name what is missing.
+func checkHourCounts(ctx context.Context, tx *sql.Tx, r *tidings.CheckReport) error {
+	rows, err := tx.QueryContext(ctx, `SELECT c.channel_id, c.hour, c.n,
+		(SELECT count(*) FROM events e WHERE e.channel_id = c.channel_id AND e.ts >= c.hour AND e.ts < c.hour + 3600000)
+		FROM event_counts c`)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	var counted int64 // the events in hours that have a count
+	for rows.Next() {
+		var channel, hour, n, actual int64
+		if err := rows.Scan(&channel, &hour, &n, &actual); err != nil {
+			return err
+		}
+		counted += actual
+		if n != actual {
+			r.Add(tidings.Inconsistency{Kind: "hour_count", Where: fmt.Sprintf("channel %d hour %d", channel, hour), Expected: fmt.Sprint(actual), Found: fmt.Sprint(n)})
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	var events int64
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM events`).Scan(&events); err != nil || events == counted {
+		return err
+	}
+	// Some events are in hours without a count: name those hours.
+	return eachRow(ctx, tx, hourCountsByEvents+` AND c.n IS NULL`, func(where, expected, found string) {
+		r.Add(tidings.Inconsistency{Kind: "hour_count", Where: where, Expected: expected, Found: found})
+	})
+}
+
+// checkSearchRows checks that the full-text index has a row for each event after the
+// backfill's watermark and for no event that is gone: one pass over the events counts
+// the rows found; the rows beyond those are named only when there are any.
+func checkSearchRows(ctx context.Context, tx *sql.Tx, r *tidings.CheckReport) error {
+	var backfill int64
+	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(next_seq), 0) FROM search_backfill`).Scan(&backfill); err != nil {
+		return err
+	}
+	var want, have [3]int64
+	if err := tx.QueryRowContext(ctx, `SELECT `+fmt.Sprintf(seqSums, "seq")+` FROM events INDEXED BY events_project_ts WHERE seq > ?`, backfill).
+		Scan(&want[0], &want[1], &want[2]); err != nil {
+		return err
+	}
+	if err := tx.QueryRowContext(ctx, `SELECT `+fmt.Sprintf(seqSums, "id")+` FROM events_fts_docsize`).Scan(&have[0], &have[1], &have[2]); err != nil {
+		return err
+	}
+	if want == have {
+		return nil
+	}
+	add := func(kind string) func(where, expected, found string) {
+		return func(where, expected, found string) {
+			r.Add(tidings.Inconsistency{Kind: kind, Where: where, Expected: expected, Found: found})
+		}
+	}
+	before := len(r.Problems) + int(r.Omitted)
+	if err := eachRow(ctx, tx, `SELECT 'seq ' || e.seq || ' project ' || e.project_id, 'a row of the full-text index', 'none'
+		FROM events e WHERE e.seq > ? AND NOT EXISTS (SELECT 1 FROM events_fts_docsize d WHERE d.id = e.seq)`, add("search.missing"), backfill); err != nil {
+		return err
+	}
+	if err := eachRow(ctx, tx, `SELECT 'seq ' || d.id, 'an event', 'none'
+		FROM events_fts_docsize d WHERE NOT EXISTS (SELECT 1 FROM events e WHERE e.seq = d.id)`, add("search.orphan")); err != nil {
+		return err
+	}
+	if len(r.Problems)+int(r.Omitted) == before {
+		r.Add(tidings.Inconsistency{Kind: "search", Where: fmt.Sprintf("events up to seq %d", backfill),
+			Expected: "no rows of the full-text index (the backfill has yet to index them)", Found: "some"})
+	}
+	return nil
+}
+
+// seqSums sums a column of seqs: their count, and sums of seq and of seq² modulo a
+// prime. Two sets of seqs that differ have the same count and sums by chance about once
+// in 2^60.
+const seqSums = `count(*), coalesce(sum(%[1]s %% 2147483647), 0), coalesce(sum((%[1]s %% 2147483629) * (%[1]s %% 2147483629) %% 2147483629), 0)`
+
+// checkSearchScopes checks, project by project, that the full-text rows carrying a
+// project's scope token are those of its events after the backfill's watermark: their
+// number and two sums of their seqs must match; only a project where they do not is
+// read row by row, to name the rows of another project's events.
+func checkSearchScopes(ctx context.Context, tx *sql.Tx, r *tidings.CheckReport) error {
+	var projects []int64
+	rows, err := tx.QueryContext(ctx, `SELECT id FROM projects ORDER BY id`)
+	if err != nil {
+		return err
+	}
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return err
+		}
+		projects = append(projects, id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	var backfill int64
+	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(next_seq), 0) FROM search_backfill`).Scan(&backfill); err != nil {
+		return err
+	}
+	for _, p := range projects {
+		scope := fmt.Sprintf(`scope:"p%d"`, p)
+		var indexed, want [3]int64
+		if err := tx.QueryRowContext(ctx, `SELECT `+fmt.Sprintf(seqSums, "rowid")+` FROM events_fts WHERE events_fts MATCH ?`, scope).
+			Scan(&indexed[0], &indexed[1], &indexed[2]); err != nil {
+			return err
+		}
+		if err := tx.QueryRowContext(ctx, `SELECT `+fmt.Sprintf(seqSums, "seq")+` FROM events WHERE project_id = ? AND seq > ?`, p, backfill).
+			Scan(&want[0], &want[1], &want[2]); err != nil {
+			return err
+		}
+		if indexed == want {
+			continue
+		}
+		before := len(r.Problems) + int(r.Omitted)
+		err := eachRow(ctx, tx, `SELECT 'seq ' || s.rowid, 'an event of project `+fmt.Sprint(p)+`',
+			coalesce('an event of project ' || e.project_id, 'no event')
+			FROM events_fts s LEFT JOIN events e ON e.seq = s.rowid
+			WHERE events_fts MATCH '`+scope+`' AND e.project_id IS NOT `+fmt.Sprint(p),
+			func(where, expected, found string) {
+				r.Add(tidings.Inconsistency{Kind: "search.scope", Where: where, Expected: expected, Found: found})
+			})
+		if err != nil {
+			return err
+		}
+		if len(r.Problems)+int(r.Omitted) == before {
+			r.Add(tidings.Inconsistency{Kind: "search.scope", Where: fmt.Sprintf("project %d", p),
+				Expected: fmt.Sprintf("%d rows with its scope, one per event after seq %d", want[0], backfill),
+				Found:    fmt.Sprintf("%d rows, of other events", indexed[0])})
+		}
+	}
+	return nil
+}

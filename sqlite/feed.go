@@ -1,0 +1,197 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/tidings-dev/tidings"
+)
+
+// ListEvents returns a page of the project's events, newest first.
+func (db *DB) ListEvents(ctx context.Context, accountID int64, q tidings.EventQuery) (*tidings.EventPage, error) {
+	if err := q.CheckUsers(); err != nil {
+		return nil, err
+	}
+	p, err := findProject(ctx, db.read, accountID, q.Project)
+	if err != nil {
+		return nil, err
+	}
+	var channelID, channelCount int64
+	if q.Channel != "" {
+		if channelID, err = db.channelID(ctx, p, q.Channel); err != nil {
+			return nil, err
+		}
+		if channelCount, err = db.countChannel(ctx, channelID); err != nil {
+			return nil, err
+		}
+	}
+	var before *cursor
+	if q.Before != "" {
+		c := cursor{}
+		id, ok := idBytes(q.Before)
+		err := sql.ErrNoRows
+		if ok {
+			err = db.read.QueryRowContext(ctx, `SELECT ts, seq FROM events WHERE id = ? AND project_id = ?`, id, p.ID).Scan(&c.ts, &c.seq)
+		}
+		if errors.Is(err, sql.ErrNoRows) {
+			var pr tidings.Problems
+			pr.Add("before", "cursor", "no event %q in project %q", q.Before, q.Project)
+			return nil, pr.Err()
+		}
+		if err != nil {
+			return nil, err
+		}
+		before = &c
+	}
+	tags := make([]feedTag, 0, len(q.Tags))
+	for _, t := range q.Tags {
+		var ft feedTag
+		err := db.read.QueryRowContext(ctx, `SELECT id, count FROM tags WHERE project_id = ? AND key = ? AND value = ?`,
+			p.ID, t.Key, t.Value).Scan(&ft.id, &ft.count)
+		if errors.Is(err, sql.ErrNoRows) {
+			return &tidings.EventPage{Events: []*tidings.Event{}}, nil // no event has this tag
+		}
+		if err != nil {
+			return nil, err
+		}
+		tags = append(tags, ft)
+	}
+	f := feedFilter{project: p.ID, channel: channelID, channelCount: channelCount, tags: tags, terms: q.Terms, users: q.Users,
+		since: msOrZero(q.Since), until: msOrZero(q.Until), before: before, limit: q.Limit + 1}
+	if len(q.Terms) > 0 || len(q.Users) > 0 {
+		return db.searchEvents(ctx, p, f, q)
+	}
+	eq := listQuery(f)
+	events, err := db.queryEvents(ctx, p, eq.sql, eq.args...)
+	if err != nil {
+		return nil, err
+	}
+	page := &tidings.EventPage{Events: events}
+	if len(page.Events) > q.Limit {
+		page.Events = page.Events[:q.Limit]
+		page.Next = page.Events[q.Limit-1].ID
+	}
+	return page, nil
+}
+
+// msOrZero is t in unix ms, 0 for the zero time (an open end of a range).
+func msOrZero(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return ms(t)
+}
+
+// eventColumns are what queryEvents scans, from events aliased e. The channel's name
+// is looked up apart (a page has few channels), so that no join sways the plan.
+const eventColumns = `e.id, e.channel_id, e.event, e.description, e.icon, e.notify, e.tags, e.parser, e.user_id, e.ts, e.created_at`
+
+// queryEvents runs a query of eventColumns over the project's events.
+func (db *DB) queryEvents(ctx context.Context, p *tidings.Project, query string, args ...any) ([]*tidings.Event, error) {
+	rows, err := db.read.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []*tidings.Event{}
+	channels := map[int64]string{}
+	var channelOf []int64
+	for rows.Next() {
+		ev := &tidings.Event{Project: p.Name}
+		var id []byte
+		var tags string
+		var channel, ts, created int64
+		if err := rows.Scan(&id, &channel, &ev.Event, &ev.Description, &ev.Icon, &ev.Notify, &tags,
+			&ev.Parser, &ev.UserID, &ts, &created); err != nil {
+			return nil, err
+		}
+		if len(id) != 16 {
+			return nil, fmt.Errorf("event id of %d bytes", len(id))
+		}
+		ev.ID = uuid.UUID(id).String()
+		if err := json.Unmarshal([]byte(tags), &ev.Tags); err != nil {
+			return nil, err
+		}
+		ev.Timestamp, ev.CreatedAt = fromMS(ts), fromMS(created)
+		channels[channel] = ""
+		channelOf = append(channelOf, channel)
+		out = append(out, ev)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	rows.Close()
+	for id := range channels {
+		var name string
+		if err := db.read.QueryRowContext(ctx, `SELECT name FROM channels WHERE id = ?`, id).Scan(&name); err != nil {
+			return nil, err
+		}
+		channels[id] = name
+	}
+	for i, ev := range out {
+		ev.Channel = channels[channelOf[i]]
+	}
+	return out, nil
+}
+
+// idBytes is an event ID as stored: the UUID's 16 bytes.
+func idBytes(id string) ([]byte, bool) {
+	u, err := uuid.Parse(id)
+	if err != nil {
+		return nil, false
+	}
+	return u[:], true
+}
+
+// FindEvent returns one event of the account's project.
+func (db *DB) FindEvent(ctx context.Context, accountID int64, project, id string) (*tidings.Event, error) {
+	p, err := findProject(ctx, db.read, accountID, project)
+	if err != nil {
+		return nil, err
+	}
+	notFound := tidings.EventNotFound(project, id)
+	key, ok := idBytes(id)
+	if !ok {
+		return nil, notFound
+	}
+	evs, err := db.queryEvents(ctx, p, `SELECT `+eventColumns+` FROM events e WHERE e.id = ? AND e.project_id = ?`, key, p.ID)
+	if err != nil {
+		return nil, err
+	}
+	if len(evs) == 0 {
+		return nil, notFound
+	}
+	return evs[0], nil
+}
+
+// afterQuery selects the project's events accepted after the event with ID after
+// (which need not exist: a live feed may start from a time's floor ID), oldest first.
+// IDs are UUIDv7 made by the single writer in the order it inserts, so ID order is seq
+// order: the first ID above after gives the seq to start from, and the scan walks the
+// table's own key from there, whatever the project's size. (The unary + keeps SQLite
+// from walking the project's index instead.)
+func afterQuery(columns string, after []byte, project int64, limit int) eventQuery {
+	return eventQuery{`SELECT ` + columns + ` FROM events e
+		WHERE e.seq >= (SELECT seq FROM events WHERE id > ? ORDER BY id LIMIT 1) AND +e.project_id = ?
+		ORDER BY e.seq LIMIT ?`, []any{after, project, limit}}
+}
+
+// EventsAfter returns events accepted after the event with ID after, oldest first.
+func (db *DB) EventsAfter(ctx context.Context, accountID int64, project, after string, limit int) ([]*tidings.Event, error) {
+	p, err := findProject(ctx, db.read, accountID, project)
+	if err != nil {
+		return nil, err
+	}
+	key, ok := idBytes(after)
+	if !ok {
+		return []*tidings.Event{}, nil
+	}
+	q := afterQuery(eventColumns, key, p.ID, limit)
+	return db.queryEvents(ctx, p, q.sql, q.args...)
+}

@@ -1,0 +1,231 @@
+package sqlite
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/tidings-dev/tidings"
+)
+
+// eventQuery is a feed query as SQL: built apart from running it, so that a test can
+// check its plan (EXPLAIN QUERY PLAN) for scans and sorts.
+type eventQuery struct {
+	sql  string
+	args []any
+}
+
+// cursor is the position of a feed page's last event: newest first by (ts, seq).
+type cursor struct{ ts, seq int64 }
+
+// feedTag is a tag filter resolved to its dictionary row.
+type feedTag struct{ id, count int64 }
+
+// feedFilter is a feed page's filter, resolved to the store's keys.
+type feedFilter struct {
+	project, channel, channelCount int64
+	tags                           []feedTag
+	terms                          []tidings.Term
+	users                          []string // only these user_ids' events
+	since, until                   int64    // unix ms; 0 is open
+	before                         *cursor
+	limit                          int
+	// minSeq bounds a word search's walk from below (0: none).
+	minSeq int64
+	// columns are what the query selects (default eventColumns; "e.seq" to count or
+	// to read the events later).
+	columns string
+}
+
+// selected is the filter's columns.
+func (f feedFilter) selected() string {
+	if f.columns == "" {
+		return eventColumns
+	}
+	return f.columns
+}
+
+// listQuery builds the query for a feed page. Its plan is chosen here, not left to
+// SQLite's guess: the page is read from the index of the smallest set among the
+// project (or channel) and the filter's tags — the rarest tag's rows when it has fewer
+// events than the channel — newest first, and every other condition is a check on
+// the rows it walks, so the scan stops at the page's end.
+//
+// A search for words reads the full-text index instead (searchQuery).
+func listQuery(f feedFilter) eventQuery {
+	if len(f.terms) > 0 || len(f.users) > 0 {
+		return searchQuery(f)
+	}
+	var sb strings.Builder
+	var args []any
+	tags := f.tags
+	driver := -1 // index in tags of the tag whose rows drive the scan
+	for i, t := range tags {
+		if driver < 0 || t.count < tags[driver].count {
+			driver = i
+		}
+	}
+	if driver >= 0 && f.channel != 0 && f.channelCount < tags[driver].count {
+		driver = -1
+	}
+	// pos names the columns that order the scan: the driving index's.
+	pos := "e"
+	if driver >= 0 {
+		pos = "d"
+		// CROSS JOIN keeps the tag's rows as the outer loop.
+		// The event is checked to be the project's and to have the row's time: a
+		// row of the index can never hand out another project's event.
+		sb.WriteString(`SELECT ` + f.selected() + ` FROM event_tags d CROSS JOIN events e ON e.seq = d.seq
+			WHERE d.tag_id = ? AND +e.project_id = ? AND +e.ts = d.ts`)
+		args = append(args, tags[driver].id, f.project)
+		if f.channel != 0 {
+			sb.WriteString(` AND d.channel_id = ?`)
+			args = append(args, f.channel)
+		}
+	} else {
+		sb.WriteString(`SELECT ` + f.selected() + ` FROM events e WHERE `)
+		if f.channel != 0 {
+			sb.WriteString(`e.channel_id = ?`)
+			args = append(args, f.channel)
+		} else {
+			sb.WriteString(`e.project_id = ?`)
+			args = append(args, f.project)
+		}
+	}
+	if f.before != nil {
+		sb.WriteString(` AND (` + pos + `.ts, ` + pos + `.seq) < (?, ?)`)
+		args = append(args, f.before.ts, f.before.seq)
+	}
+	if f.since != 0 {
+		sb.WriteString(` AND ` + pos + `.ts >= ?`)
+		args = append(args, f.since)
+	}
+	if f.until != 0 {
+		sb.WriteString(` AND ` + pos + `.ts < ?`)
+		args = append(args, f.until)
+	}
+	for i, t := range tags {
+		if i == driver {
+			continue
+		}
+		sb.WriteString(` AND EXISTS (SELECT 1 FROM event_tags x WHERE x.tag_id = ? AND x.ts = e.ts AND x.seq = e.seq)`)
+		args = append(args, t.id)
+	}
+	sb.WriteString(` ORDER BY ` + pos + `.ts DESC, ` + pos + `.seq DESC LIMIT ?`)
+	args = append(args, f.limit)
+	return eventQuery{sb.String(), args}
+}
+
+// searchQuery reads a word search's candidates from the full-text index — at most
+// searchBudget+1 of them, which the caller has counted to be all — newest first by
+// event timestamp, like the feed. The index holds, beside each event's words, its scope:
+// tokens for its project, channel and tags (p7 c12 t40), so the project, channel and tag
+// filters are part of the full-text query, which intersects them. The time range and
+// the page's cursor are checked on the rows read.
+func searchQuery(f feedFilter) eventQuery {
+	var sb strings.Builder
+	args := []any{matchExpr(f)}
+	sb.WriteString(`SELECT ` + f.selected() + ` FROM (SELECT rowid AS seq FROM events_fts WHERE events_fts MATCH ?`)
+	if f.minSeq != 0 {
+		sb.WriteString(` AND rowid >= ?`)
+		args = append(args, f.minSeq)
+	}
+	// The event is checked to be the project's: a row of the index can never hand out
+	// another project's event.
+	sb.WriteString(` LIMIT ?) x CROSS JOIN events e ON e.seq = x.seq WHERE +e.project_id = ?`)
+	args = append(args, searchBudget+1, f.project)
+	if len(f.users) > 0 {
+		// Their scope tokens are hashes: this makes it exact.
+		sb.WriteString(` AND e.user_id IN (?` + strings.Repeat(`, ?`, len(f.users)-1) + `)`)
+		for _, u := range f.users {
+			args = append(args, u)
+		}
+	}
+	if f.before != nil {
+		sb.WriteString(` AND (e.ts, e.seq) < (?, ?)`)
+		args = append(args, f.before.ts, f.before.seq)
+	}
+	if f.since != 0 {
+		sb.WriteString(` AND e.ts >= ?`)
+		args = append(args, f.since)
+	}
+	if f.until != 0 {
+		sb.WriteString(` AND e.ts < ?`)
+		args = append(args, f.until)
+	}
+	sb.WriteString(` ORDER BY e.ts DESC, e.seq DESC`)
+	return eventQuery{sb.String(), args}
+}
+
+// countCandidates counts the rows of the full-text index a search's query matches
+// (its scope and the terms given to the index), up to searchBudget+1: whatever the page.
+func countCandidates(f feedFilter) eventQuery {
+	q := `SELECT count(*) FROM (SELECT 1 FROM events_fts WHERE events_fts MATCH ?`
+	args := []any{matchExpr(f)}
+	if f.minSeq != 0 {
+		q += ` AND rowid >= ?`
+		args = append(args, f.minSeq)
+	}
+	return eventQuery{q + ` LIMIT ?)`, append(args, searchBudget+1)}
+}
+
+// matchExpr is the FTS5 query of a search: scope tokens, then each term as a phrase
+// of its words (which hold only letters and digits), a prefix when it ends in *.
+func matchExpr(f feedFilter) string {
+	var b strings.Builder
+	if f.channel != 0 {
+		fmt.Fprintf(&b, `scope:"c%d"`, f.channel)
+	} else {
+		fmt.Fprintf(&b, `scope:"p%d"`, f.project)
+	}
+	for _, t := range f.tags {
+		fmt.Fprintf(&b, ` AND scope:"t%d"`, t.id)
+	}
+	for i, u := range f.users {
+		switch {
+		case i == 0:
+			b.WriteString(` AND (`)
+		default:
+			b.WriteString(` OR `)
+		}
+		b.WriteString(`scope:"` + userToken(u) + `"`)
+		if i == len(f.users)-1 {
+			b.WriteString(`)`)
+		}
+	}
+	for _, t := range f.terms {
+		b.WriteString(` AND text:"` + strings.Join(t.Words, " ") + `"`)
+		if t.Prefix {
+			b.WriteString(`*`)
+		}
+	}
+	return b.String()
+}
+
+// userToken is an event's user_id as a token of the scope column: u and 16 hex
+// digits of its SHA-256 (a user_id may hold any characters; the query checks the
+// user_id itself too).
+func userToken(userID string) string {
+	sum := sha256.Sum256([]byte(userID))
+	return "u" + hex.EncodeToString(sum[:8])
+}
+
+// searchScope is the scope column of an event's row in the full-text index.
+func searchScope(project, channel int64, tagIDs []int64, userID string) string {
+	b := make([]byte, 0, 40+8*len(tagIDs))
+	b = append(b, 'p')
+	b = strconv.AppendInt(b, project, 10)
+	b = append(b, " c"...)
+	b = strconv.AppendInt(b, channel, 10)
+	for _, id := range tagIDs {
+		b = append(b, " t"...)
+		b = strconv.AppendInt(b, id, 10)
+	}
+	if userID != "" {
+		b = append(b, ' ')
+		b = append(b, userToken(userID)...)
+	}
+	return string(b)
+}
