@@ -18,21 +18,22 @@ import (
 // logsnagNode is the version of the LogSnag Node SDK the README's snippet is tested with.
 const logsnagNode = "@logsnag/node@1.0.1"
 
-// readmeSnippet returns the code block (of language lang) that follows marker in README.md.
-func readmeSnippet(t *testing.T, marker, lang string) string {
+// docSnippet returns the code block (of language lang) that follows marker in the
+// document doc (a path from the repository's root).
+func docSnippet(t *testing.T, doc, marker, lang string) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	b, err := os.ReadFile(filepath.Join("..", "..", doc))
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, after, ok := strings.Cut(string(b), marker)
 	if !ok {
-		t.Fatalf("README.md has no %s", marker)
+		t.Fatalf("%s has no %s", doc, marker)
 	}
 	_, code, _ := strings.Cut(after, "```"+lang+"\n")
 	code, _, ok = strings.Cut(code, "```")
 	if !ok {
-		t.Fatalf("no code block after %s in README.md", marker)
+		t.Fatalf("no code block after %s in %s", marker, doc)
 	}
 	return code
 }
@@ -90,7 +91,7 @@ func TestLogSnagSDK(t *testing.T) {
 		}
 	}
 	_, token, _ := runCLI(t, loc, "", "token", "create", "--access", "full")
-	snippet := readmeSnippet(t, "<!-- sdk-node -->", "js")
+	snippet := docSnippet(t, "README.md", "<!-- sdk-node -->", "js")
 	const when = 1_790_000_000 // unix seconds: 2026-09-21
 	for _, sdk := range logsnagSDKs {
 		t.Run(sdk.project, func(t *testing.T) {
@@ -181,7 +182,7 @@ main().catch((e) => { console.error(e); process.exit(1); });
 	}
 }
 
-// TestPythonSnippet runs the README's Python snippet: with the published logsnag package
+// TestPythonSnippet runs docs/api.md's Python snippet: with the published logsnag package
 // when pip can install it, else with a stand-in that sends the same requests
 // (testdata/python-standin: PyPI is out of reach on some machines, these included), and
 // says which it ran against. track, identify and an increment arrive; a refused call
@@ -219,7 +220,7 @@ func TestPythonSnippet(t *testing.T) {
 		}
 	}
 	_, token, _ := runCLI(t, loc, "", "token", "create", "--access", "public")
-	script := readmeSnippet(t, "<!-- sdk-python -->", "python") + `
+	script := docSnippet(t, "docs/api.md", "<!-- sdk-python -->", "python") + `
 logsnag.track(channel="payments", event="Python Subscription", icon="🐍", user_id="user-7", tags={"plan": "free"})
 logsnag.identify(user_id="user-7", properties={"name": "Grace", "seats": 2})
 logsnag.insight.increment(title="Signups", value=3, icon="👥")
