@@ -58,6 +58,8 @@ type browser struct {
 
 func newBrowser(t *testing.T, base string) *browser {
 	t.Helper()
+	browserSlots <- struct{}{}
+	t.Cleanup(func() { <-browserSlots }) // after the browser's own cleanups
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(chromium(t)), chromedp.NoSandbox, chromedp.DisableGPU,
 		chromedp.Flag("disable-background-networking", true), chromedp.Flag("no-first-run", true),
@@ -192,15 +194,42 @@ func (b *browser) click(js string) {
 	get(b, chromedp.WaitEvent(page.LoadEventFired, nil, chromedp.Evaluate[chromedp.Void](js)))
 }
 
-// TestDashboardInChromium walks a newcomer's first session: sign up, create a project,
-// channel and token in the UI, publish with that token over the API, and watch the
-// feed and insights move without a reload; then revoke the token in the UI.
-func TestDashboardInChromium(t *testing.T) {
+// browserSlots lets two browsers run at once: the browser tests are parallel with the
+// rest, and more Chromiums than cores would only make each one slow.
+var browserSlots = make(chan struct{}, 2)
+
+// signedInBrowser starts a server with the usual account (project my-saas, channel
+// payments; made with the CLI) and a browser signed in as its owner. token is a public
+// token of my-saas, as a browser or an app would use.
+func signedInBrowser(t *testing.T) (m *Main, b *browser, token string) {
+	t.Helper()
+	testbackend.Once(t)
+	t.Parallel()
+	loc := testbackend.Location(t)
+	setupAccount(t, loc)
+	if code, _, errs := runCLI(t, loc, "correct horse\n", "user", "create", "ada@example.com", "--role", "owner"); code != 0 {
+		t.Fatal(errs)
+	}
+	_, out, _ := runCLI(t, loc, "", "token", "create", "--access", "public", "--project", "my-saas")
+	token = strings.TrimSpace(out)
+	m = startServer(t, loc, nil)
+	// Registered before the browser's cleanups, so it runs after them: the server
+	// waits for open event streams, which the browser closes.
+	b = newBrowser(t, m.URL())
+	b.do(chromedp.Navigate(m.URL() + "/login"))
+	b.submit("#email", "ada@example.com", "#password", "correct horse")
+	b.mustUntil(`location.pathname !== "/login"`)
+	return m, b, token
+}
+
+// TestSignUpInChromium walks a newcomer's first session: a fresh install opens the
+// sign-up, then a project, a channel and a token are made in the UI; revoking the token
+// in the UI refuses it at once; sign-out, and sign-in with the keyboard alone; the
+// dashboard installs as an app.
+func TestSignUpInChromium(t *testing.T) {
 	testbackend.Once(t)
 	t.Parallel()
 	m := startServer(t, testbackend.Location(t), nil)
-	// Registered before the browser's cleanups, so it runs after them: the server
-	// waits for open event streams, which the browser closes.
 	b := newBrowser(t, m.URL())
 
 	b.do(chromedp.Navigate(m.URL() + "/"))
@@ -234,6 +263,55 @@ func TestDashboardInChromium(t *testing.T) {
 	}
 	b.screenshot("settings-api")
 	b.checkLabels("settings → API")
+
+	status, resp := post(t, m.URL()+"/v1/log", token, `{"project":"my-saas","channel":"payments","event":"first"}`)
+	if status != 200 {
+		t.Fatalf("publish with the token made in the UI: %d %s", status, resp)
+	}
+
+	// Revoke in the UI: the API refuses the token at once.
+	b.do(chromedp.Navigate(m.URL() + "/settings/api"))
+	b.click(`document.querySelector('tr[id^="token-"] button').click()`)
+	b.mustUntil(`document.querySelector("tr.revoked")`)
+	if status, resp := post(t, m.URL()+"/v1/log", token, `{"project":"my-saas","channel":"payments","event":"x"}`); status != 401 {
+		t.Fatalf("after revoking in the UI: %d %s", status, resp)
+	}
+
+	// Sign out, then sign in with the keyboard alone: type, Tab, type, Enter.
+	b.click(`document.querySelector('form[action="/logout"] button').click()`)
+	if loc := b.location(); loc != "/login" {
+		t.Fatalf("after sign-out: %s", loc)
+	}
+	b.checkLabels("sign-in")
+	b.submit("#email", "ada@example.com", "#password", "not my password")
+	// The browser applies autofocus at its next rendering update, after the load event.
+	b.until(`document.activeElement.id === "password"`, 30*time.Second)
+	if focused := get(b, chromedp.Evaluate[string](`document.activeElement.id`)); focused != "password" || !strings.Contains(b.text(".auth-card .error"), "Wrong email or password") {
+		t.Fatalf("after a wrong password: focus on %q, error %q", focused, b.text(".auth-card .error"))
+	}
+	b.screenshot("sign-in-error")
+	b.do(chromedp.Navigate(m.URL() + "/login"))
+	b.do(chromedp.Focus(chromedp.CSS("#email")), chromedp.KeyEvent("ada@example.com"), chromedp.KeyEvent(kb.Tab),
+		chromedp.KeyEvent("correct horse"))
+	get(b, chromedp.WaitEvent(page.LoadEventFired, nil, chromedp.KeyEvent(kb.Enter)))
+	b.mustUntil(`location.pathname === "/p/my-saas"`)
+
+	// The dashboard installs as an app (manifest, icons, service worker).
+	inst, err := chromedp.Call(b.ctx, page.GetInstallabilityErrors, cdp.Empty{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range inst.InstallabilityErrors {
+		t.Errorf("not installable as an app: %s %v", e.ErrorID, e.ErrorArguments)
+	}
+}
+
+// TestLiveFeedInChromium: events appear live in the open feed, hostile Markdown renders
+// safely, the tag filter and the search narrow the feed (and the live events), a long
+// description folds, a reader scrolled down is told of new events, and a burst of one
+// group commit arrives complete, in order.
+func TestLiveFeedInChromium(t *testing.T) {
+	m, b, token := signedInBrowser(t)
 
 	// The feed, live.
 	b.do(chromedp.Navigate(m.URL() + "/p/my-saas"))
@@ -352,6 +430,12 @@ func TestDashboardInChromium(t *testing.T) {
 	if !sorted {
 		t.Fatalf("live cards out of order or repeated: %s", b.text(".events"))
 	}
+}
+
+// TestInsightsInChromium: cards appear and change live, in the viewer's locale, in the
+// order they were made; dark mode; an owner deletes one.
+func TestInsightsInChromium(t *testing.T) {
+	m, b, token := signedInBrowser(t)
 
 	// Insights: a card appears and changes live.
 	b.do(chromedp.Navigate(m.URL() + "/p/my-saas/insights"))
@@ -365,7 +449,7 @@ func TestDashboardInChromium(t *testing.T) {
 	b.mustUntil(`document.querySelector(".grid").textContent.includes("Operational")`)
 	post(t, m.URL()+"/v1/insight", token, `{"project":"my-saas","title":"Accounts","value":1234567,"change":"update"}`)
 	b.mustUntil(`document.querySelector(".grid").textContent.includes("1,234,567")`)
-	count = get(b, chromedp.Evaluate[int](`document.querySelectorAll('.grid .card').length`))
+	count := get(b, chromedp.Evaluate[int](`document.querySelectorAll('.grid .card').length`))
 	if count != 3 {
 		t.Fatalf("%d insight cards, want 3", count)
 	}
@@ -388,6 +472,23 @@ func TestDashboardInChromium(t *testing.T) {
 	}
 	b.screenshot("insights-dark")
 	chromedp.Call(b.ctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{})
+
+	// An owner deletes an insight from the board (after confirming) and it is gone.
+	b.do(chromedp.Navigate(m.URL() + "/p/my-saas/insights"))
+	b.do(chromedp.Evaluate[chromedp.Void](`document.querySelector(".manage").open = true`))
+	b.do(chromedp.SetValue(chromedp.CSS("#delete-title"), "Status"))
+	b.screenshot("insights-delete")
+	b.click(`document.querySelector('.manage form button').click()`)
+	if n := get(b, chromedp.Evaluate[int](`document.querySelectorAll('.grid .card').length`)); n != 2 || strings.Contains(b.text(".grid"), "Operational") {
+		t.Fatalf("after deleting Status: %d cards: %s", n, b.text(".grid"))
+	}
+}
+
+// TestJourneysInChromium: users identified over the API, a user's and a group's journey
+// live, and any tag's journey.
+func TestJourneysInChromium(t *testing.T) {
+	m, b, token := signedInBrowser(t)
+	post(t, m.URL()+"/v1/log", token, `{"project":"my-saas","channel":"payments","event":"New Subscription","tags":{"plan":"premium"}}`)
 
 	// Users: identified over the API, listed, and one user's journey by day.
 	post(t, m.URL()+"/v1/identify", token, `{"project":"my-saas","user_id":"user-42","properties":{"name":"Ada Lovelace","plan":"premium","seats":3}}`)
@@ -434,16 +535,13 @@ func TestDashboardInChromium(t *testing.T) {
 		t.Fatalf("journey of seats: 4: %s", txt)
 	}
 	b.screenshot("tag-journey")
+}
 
-	// An owner deletes an insight from the board (after confirming) and it is gone.
-	b.do(chromedp.Navigate(m.URL() + "/p/my-saas/insights"))
-	b.do(chromedp.Evaluate[chromedp.Void](`document.querySelector(".manage").open = true`))
-	b.do(chromedp.SetValue(chromedp.CSS("#delete-title"), "Status"))
-	b.screenshot("insights-delete")
-	b.click(`document.querySelector('.manage form button').click()`)
-	if n := get(b, chromedp.Evaluate[int](`document.querySelectorAll('.grid .card').length`)); n != 2 || strings.Contains(b.text(".grid"), "Operational") {
-		t.Fatalf("after deleting Status: %d cards: %s", n, b.text(".grid"))
-	}
+// TestSettingsInChromium: charts and their channel picker, a webhook, the notification
+// settings and an invitation link.
+func TestSettingsInChromium(t *testing.T) {
+	m, b, token := signedInBrowser(t)
+	post(t, m.URL()+"/v1/log", token, `{"project":"my-saas","channel":"payments","event":"For the charts"}`)
 
 	// Charts are a picture.
 	b.do(chromedp.Navigate(m.URL() + "/p/my-saas/charts"))
@@ -479,42 +577,23 @@ func TestDashboardInChromium(t *testing.T) {
 	// text is "2026-11-30 07:45:12 UTC"), like every other time.
 	b.mustUntil(`(t => t && !/^\d{4}-/.test(t.textContent))(document.querySelector("time[data-exact]"))`)
 	b.screenshot("settings-members")
+}
 
-	// Revoke in the UI: the API refuses the token at once.
-	b.do(chromedp.Navigate(m.URL() + "/settings/api"))
-	b.click(`document.querySelector('tr[id^="token-"] button').click()`)
-	b.mustUntil(`document.querySelector("tr.revoked")`)
-	if status, resp := post(t, m.URL()+"/v1/log", token, `{"project":"my-saas","channel":"payments","event":"x"}`); status != 401 {
-		t.Fatalf("after revoking in the UI: %d %s", status, resp)
+// TestEveryPageInChromium: every page, with something on it, has readable contrast in
+// light and dark and labelled fields, and no sideways scroll at phone width.
+func TestEveryPageInChromium(t *testing.T) {
+	m, b, token := signedInBrowser(t)
+	for _, body := range []string{
+		`{"project":"my-saas","channel":"payments","event":"New Subscription","description":"A new **premium** subscription","parser":"markdown","icon":"💰","tags":{"plan":"premium","seats":3},"user_id":"user-42"}`,
+		`{"project":"my-saas","channel":"payments","event":"Refund","icon":"💸","tags":{"plan":"basic"}}`,
+	} {
+		if status, resp := post(t, m.URL()+"/v1/log", token, body); status != 200 {
+			t.Fatalf("publish: %d %s", status, resp)
+		}
 	}
-
-	// Sign out, then sign in with the keyboard alone: type, Tab, type, Enter.
-	b.click(`document.querySelector('form[action="/logout"] button').click()`)
-	if loc := b.location(); loc != "/login" {
-		t.Fatalf("after sign-out: %s", loc)
-	}
-	b.checkLabels("sign-in")
-	b.submit("#email", "ada@example.com", "#password", "not my password")
-	// The browser applies autofocus at its next rendering update, after the load event.
-	b.until(`document.activeElement.id === "password"`, 30*time.Second)
-	if focused := get(b, chromedp.Evaluate[string](`document.activeElement.id`)); focused != "password" || !strings.Contains(b.text(".auth-card .error"), "Wrong email or password") {
-		t.Fatalf("after a wrong password: focus on %q, error %q", focused, b.text(".auth-card .error"))
-	}
-	b.screenshot("sign-in-error")
-	b.do(chromedp.Navigate(m.URL() + "/login"))
-	b.do(chromedp.Focus(chromedp.CSS("#email")), chromedp.KeyEvent("ada@example.com"), chromedp.KeyEvent(kb.Tab),
-		chromedp.KeyEvent("correct horse"))
-	get(b, chromedp.WaitEvent(page.LoadEventFired, nil, chromedp.KeyEvent(kb.Enter)))
-	b.mustUntil(`location.pathname === "/p/my-saas"`)
-
-	// The dashboard installs as an app (manifest, icons, service worker).
-	inst, err := chromedp.Call(b.ctx, page.GetInstallabilityErrors, cdp.Empty{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range inst.InstallabilityErrors {
-		t.Errorf("not installable as an app: %s %v", e.ErrorID, e.ErrorArguments)
-	}
+	post(t, m.URL()+"/v1/insight", token, `{"project":"my-saas","title":"Monthly Revenue","value":"1000.50","change":"update","prefix":"$","icon":"💰"}`)
+	post(t, m.URL()+"/v1/identify", token, `{"project":"my-saas","user_id":"user-42","properties":{"name":"Ada Lovelace","plan":"premium"}}`)
+	post(t, m.URL()+"/v1/group", token, `{"project":"my-saas","group_id":"analytical-engines","user_id":"user-42"}`)
 
 	// Every page: readable contrast in light and dark; at phone width, no sideways scroll.
 	pages := []string{"/p/my-saas", "/p/my-saas/insights", "/p/my-saas/charts", "/p/my-saas/users", "/p/my-saas/groups",
