@@ -55,6 +55,10 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 // Unwrap lets http.ResponseController reach the connection (deadlines, flushing).
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
+// Flush passes a flush on: writers wrapped around this one (a compressor) look for
+// http.Flusher itself, not through Unwrap as http.ResponseController does.
+func (w *statusWriter) Flush() { http.NewResponseController(w.ResponseWriter).Flush() }
+
 // Middleware wraps the whole server: request id, panic recovery, one access-log line
 // per request (never a token or a password), and request metrics.
 func Middleware(next http.Handler, log *slog.Logger, m *metrics.Metrics) http.Handler {

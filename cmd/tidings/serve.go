@@ -16,6 +16,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/klauspost/compress/gzhttp"
+
 	"github.com/tidings-dev/tidings"
 	"github.com/tidings-dev/tidings/api"
 	"github.com/tidings-dev/tidings/deliver"
@@ -191,7 +193,18 @@ func (m *Main) handler(dash *web.Server, met *metrics.Metrics) http.Handler {
 	if m.httpsOnly() {
 		h = hsts(h)
 	}
-	return api.Middleware(h, m.Logger, met)
+	return api.Middleware(compress(h), m.Logger, met)
+}
+
+// compress answers with gzip or zstd when the client takes it: pages, CSS, JS, SVG and
+// JSON. The live streams are never compressed: a compressor holds bytes back, and each
+// event must leave at once.
+func compress(h http.Handler) http.Handler {
+	wrap, err := gzhttp.NewWrapper(gzhttp.ExceptContentTypes([]string{"text/event-stream"}), gzhttp.MinSize(512))
+	if err != nil {
+		panic(err) // only for invalid options
+	}
+	return wrap(h)
 }
 
 // serveHTTP listens on the public address and serves h; stopping it lets the requests

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -13,6 +15,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -380,4 +383,78 @@ func TestPrivateTargetsWarned(t *testing.T) {
 			t.Fatalf("allow-private-targets %t: warned %t:\n%s", allow, warned, buf.String())
 		}
 	}
+}
+
+// TestAnswersCompressed: pages, assets and JSON go out compressed to a client that takes
+// gzip; a live stream never is, and its events still arrive one by one.
+func TestAnswersCompressed(t *testing.T) {
+	testbackend.Once(t)
+	t.Parallel()
+	data := testbackend.Location(t)
+	token := setupAccount(t, data)
+	if code, _, errs := runCLI(t, data, "a long password\n", "user", "create", "ada@example.com"); code != 0 {
+		t.Fatal(errs)
+	}
+	m := startServer(t, data, nil)
+	jar, _ := cookiejar.New(nil)
+	c := &http.Client{Jar: jar, Transport: &http.Transport{DisableCompression: true}}
+	if res, err := c.PostForm(m.URL()+"/login", url.Values{"email": {"ada@example.com"}, "password": {"a long password"}}); err != nil {
+		t.Fatal(err)
+	} else {
+		res.Body.Close()
+	}
+	get := func(path string) *http.Response {
+		t.Helper()
+		req, _ := http.NewRequest("GET", m.URL()+path, nil)
+		req.Header.Set("Accept-Encoding", "gzip")
+		req.Header.Set("Authorization", "Bearer "+token)
+		res, err := c.Do(req)
+		if err != nil || res.StatusCode != 200 {
+			t.Fatalf("%s: %v %v", path, res, err)
+		}
+		return res
+	}
+	feed := get("/p/my-saas")
+	body, _ := io.ReadAll(feed.Body)
+	feed.Body.Close()
+	if feed.Header.Get("Content-Encoding") != "gzip" {
+		t.Fatalf("the feed page: Content-Encoding %q", feed.Header.Get("Content-Encoding"))
+	}
+	css := regexp.MustCompile(`/static/app\.[0-9a-f]+\.css`).Find(mustGunzip(t, body))
+	for _, path := range []string{string(css), "/v1/openapi.yaml"} {
+		res := get(path)
+		res.Body.Close()
+		if path == "" || res.Header.Get("Content-Encoding") != "gzip" {
+			t.Fatalf("%q: Content-Encoding %q", path, res.Header.Get("Content-Encoding"))
+		}
+	}
+
+	stream := get("/p/my-saas/stream")
+	defer stream.Body.Close()
+	if ce := stream.Header.Get("Content-Encoding"); ce != "" {
+		t.Fatalf("the live stream is compressed (%s): events would wait in the compressor", ce)
+	}
+	lines := bufio.NewScanner(stream.Body)
+	for i := 0; i < 3; i++ {
+		event := fmt.Sprintf("one by one %d", i)
+		post(t, m.URL()+"/v1/log", token, `{"project":"my-saas","channel":"payments","event":"`+event+`"}`)
+		for lines.Scan() && !strings.Contains(lines.Text(), event) {
+		}
+		if lines.Err() != nil {
+			t.Fatal(lines.Err())
+		}
+	}
+}
+
+func mustGunzip(t *testing.T, b []byte) []byte {
+	t.Helper()
+	r, err := gzip.NewReader(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := io.ReadAll(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
