@@ -59,8 +59,9 @@ func niceStep(max int) int {
 	return int(10 * p)
 }
 
-// buildChart lays out one bar per bucket start, labelling every every-th.
-func buildChart(title string, counts map[time.Time]int, starts []time.Time, label func(time.Time) string, every int) chart {
+// buildChart lays out one bar per bucket start. axis labels the bars it returns text for;
+// hover names each bar's whole day and time.
+func buildChart(title string, counts map[time.Time]int, starts []time.Time, axis, hover func(time.Time) string) chart {
 	c := chart{Title: title, Width: int(chartW), Height: int(chartH) + 22, Left: chartLeft, AxisX: chartLeft - 6}
 	for _, t := range starts {
 		v := counts[t]
@@ -80,9 +81,9 @@ func buildChart(title string, counts map[time.Time]int, starts []time.Time, labe
 		if v > 0 && h < 2 {
 			h = 2
 		}
-		c.Bars = append(c.Bars, bar{X: chartLeft + float64(i)*slot + slot*0.1, W: slot * 0.8, Y: chartH - h, H: h, Count: v, Label: label(t)})
-		if i%every == 0 {
-			l := axisLabel{X: chartLeft + float64(i)*slot + slot/2, Text: label(t), Anchor: "middle", Minor: (i/every)%2 == 1}
+		c.Bars = append(c.Bars, bar{X: chartLeft + float64(i)*slot + slot*0.1, W: slot * 0.8, Y: chartH - h, H: h, Count: v, Label: hover(t) + ": " + plural(v, "event")})
+		if text := axis(t); text != "" {
+			l := axisLabel{X: chartLeft + float64(i)*slot + slot/2, Text: text, Anchor: "middle", Minor: len(c.Labels)%2 == 1}
 			if i == 0 {
 				l.X, l.Anchor = chartLeft, "start"
 			}
@@ -146,11 +147,33 @@ func (s *Server) chartsPage(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	d := chartsData{Channel: channel, Zone: loc.String(),
-		Daily:  buildChart("Events per day, last 30 days", daily, days, func(t time.Time) string { return t.Format("2 Jan") }, 5),
-		Hourly: buildChart("Events per hour, last 48 hours", hourly, hourStarts, func(t time.Time) string { return t.Format("15:00") }, 6),
+		Daily: buildChart("Events per day, last 30 days", daily, days, func(t time.Time) string {
+			if int(t.Sub(days[0]).Hours()/24+0.5)%5 != 0 {
+				return ""
+			}
+			return t.Format("2 Jan")
+		}, func(t time.Time) string { return t.Format("Mon 2 Jan") }),
+		// The hourly axis names the day at each midnight, and every bar its day and hour.
+		Hourly: buildChart("Events per hour, last 48 hours", hourly, hourStarts, func(t time.Time) string {
+			switch {
+			case t.Hour() == 0:
+				return t.Format("Mon 2 Jan")
+			case t.Hour()%6 == 0:
+				return t.Format("15:00")
+			}
+			return ""
+		}, func(t time.Time) string { return t.Format("Mon 2 Jan, 15:00") }),
 	}
 	for _, c := range cs {
 		d.Channels = append(d.Channels, c.Name)
 	}
 	return s.render(w, r, "charts", &view{Title: project + " charts", Project: project, Channel: channel, Section: "charts", Data: d})
+}
+
+// plural is "1 event", "2 events".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return itoa(n) + " " + noun + "s"
 }

@@ -230,7 +230,14 @@ func (s *Server) pushSummary(r *http.Request, ev *tidings.Event) (string, error)
 		return "", err
 	}
 	if len(records) == 0 {
-		return "Not pushed yet, or nobody in the team has enabled notifications (Settings → Devices).", nil
+		subs, err := s.store.AccountPushSubscriptions(r.Context(), sessionFrom(r).account.ID)
+		if err != nil {
+			return "", err
+		}
+		if len(subs) == 0 {
+			return "Not pushed: nobody in the team has enabled notifications on a device yet (Settings → Devices).", nil
+		}
+		return "Not pushed yet: it is waiting to be delivered.", nil
 	}
 	count := map[string]int{}
 	for _, rec := range records {

@@ -25,11 +25,13 @@ const maxEmailLen = 254
 type loginForm struct {
 	Email, Next string
 	SignupOpen  bool
+	OnlyUser    bool // a fresh install with one user: the CLI reset is theirs to run
 }
 
 func (s *Server) loginPage(w http.ResponseWriter, r *http.Request) error {
 	open, _ := s.signupOpen(r.Context())
-	return s.render(w, r, "login", &view{Title: "Sign in", Data: loginForm{Next: safeNext(r.URL.Query().Get("next")), SignupOpen: open}})
+	n, _ := s.store.CountUsers(r.Context())
+	return s.render(w, r, "login", &view{Title: "Sign in", Data: loginForm{Next: safeNext(r.URL.Query().Get("next")), SignupOpen: open, OnlyUser: n == 1}})
 }
 
 func (s *Server) login(w http.ResponseWriter, r *http.Request) error {

@@ -5,6 +5,7 @@ import (
 	"container/list"
 	"errors"
 	"html/template"
+	"regexp"
 	"strings"
 	"sync"
 
@@ -51,7 +52,9 @@ func renderDescription(ev *tidings.Event) template.HTML {
 		return ""
 	}
 	if ev.Parser == tidings.ParserMarkdown {
-		if out, ok := renderMarkdown(ev.Description); ok {
+		// A description whose whole content was unsafe (raw HTML) is shown as the text
+		// that was sent, rather than as an empty box.
+		if out, ok := renderMarkdown(ev.Description); ok && hasText(out) {
 			return out
 		}
 	}
@@ -183,4 +186,14 @@ func (c *renderCache) len() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return len(c.byID)
+}
+
+var tagRE = regexp.MustCompile(`<[^>]*>`)
+
+// hasText reports whether rendered HTML shows anything: text, or an image or a rule.
+func hasText(h template.HTML) bool {
+	if strings.Contains(string(h), "<img") || strings.Contains(string(h), "<hr") {
+		return true
+	}
+	return strings.TrimSpace(tagRE.ReplaceAllString(string(h), "")) != ""
 }

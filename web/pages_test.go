@@ -674,10 +674,11 @@ func TestChartsInTheViewersZone(t *testing.T) {
 		ts, _ := time.Parse(time.RFC3339, at)
 		e.publish(acme, tidings.NewEvent{Event: "x", Timestamp: ts})
 	}
-	c.get("/p/my-saas/charts").want(t, 200, "<title>22 Nov: 2</title>", "Times in UTC.", `class="grid"`, `text-anchor="end"`)
+	c.get("/p/my-saas/charts").want(t, 200, "<title>Sun 22 Nov: 2 events</title>", "<title>Sun 22 Nov, 23:00: 1 event</title>",
+		">Mon 23 Nov</text>", "Times in UTC.", `class="grid"`, `text-anchor="end"`) // every bar names its day; the hourly axis its midnights
 	u, _ := url.Parse(e.srv.URL)
 	c.jar.SetCookies(u, []*http.Cookie{{Name: "tz", Value: "Pacific/Auckland"}})
-	c.get("/p/my-saas/charts").want(t, 200, "<title>23 Nov: 1</title>", "<title>22 Nov: 1</title>", "Times in Pacific/Auckland.")
+	c.get("/p/my-saas/charts").want(t, 200, "<title>Mon 23 Nov: 1 event</title>", "<title>Sun 22 Nov: 1 event</title>", "Times in Pacific/Auckland.")
 	c.jar.SetCookies(u, []*http.Cookie{{Name: "tz", Value: "Not/AZone"}})
 	c.get("/p/my-saas/charts").want(t, 200, "Times in UTC.")
 	c.get("/p/my-saas/charts?channel=payments").want(t, 200, `href="/p/my-saas/c/payments"`)
@@ -794,4 +795,33 @@ func (l lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(p)
+}
+
+// TestFinishedLooks: what a new user saw unfinished — the empty sidebar after sign-up,
+// an event without an icon, a plain-text stack trace, a Markdown description that
+// sanitising emptied, the sign-in page's reset hint.
+func TestFinishedLooks(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, false)
+	c := e.client()
+	c.post("/signup", "account", "acme", "email", "ada@example.com", "password", "correct horse", "password2", "correct horse")
+	c.get("/settings/members").want(t, 200, `<p class="sidebar-empty">No projects yet. <a href="/settings/projects">Create the first one</a></p>`)
+	c.post("/settings/projects", "name", "my-saas")
+	c.post("/settings/projects/my-saas/channels", "name", "payments")
+	acme := e.account("acme")
+	e.publish(acme, tidings.NewEvent{Event: "deploy failed", Description: "panic: boom\n    at main.go:12\n    at run.go:3"})
+	e.publish(acme, tidings.NewEvent{Event: "sneaky", Parser: tidings.ParserMarkdown, Description: "<script>alert(1)</script>"})
+	p := c.get("/p/my-saas")
+	p.want(t, 200, `<span class="ev-initial">D</span>`, "panic: boom<br>    at main.go:12", "&lt;script&gt;alert(1)&lt;/script&gt;")
+	if strings.Contains(p.body, "<script>alert") {
+		t.Fatal("the sanitised description's source was shown unescaped")
+	}
+	// One user: the sign-in page may name the CLI; with two, only "ask an owner".
+	e.client().get("/login").want(t, 200, "Ask an owner of your team for a reset link.", "tidings user reset-password")
+	e.member(acme, "bob@example.com")
+	if strings.Contains(e.client().get("/login").body, "reset-password") {
+		t.Fatal("the sign-in page tells every visitor about the server's CLI")
+	}
+	// Signed out, an error page is a centred card with one button.
+	e.client().get("/signup").want(t, 403, `class="auth-card error-card"`, `<a class="button-link" href="/login">Sign in</a>`)
 }

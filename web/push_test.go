@@ -149,12 +149,14 @@ func TestEventPageSaysWhatWasPushed(t *testing.T) {
 	ada := e.owner()
 	acme := e.account("acme")
 	ev := e.publish(acme, tidings.NewEvent{Event: "paid", Notify: true})
-	ada.get("/p/my-saas/events/"+ev.ID).want(t, 200, "nobody in the team has enabled notifications")
+	ada.get("/p/my-saas/events/"+ev.ID).want(t, 200, "Not pushed: nobody in the team has enabled notifications on a device yet",
+		`<h1 class="sr">paid</h1>`)
 	old := e.publish(acme, tidings.NewEvent{Event: "backfill", Notify: true, Timestamp: time.Now().Add(-3 * time.Hour)})
 	ada.get("/p/my-saas/events/"+old.ID).want(t, 200, "a backfill wakes nobody")
 	u, _ := e.store.FindUserByEmail(context.Background(), "ada@example.com")
 	sub := &tidings.PushSubscription{AccountID: acme.ID, UserID: u.ID, Endpoint: "https://fcm.googleapis.com/fcm/send/x", P256dh: "k", Auth: "a"}
 	e.store.SavePushSubscription(context.Background(), sub)
+	ada.get("/p/my-saas/events/"+ev.ID).want(t, 200, "Not pushed yet: it is waiting to be delivered.") // a device now, no record yet
 	e.store.RecordPushes(context.Background(), []*tidings.PushRecord{{EventID: ev.ID, SubscriptionID: sub.ID, Status: tidings.PushSent, At: time.Now()}})
 	ada.get("/p/my-saas/events/"+ev.ID).want(t, 200, "Pushed to 1 device.")
 	plain := e.publish(acme, tidings.NewEvent{Event: "no notify"})

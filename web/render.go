@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/tidings-dev/tidings"
 )
@@ -29,6 +30,7 @@ func loadPages(a *assets, now func() time.Time) (*pages, error) {
 		"reltime":  func(t time.Time) string { return reltime(t, now()) },
 		"exact":    func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
 		"iso":      func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+		"initial":  initial,
 		"nameRule": func() string { return tidings.NameRuleMessage },
 		"ms":       func(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) + " ms" },
 	}
@@ -209,7 +211,7 @@ func (s *Server) renderError(w http.ResponseWriter, r *http.Request, status int,
 	}
 	if sess != nil {
 		d.Links = append(d.Links, errorLink{"/", "Back to the dashboard"})
-	} else if status != http.StatusNotFound || !strings.Contains(msg, "invitation") {
+	} else if len(d.Links) == 0 {
 		d.Links = append(d.Links, errorLink{"/login", "Sign in"})
 	}
 	title := map[int]string{http.StatusNotFound: "Not found", http.StatusForbidden: "Not allowed", http.StatusBadRequest: "Cannot do that",
@@ -273,4 +275,14 @@ func focusFor(msg string) string {
 		return "email"
 	}
 	return ""
+}
+
+// initial is the first letter of a name, upper-cased: the mark of an event without an icon.
+func initial(name string) string {
+	for _, r := range name {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			return strings.ToUpper(string(r))
+		}
+	}
+	return "·"
 }

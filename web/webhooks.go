@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"net/http"
 	"net/netip"
 	"net/url"
@@ -21,7 +22,14 @@ type webhooksData struct {
 type webhookRow struct {
 	*tidings.Webhook
 	Host     string
-	Attempts []*tidings.WebhookAttempt
+	Attempts []attemptRow
+}
+
+// attemptRow is one delivery attempt with the name of the event it carried.
+type attemptRow struct {
+	*tidings.WebhookAttempt
+	EventName string // "" when the event is gone, or was a test message
+	EventURL  string
 }
 
 func (s *Server) webhooksPage(w http.ResponseWriter, r *http.Request) error {
@@ -50,13 +58,18 @@ func (s *Server) renderWebhooks(w http.ResponseWriter, r *http.Request, status i
 		return err
 	}
 	d := webhooksData{Created: created, Form: f, Notice: notice}
+	names := map[string]*tidings.Event{} // events already read, by ID: one read per event shown
 	for _, h := range hooks {
 		row := webhookRow{Webhook: h}
 		if u, err := url.Parse(h.URL); err == nil {
 			row.Host = u.Host
 		}
-		if row.Attempts, err = s.store.ListWebhookAttempts(ctx, id, h.ID); err != nil {
+		attempts, err := s.store.ListWebhookAttempts(ctx, id, h.ID)
+		if err != nil {
 			return err
+		}
+		for _, a := range attempts {
+			row.Attempts = append(row.Attempts, s.attemptRow(ctx, id, a, names))
 		}
 		d.Webhooks = append(d.Webhooks, row)
 	}
@@ -149,4 +162,18 @@ func (s *Server) testWebhook(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	return redirect(w, r, "/settings/webhooks?tested=1#webhook-"+hook.ID)
+}
+
+// attemptRow names the event an attempt carried, reading each event once per page.
+func (s *Server) attemptRow(ctx context.Context, account int64, a *tidings.WebhookAttempt, names map[string]*tidings.Event) attemptRow {
+	ev, seen := names[a.EventID]
+	if !seen {
+		ev, _ = s.store.FindEventByID(ctx, account, a.EventID) // gone, or a test message: nil
+		names[a.EventID] = ev
+	}
+	row := attemptRow{WebhookAttempt: a}
+	if ev != nil {
+		row.EventName, row.EventURL = ev.Event, "/p/"+ev.Project+"/events/"+ev.ID
+	}
+	return row
 }

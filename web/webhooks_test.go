@@ -75,3 +75,23 @@ func newEnvOtherAccount(t *testing.T, e *env) *client {
 	c, _ := e.user(a, "eve@globex.example", tidings.UserOwner)
 	return c
 }
+
+// TestWebhookLogNamesEvents: the deliveries of a webhook name the event they carried,
+// linked to its page; a test message says so.
+func TestWebhookLogNamesEvents(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, false)
+	owner := e.owner()
+	acme := e.account("acme")
+	owner.post("/settings/webhooks", "name", "audit", "url", "https://hooks.example.com/tidings", "project", "my-saas",
+		"format", "standard", "events", "all")
+	hooks, _ := e.store.ListWebhooks(context.Background(), acme.ID)
+	ev := e.publish(acme, tidings.NewEvent{Event: "Invoice paid"})
+	for _, id := range []string{ev.ID, "01a209b5-f533-751e-9fea-000000000000"} {
+		if err := e.store.RecordWebhookAttempt(context.Background(), &tidings.WebhookAttempt{WebhookID: hooks[0].ID, MessageID: "msg_" + id,
+			EventID: id, Attempt: 1, Status: 200, At: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	owner.get("/settings/webhooks").want(t, 200, `<a href="/p/my-saas/events/`+ev.ID+`">Invoice paid</a>`, "test message, or a deleted event")
+}

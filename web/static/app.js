@@ -38,16 +38,25 @@
     if (t.getFullYear() !== now.getFullYear()) o.year = "numeric";
     return t.toLocaleDateString(undefined, o);
   }
+  // A day heading is one level below the page's last heading before the list: h2 under
+  // the page's h1, h3 under a section's h2 ("Journey").
+  function dayLevel(list) {
+    var before = [].filter.call(document.querySelectorAll("h1, h2"), function (h) {
+      return h.compareDocumentPosition(list) & Node.DOCUMENT_POSITION_FOLLOWING;
+    });
+    var prev = before[before.length - 1];
+    return prev && prev.tagName === "H2" ? "h3" : "h2";
+  }
   function groupDays(list) {
     list.querySelectorAll(":scope > .day").forEach(function (h) { h.remove(); });
-    var last = null;
+    var last = null, level = dayLevel(list);
     list.querySelectorAll(":scope > article.event").forEach(function (card) {
       var tm = card.querySelector("header time[datetime]");
       if (!tm) return;
       var t = new Date(tm.getAttribute("datetime")), k = dayKey(t);
       if (k === last) return;
       last = k;
-      var h = document.createElement("h3");
+      var h = document.createElement(level);
       h.className = "day";
       h.textContent = dayLabel(t);
       list.insertBefore(h, card);
@@ -307,5 +316,28 @@
           say("Could not enable notifications: " + ((err && err.message) || err), true);
         });
     });
+  }
+
+  // Sign-up: a team name typed as "Acme Inc" becomes its slug, acme-inc, shown as it
+  // is typed. (Without this script the field's pattern and title say the rule.)
+  var team = document.querySelector('form[action="/signup"] #account');
+  if (team) {
+    var help = document.getElementById("account-help"), rule = help.cloneNode(true);
+    var slug = function (v) {
+      return v.toLowerCase().normalize("NFKD").replace(/[\u0300-\u036f]/g, "")
+        .replace(/[^a-z0-9]+/g, "-").replace(/^-+|-+$/g, "").slice(0, 64);
+    };
+    team.removeAttribute("pattern");
+    team.addEventListener("input", function () {
+      var s = slug(team.value);
+      if (team.value && s !== team.value) {
+        help.textContent = s ? "Your team’s address will be " + s + "." : "Use letters or digits.";
+      } else {
+        help.replaceWith(rule);
+        help = rule;
+        rule = help.cloneNode(true);
+      }
+    });
+    team.form.addEventListener("submit", function () { team.value = slug(team.value) || team.value; });
   }
 })();
