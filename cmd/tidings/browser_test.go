@@ -237,10 +237,22 @@ func TestSignUpInChromium(t *testing.T) {
 		t.Fatalf("a fresh install opens %s, want /signup", loc)
 	}
 	b.checkLabels("sign-up")
+	for _, v := range b.axe(axeSource(t)) {
+		t.Errorf("sign-up: axe-core: %s", v)
+	}
 	b.screenshot("sign-up")
-	b.submit("#account", "acme", "#email", "ada@example.com", "#password", "correct horse", "#password2", "correct horse")
+	// A team name typed as a name shows the address it becomes.
+	b.do(chromedp.Focus(chromedp.CSS("#account")), chromedp.KeyEvent("Acme Inc"))
+	b.mustUntil(`document.getElementById("account-help").textContent.includes("acme-inc")`)
+	b.screenshot("sign-up-slug") // and it is submitted as acme-inc
+	b.do(chromedp.SetValue(chromedp.CSS("#email"), "ada@example.com"), chromedp.SetValue(chromedp.CSS("#password"), "correct horse"),
+		chromedp.SetValue(chromedp.CSS("#password2"), "correct horse"))
+	b.click(`document.querySelector('form[action="/signup"] button[type=submit]').click()`) // as a person does: the submit event fires
 	if loc := b.location(); loc != "/settings/projects" {
 		t.Fatalf("after sign-up: %s", loc)
+	}
+	if who := b.text(".who"); !strings.HasPrefix(who, "acme-inc ·") {
+		t.Fatalf("the team typed as Acme Inc is %q", who)
 	}
 	b.submit("#new-project", "My SaaS")
 	if msg := b.text(".error"); !strings.Contains(msg, "lowercase letters, digits and single dashes") {
@@ -283,6 +295,15 @@ func TestSignUpInChromium(t *testing.T) {
 		t.Fatalf("after sign-out: %s", loc)
 	}
 	b.checkLabels("sign-in")
+	// Signed out: the sign-in page and the closed sign-up's error card, judged by axe-core.
+	for _, path := range []string{"/login", "/signup"} {
+		b.do(chromedp.Navigate(m.URL() + path))
+		for _, v := range b.axe(axeSource(t)) {
+			t.Errorf("%s: axe-core: %s", path, v)
+		}
+		b.screenshot("signed-out" + shotName(path))
+	}
+	b.do(chromedp.Navigate(m.URL() + "/login"))
 	b.submit("#email", "ada@example.com", "#password", "not my password")
 	// The browser applies autofocus at its next rendering update, after the load event.
 	b.until(`document.activeElement.id === "password"`, 30*time.Second)
@@ -580,23 +601,31 @@ func TestSettingsInChromium(t *testing.T) {
 }
 
 // TestEveryPageInChromium: every page, with something on it, has readable contrast in
-// light and dark and labelled fields, and no sideways scroll at phone width.
+// light and dark, labelled fields and no violation axe-core finds (WCAG 2.1 AA and its
+// best practices), and no sideways scroll at phone width, down to 320 px.
 func TestEveryPageInChromium(t *testing.T) {
 	m, b, token := signedInBrowser(t)
+	axe := axeSource(t)
+	var eventID string
 	for _, body := range []string{
 		`{"project":"my-saas","channel":"payments","event":"New Subscription","description":"A new **premium** subscription","parser":"markdown","icon":"💰","tags":{"plan":"premium","seats":3},"user_id":"user-42"}`,
 		`{"project":"my-saas","channel":"payments","event":"Refund","icon":"💸","tags":{"plan":"basic"}}`,
+		`{"project":"my-saas","channel":"payments","event":"deploy failed","description":"panic: boom\n    at main.go:12"}`,
 	} {
-		if status, resp := post(t, m.URL()+"/v1/log", token, body); status != 200 {
+		status, resp := post(t, m.URL()+"/v1/log", token, body)
+		if status != 200 {
 			t.Fatalf("publish: %d %s", status, resp)
 		}
+		var ev struct{ ID string }
+		json.Unmarshal([]byte(resp), &ev)
+		eventID = ev.ID
 	}
 	post(t, m.URL()+"/v1/insight", token, `{"project":"my-saas","title":"Monthly Revenue","value":"1000.50","change":"update","prefix":"$","icon":"💰"}`)
 	post(t, m.URL()+"/v1/identify", token, `{"project":"my-saas","user_id":"user-42","properties":{"name":"Ada Lovelace","plan":"premium"}}`)
 	post(t, m.URL()+"/v1/group", token, `{"project":"my-saas","group_id":"analytical-engines","user_id":"user-42"}`)
 
 	// Every page: readable contrast in light and dark; at phone width, no sideways scroll.
-	pages := []string{"/p/my-saas", "/p/my-saas/insights", "/p/my-saas/charts", "/p/my-saas/users", "/p/my-saas/groups",
+	pages := []string{"/p/my-saas", "/p/my-saas?q=subscr*", "/p/my-saas/events/" + eventID, "/p/my-saas/journey?tag=plan%3Apremium", "/p/my-saas/insights", "/p/my-saas/charts", "/p/my-saas/users", "/p/my-saas/groups",
 		"/p/my-saas/users/user-42", "/settings/projects", "/settings/api", "/settings/webhooks", "/settings/members",
 		"/settings/notifications", "/settings/devices", "/settings/password", "/p/nope"}
 	for _, dark := range []bool{false, true} {
@@ -610,6 +639,9 @@ func TestEveryPageInChromium(t *testing.T) {
 			if bad := get(b, chromedp.Evaluate[[]string](contrastCheck)); len(bad) > 0 {
 				t.Errorf("%s (%s): text below 4.5:1 contrast (3:1 when large): %v", path, scheme, bad)
 			}
+			for _, v := range b.axe(axe) {
+				t.Errorf("%s (%s): axe-core: %s", path, scheme, v)
+			}
 			if !dark {
 				b.checkLabels(path)
 			}
@@ -617,14 +649,19 @@ func TestEveryPageInChromium(t *testing.T) {
 		}
 	}
 	b.colorScheme("light")
-	b.do(chromedp.EmulateViewport(390, 844))
-	for _, path := range pages {
-		b.do(chromedp.Navigate(m.URL() + path))
-		if w := get(b, chromedp.Evaluate[int](`document.documentElement.scrollWidth - window.innerWidth`)); w > 0 {
-			t.Errorf("%s scrolls sideways by %d px at 390 px", path, w)
+	for _, width := range []int64{390, 320} {
+		b.do(chromedp.EmulateViewport(width, 844))
+		for _, path := range pages {
+			b.do(chromedp.Navigate(m.URL() + path))
+			if w := get(b, chromedp.Evaluate[int](`document.documentElement.scrollWidth - window.innerWidth`)); w > 0 {
+				t.Errorf("%s scrolls sideways by %d px at %d px", path, w, width)
+			}
+			if width == 390 {
+				b.screenshot("page" + shotName(path) + "-phone")
+			}
 		}
-		b.screenshot("page" + shotName(path) + "-phone")
 	}
+	b.do(chromedp.EmulateViewport(390, 844))
 	b.do(chromedp.Navigate(m.URL() + "/settings/api"))
 	b.screenshot("settings-api-phone")
 	b.do(chromedp.Navigate(m.URL() + "/p/my-saas/insights"))
@@ -685,3 +722,61 @@ const contrastCheck = `(() => {
   }
   return bad;
 })()`
+
+// axeVersion is the axe-core the pages are judged by.
+const axeVersion = "axe-core@4.14.1"
+
+var axeOnce struct {
+	sync.Once
+	src string
+	err error
+}
+
+// axeSource installs axe-core with npm once per test binary and returns its script.
+func axeSource(t *testing.T) string {
+	t.Helper()
+	npm, err := exec.LookPath("npm")
+	if err != nil {
+		testenv.Need(t, "npm is needed to install axe-core for the accessibility check: apt-get install npm")
+	}
+	axeOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "tidings-axe-")
+		if err != nil {
+			axeOnce.err = err
+			return
+		}
+		defer os.RemoveAll(dir)
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		install := exec.CommandContext(ctx, npm, "install", "--no-audit", "--no-fund", "--silent", axeVersion)
+		install.Dir = dir
+		if out, err := install.CombinedOutput(); err != nil {
+			axeOnce.err = fmt.Errorf("%v\n%s", err, out)
+			return
+		}
+		b, err := os.ReadFile(filepath.Join(dir, "node_modules", "axe-core", "axe.min.js"))
+		axeOnce.src, axeOnce.err = string(b), err
+	})
+	if axeOnce.err != nil {
+		testenv.Need(t, "npm install of axe-core failed (no registry?): %v", axeOnce.err)
+	}
+	return axeOnce.src
+}
+
+// axe runs axe-core on the page (injected through DevTools, which the page's CSP does
+// not govern) and returns its violations, one line each with the elements at fault.
+func (b *browser) axe(src string) []string {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, 60*time.Second)
+	defer cancel()
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[chromedp.Void](src)); err != nil {
+		b.t.Fatalf("injecting axe-core: %v", err)
+	}
+	out, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`axe.run(document, {resultTypes: ["violations"]}).then(r =>
+		r.violations.map(v => v.id + " (" + v.impact + "): " + v.help + " — " + v.nodes.slice(0, 3).map(n => n.target.join(" ")).join(", ")))`,
+		chromedp.EvalAwaitPromise))
+	if err != nil {
+		b.t.Fatalf("running axe-core: %v", err)
+	}
+	return out
+}
