@@ -48,8 +48,7 @@ type feedData struct {
 	FeedURL             string
 	Empty               bool
 	Partial             bool // a search page cut short by its work budget
-	Channels            []string
-	Published           bool // the project has any event at all
+	Example             string // an empty feed's first command: a curl that publishes to it
 }
 
 // feedURL is the address of a project's feed or one channel's.
@@ -157,6 +156,16 @@ func (s *Server) feed(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	d.Empty = len(page.Events) == 0
+	if d.Empty && !d.Filtered && q.Before == "" {
+		channel := q.Channel
+		if channel == "" {
+			channel = "general" // made by the first event when the project allows it
+			if cs, err := s.store.ListChannels(r.Context(), sess.account.ID, q.Project); err == nil && len(cs) > 0 {
+				channel = cs[0].Name
+			}
+		}
+		d.Example = s.firstEventExample(r, q.Project, channel)
+	}
 	// A search page that its work budget ended before it was full (the store read as
 	// many events as one page may): say so, and let the reader go on.
 	d.Partial = len(q.Terms) > 0 && page.Next != "" && len(page.Events) < q.Limit

@@ -25,6 +25,7 @@ type insightView struct {
 	SparkLast string // the last point, for a dot
 	SparkMin  string // the lowest and highest of the drawn values, exact, for a hover
 	SparkMax  string
+	Numeric   bool // a number: its history can draw
 	Time      time.Time
 }
 
@@ -35,6 +36,8 @@ func insightID(title string) string {
 
 func (s *Server) insightView(ctx context.Context, accountID int64, in *tidings.Insight) (insightView, error) {
 	v := insightView{Insight: in, ID: insightID(in.Title), Time: in.UpdatedAt}
+	_, err := decimal.NewFromString(in.Value)
+	v.Numeric = err == nil
 	hist, err := s.store.InsightHistory(ctx, accountID, in.Project, in.Title, sparkPoints)
 	if err != nil {
 		return v, err

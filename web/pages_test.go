@@ -809,6 +809,10 @@ func TestFinishedLooks(t *testing.T) {
 	c.post("/settings/projects", "name", "my-saas")
 	c.post("/settings/projects/my-saas/channels", "name", "payments")
 	acme := e.account("acme")
+	// An empty feed says what to do next: a curl that publishes to it, and where tokens are.
+	c.get("/p/my-saas").want(t, 200, "No events yet", `/v1/log \`, `{&#34;project&#34;:&#34;my-saas&#34;,&#34;channel&#34;:&#34;payments&#34;`,
+		`href="/settings/api"`)
+	c.get("/p/my-saas/insights").want(t, 200, "No insights yet", "logsnag.insight.track")
 	e.publish(acme, tidings.NewEvent{Event: "deploy failed", Description: "panic: boom\n    at main.go:12\n    at run.go:3"})
 	e.publish(acme, tidings.NewEvent{Event: "sneaky", Parser: tidings.ParserMarkdown, Description: "<script>alert(1)</script>"})
 	p := c.get("/p/my-saas")

@@ -105,14 +105,7 @@ func (s *Server) createToken(w http.ResponseWriter, r *http.Request) error {
 
 // curlExample is a command that works as it is with the new token.
 func (s *Server) curlExample(r *http.Request, t *tidings.Token, secret string) string {
-	base := s.apiBase
-	if base == "" {
-		scheme := "http"
-		if s.isHTTPS(r) {
-			scheme = "https"
-		}
-		base = scheme + "://" + r.Host
-	}
+	base := s.baseURL(r)
 	project, channel := t.Project, t.Channel
 	if project == "" {
 		project = "my-saas"
@@ -141,4 +134,24 @@ func (s *Server) revokeToken(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	return s.notice(w, r, "/settings/api", "Token "+r.PathValue("id")+" revoked: requests using it are refused from now on.")
+}
+
+// baseURL is how examples name this server: --public-url's, or the request's.
+func (s *Server) baseURL(r *http.Request) string {
+	if s.apiBase != "" {
+		return s.apiBase
+	}
+	scheme := "http"
+	if s.isHTTPS(r) {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host
+}
+
+// firstEventExample is the command an empty feed offers: a curl that publishes to
+// it, with the token in $TIDINGS_TOKEN.
+func (s *Server) firstEventExample(r *http.Request, project, channel string) string {
+	return "curl -X POST " + s.baseURL(r) + "/v1/log \\\n  -H \"Authorization: Bearer $TIDINGS_TOKEN\" \\\n" +
+		"  -H 'Content-Type: application/json' \\\n  -d '{\"project\":\"" + project + "\",\"channel\":\"" + channel +
+		"\",\"event\":\"Hello from curl\",\"icon\":\"👋\"}'"
 }

@@ -265,6 +265,14 @@ func TestSignUpInChromium(t *testing.T) {
 	}
 	b.screenshot("settings-projects")
 	b.checkLabels("settings → projects")
+	// A new project's pages say what to do next.
+	b.do(chromedp.Navigate(m.URL() + "/p/my-saas"))
+	if txt := b.text("main"); !strings.Contains(txt, "No events yet") || !strings.Contains(b.text("#first-event"), `"project":"my-saas","channel":"payments"`) {
+		t.Fatalf("an empty feed: %s", txt)
+	}
+	b.screenshot("feed-empty")
+	b.do(chromedp.Navigate(m.URL() + "/p/my-saas/insights"))
+	b.screenshot("insights-empty")
 
 	// A token made in the UI, shown once, with a curl example that uses it.
 	b.do(chromedp.Navigate(m.URL()+"/settings/api"), chromedp.SetValue(chromedp.CSS("#tok-project"), "my-saas"))
