@@ -47,7 +47,7 @@ type feedData struct {
 	ClearURL            string
 	FeedURL             string
 	Empty               bool
-	Partial             bool // a search page cut short by its work budget
+	Partial             bool   // a search page cut short by its work budget
 	Example             string // an empty feed's first command: a curl that publishes to it
 }
 
