@@ -57,6 +57,12 @@ func (s *Server) requireUser(next handlerFunc, ownerOnly bool) handlerFunc {
 			return err
 		}
 		if sess == nil {
+			if r.Header.Get("Accept") == "text/event-stream" {
+				// A live view whose session is gone: 204 tells EventSource to stop
+				// (a sign-in page would be an error in the console, and is no stream).
+				w.WriteHeader(http.StatusNoContent)
+				return nil
+			}
 			if r.Method == http.MethodGet {
 				return redirect(w, r, "/login?next="+url.QueryEscape(r.URL.RequestURI()))
 			}

@@ -454,3 +454,16 @@ func TestStuckStoreNeverDelaysTheFeed(t *testing.T) {
 		t.Fatalf("the board after the read returned: %v", cards)
 	}
 }
+
+// TestSignedOutStreamStops: a live view whose session is gone is answered 204, which
+// tells EventSource to stop, not a sign-in page it cannot read.
+func TestSignedOutStreamStops(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, false)
+	e.owner()
+	p := e.client().request("GET", "/p/my-saas/stream", "", nil, "Accept", "text/event-stream")
+	if p.status != http.StatusNoContent || p.body != "" {
+		t.Fatalf("a stream without a session: %d %q", p.status, p.body)
+	}
+	e.client().get("/p/my-saas").redirects(t, "/login?next=%2Fp%2Fmy-saas") // a page still goes to sign-in
+}

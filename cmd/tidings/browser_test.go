@@ -361,6 +361,9 @@ func TestLiveFeedInChromium(t *testing.T) {
 		b.screenshot("feed-not-live")
 		t.Fatalf("the event did not appear in the open feed: %v", err)
 	}
+	if get(b, chromedp.Evaluate[bool](`!!document.querySelector(".empty-state")`)) {
+		t.Fatal("the empty feed's first-event panel stayed after the first event arrived")
+	}
 	t.Logf("event visible %v after the API answered", time.Since(acked).Round(time.Millisecond))
 
 	pwned := get(b, chromedp.Evaluate[any](`window.pwned === undefined ? null : window.pwned`))

@@ -189,8 +189,7 @@
     es.addEventListener("event", function (e) {
       var card = fragment(e.data);
       if (!card || document.getElementById(card.id)) return;
-      var empty = feed.querySelector(".empty");
-      if (empty) empty.remove();
+      feed.querySelectorAll(".empty, .empty-state").forEach(function (el) { el.remove(); });
       card.classList.add("fresh");
       refreshTimes(card);
       // Newest first by ID: events of one batch may arrive out of order.
@@ -233,8 +232,7 @@
     src.addEventListener("insight", function (e) {
       var card = fragment(e.data);
       if (!card) return;
-      var empty = board.querySelector(".empty");
-      if (empty) empty.remove();
+      board.querySelectorAll(".empty, .empty-state").forEach(function (el) { el.remove(); });
       card.classList.add("fresh");
       refreshTimes(card);
       formatNumbers(card);
