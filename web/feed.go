@@ -220,12 +220,57 @@ func (s *Server) eventPage(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
+	if d.Deliveries, err = s.eventDeliveries(r, ev); err != nil {
+		return err
+	}
 	return s.render(w, r, "event", &view{Title: ev.Event, Project: ev.Project, Channel: ev.Channel, Section: "feed", Data: d})
 }
 
 type eventPageData struct {
 	eventView
-	Pushed string // what became of its push notification, for people
+	Pushed     string // what became of its push notification, for people
+	Deliveries []eventDelivery
+}
+
+// eventDelivery is one webhook's attempts at sending the event.
+type eventDelivery struct {
+	Webhook  string // its name, or its host
+	Attempts []*tidings.WebhookAttempt
+}
+
+// eventDeliveries lists what the webhooks of the event's project did with it, from the
+// attempts each webhook keeps (its latest 20).
+func (s *Server) eventDeliveries(r *http.Request, ev *tidings.Event) ([]eventDelivery, error) {
+	account := sessionFrom(r).account.ID
+	hooks, err := s.store.ListWebhooks(r.Context(), account)
+	if err != nil {
+		return nil, err
+	}
+	var out []eventDelivery
+	for _, h := range hooks {
+		if h.Project != ev.Project || h.Channel != "" && h.Channel != ev.Channel {
+			continue
+		}
+		attempts, err := s.store.ListWebhookAttempts(r.Context(), account, h.ID)
+		if err != nil {
+			return nil, err
+		}
+		d := eventDelivery{Webhook: h.Name}
+		if d.Webhook == "" {
+			if u, err := url.Parse(h.URL); err == nil {
+				d.Webhook = u.Host
+			}
+		}
+		for _, a := range attempts {
+			if a.EventID == ev.ID {
+				d.Attempts = append(d.Attempts, a)
+			}
+		}
+		if len(d.Attempts) > 0 {
+			out = append(out, d)
+		}
+	}
+	return out, nil
 }
 
 // pushSummary says what became of a notify event's push notifications: "Pushed to 2

@@ -94,4 +94,6 @@ func TestWebhookLogNamesEvents(t *testing.T) {
 		}
 	}
 	owner.get("/settings/webhooks").want(t, 200, `<a href="/p/my-saas/events/`+ev.ID+`">Invoice paid</a>`, "test message, or a deleted event")
+	// The event's page lists what the webhooks did with it.
+	owner.get("/p/my-saas/events/"+ev.ID).want(t, 200, "<dt>Webhook audit</dt>", `<li class="ok">✓ 200 · attempt 1`)
 }
