@@ -11,17 +11,18 @@ import (
 // chart is a bar chart drawn as inline SVG by the server, with a y-axis of a few round
 // values and gridlines.
 type chart struct {
-	Title   string
-	Total   int
-	Max     int
-	Bars    []bar
-	Labels  []axisLabel
-	Grid    []gridLine
-	Width   int
-	Height  int
-	Left    float64 // where the plot starts: the y-axis values are left of it
-	AxisX   float64 // where they end
-	Summary string  // for screen readers
+	Title     string
+	Total     int
+	TotalText string // "1 event", "12 events"
+	Max       int
+	Bars      []bar
+	Labels    []axisLabel
+	Grid      []gridLine
+	Width     int
+	Height    int
+	Left      float64 // where the plot starts: the y-axis values are left of it
+	AxisX     float64 // where they end
+	Summary   string  // for screen readers
 }
 
 type bar struct {
@@ -90,7 +91,8 @@ func buildChart(title string, counts map[time.Time]int, starts []time.Time, axis
 			c.Labels = append(c.Labels, l)
 		}
 	}
-	c.Summary = title + ": " + itoa(c.Total) + " events, at most " + itoa(c.Max) + " in one bar"
+	c.TotalText = plural(c.Total, "event")
+	c.Summary = title + ": " + c.TotalText + ", at most " + itoa(c.Max) + " in one bar"
 	return c
 }
 
