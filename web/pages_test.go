@@ -219,7 +219,7 @@ func TestInsightsAndChartsPages(t *testing.T) {
 	}
 	e.publish(acme, tidings.NewEvent{Event: "now"})
 	charts := c.get("/p/my-saas/charts")
-	charts.want(t, 200, "Events per hour, last 48 hours — 1 events", "Events per day, last 30 days — 1 events", "<svg", `class="bar"`)
+	charts.want(t, 200, "Events per hour, last 48 hours — 1 event<", "Events per day, last 30 days — 1 event<", "<svg", `class="bar"`)
 	if n := strings.Count(charts.body, `<rect class="bar"`); n != 78 {
 		t.Fatalf("%d bars, want 48 + 30", n)
 	}
