@@ -85,9 +85,13 @@ func newBrowser(t *testing.T, base string) *browser {
 }
 
 // do runs steps with a time limit; on failure it keeps a screenshot of the page.
+// stepTimeout bounds one browser step (a navigation, a submit and the page it loads):
+// generous, for a machine running the suite's other tests and a second browser.
+const stepTimeout = 45 * time.Second
+
 func (b *browser) do(steps ...chromedp.Action[chromedp.Void]) {
 	b.t.Helper()
-	ctx, cancel := context.WithTimeout(b.ctx, 15*time.Second)
+	ctx, cancel := context.WithTimeout(b.ctx, stepTimeout)
 	defer cancel()
 	if err := chromedp.Do(ctx, steps...); err != nil {
 		b.screenshot("failure")
@@ -97,7 +101,7 @@ func (b *browser) do(steps ...chromedp.Action[chromedp.Void]) {
 
 func get[T any](b *browser, a chromedp.Action[T]) T {
 	b.t.Helper()
-	ctx, cancel := context.WithTimeout(b.ctx, 15*time.Second)
+	ctx, cancel := context.WithTimeout(b.ctx, stepTimeout)
 	defer cancel()
 	v, err := chromedp.Run(ctx, a)
 	if err != nil {
