@@ -20,16 +20,19 @@ func writeJSON(w http.ResponseWriter, status int, v any) error {
 	return json.NewEncoder(w).Encode(v)
 }
 
-func writeProblem(w http.ResponseWriter, status int, code, detail string) error {
+// writeProblem answers the dashboard's JSON calls (push subscriptions) with problem
+// details: the status and title of the code are the domain's, as the API's are.
+func writeProblem(w http.ResponseWriter, code, detail string) error {
+	status := tidings.HTTPStatus(code)
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
-	return json.NewEncoder(w).Encode(map[string]any{"status": status, "title": http.StatusText(status), "code": code, "detail": detail})
+	return json.NewEncoder(w).Encode(map[string]any{"status": status, "title": tidings.ErrorTitle(code), "code": code, "detail": detail})
 }
 
 func (s *Server) vapidKey(w http.ResponseWriter, r *http.Request) error {
 	if s.vapidPublic == "" {
-		return writeProblem(w, http.StatusServiceUnavailable, tidings.EUnavailable, "push notifications are not configured on this server")
+		return writeProblem(w, tidings.EUnavailable, "push notifications are not configured on this server")
 	}
 	return writeJSON(w, http.StatusOK, map[string]string{"key": s.vapidPublic})
 }
@@ -53,7 +56,7 @@ func (s *Server) subscribe(w http.ResponseWriter, r *http.Request) error {
 	dec := json.NewDecoder(r.Body)
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&b); err != nil || dec.Decode(&struct{}{}) != io.EOF {
-		return writeProblem(w, http.StatusBadRequest, tidings.EInvalidJSON, "send the subscription as JSON: what PushSubscription.toJSON() gives, with an optional name")
+		return writeProblem(w, tidings.EInvalidJSON, "send the subscription as JSON: what PushSubscription.toJSON() gives, with an optional name")
 	}
 	b.Name = strings.TrimSpace(b.Name)
 	var problems []string
@@ -67,13 +70,13 @@ func (s *Server) subscribe(w http.ResponseWriter, r *http.Request) error {
 		problems = append(problems, "name: at most 64 characters, no control characters")
 	}
 	if len(problems) > 0 {
-		return writeProblem(w, http.StatusBadRequest, tidings.EValidation, strings.Join(problems, "; "))
+		return writeProblem(w, tidings.EValidation, strings.Join(problems, "; "))
 	}
 	sub := &tidings.PushSubscription{AccountID: sess.account.ID, UserID: sess.user.ID, Endpoint: b.Endpoint,
 		P256dh: b.Keys.P256dh, Auth: b.Keys.Auth, Name: b.Name, Browser: browserOf(r.UserAgent())}
 	created, err := s.store.SavePushSubscription(r.Context(), sub)
 	if tidings.ErrorCode(err) == tidings.EConflict {
-		return writeProblem(w, http.StatusConflict, tidings.EConflict, tidings.ErrorMessage(err))
+		return writeProblem(w, tidings.EConflict, tidings.ErrorMessage(err))
 	}
 	if err != nil {
 		return err
@@ -115,7 +118,7 @@ func (s *Server) listSubscriptions(w http.ResponseWriter, r *http.Request) error
 func (s *Server) unsubscribe(w http.ResponseWriter, r *http.Request) error {
 	err := s.store.DeletePushSubscription(r.Context(), sessionFrom(r).user.ID, r.PathValue("id"))
 	if tidings.ErrorCode(err) == tidings.ENotFound {
-		return writeProblem(w, http.StatusNotFound, tidings.ENotFound, "no such device of yours")
+		return writeProblem(w, tidings.ENotFound, "no such device of yours")
 	}
 	if err != nil {
 		return err
@@ -138,7 +141,7 @@ func (s *Server) queueTest(r *http.Request) error {
 func (s *Server) testSubscription(w http.ResponseWriter, r *http.Request) error {
 	err := s.queueTest(r)
 	if tidings.ErrorCode(err) == tidings.ENotFound {
-		return writeProblem(w, http.StatusNotFound, tidings.ENotFound, tidings.ErrorMessage(err))
+		return writeProblem(w, tidings.ENotFound, tidings.ErrorMessage(err))
 	}
 	if err != nil {
 		return err
