@@ -51,6 +51,9 @@ type feedData struct {
 	Example             string // an empty feed's first command: a curl that publishes to it
 }
 
+// eventURL is the address of an event's page.
+func eventURL(ev *tidings.Event) string { return "/p/" + ev.Project + "/events/" + ev.ID }
+
 // feedURL is the address of a project's feed or one channel's.
 func feedURL(project, channel string) string {
 	if channel == "" {
@@ -124,7 +127,7 @@ func (s *Server) feedQuery(r *http.Request) (q tidings.EventQuery, params url.Va
 
 func (s *Server) eventView(ev *tidings.Event, base string, params url.Values) eventView {
 	v := eventView{Event: ev, Description: s.renders.description(ev), Time: ev.Timestamp,
-		URL: "/p/" + ev.Project + "/events/" + ev.ID, ChannelURL: feedURL(ev.Project, ev.Channel)}
+		URL: eventURL(ev), ChannelURL: feedURL(ev.Project, ev.Channel)}
 	if ev.UserID != "" {
 		v.UserURL = userURL(ev.Project, ev.UserID)
 	}
@@ -257,9 +260,7 @@ func (s *Server) eventDeliveries(r *http.Request, ev *tidings.Event) ([]eventDel
 		}
 		d := eventDelivery{Webhook: h.Name}
 		if d.Webhook == "" {
-			if u, err := url.Parse(h.URL); err == nil {
-				d.Webhook = u.Host
-			}
+			d.Webhook = hostOf(h.URL)
 		}
 		for _, a := range attempts {
 			if a.EventID == ev.ID {

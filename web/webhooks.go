@@ -60,16 +60,17 @@ func (s *Server) renderWebhooks(w http.ResponseWriter, r *http.Request, status i
 	d := webhooksData{Created: created, Form: f, Notice: notice}
 	names := map[string]*tidings.Event{} // events already read, by ID: one read per event shown
 	for _, h := range hooks {
-		row := webhookRow{Webhook: h}
-		if u, err := url.Parse(h.URL); err == nil {
-			row.Host = u.Host
-		}
+		row := webhookRow{Webhook: h, Host: hostOf(h.URL)}
 		attempts, err := s.store.ListWebhookAttempts(ctx, id, h.ID)
 		if err != nil {
 			return err
 		}
 		for _, a := range attempts {
-			row.Attempts = append(row.Attempts, s.attemptRow(ctx, id, a, names))
+			ar, err := s.attemptRow(ctx, id, a, names)
+			if err != nil {
+				return err
+			}
+			row.Attempts = append(row.Attempts, ar)
 		}
 		d.Webhooks = append(d.Webhooks, row)
 	}
@@ -135,6 +136,7 @@ func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request) error {
 	return redirect(w, r, "/settings/webhooks#webhook-"+hook.ID)
 }
 
+// hostOf is the host of a URL: a webhook's name in lists when it has none.
 func hostOf(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil {
@@ -165,15 +167,22 @@ func (s *Server) testWebhook(w http.ResponseWriter, r *http.Request) error {
 }
 
 // attemptRow names the event an attempt carried, reading each event once per page.
-func (s *Server) attemptRow(ctx context.Context, account int64, a *tidings.WebhookAttempt, names map[string]*tidings.Event) attemptRow {
+func (s *Server) attemptRow(ctx context.Context, account int64, a *tidings.WebhookAttempt, names map[string]*tidings.Event) (attemptRow, error) {
 	ev, seen := names[a.EventID]
 	if !seen {
-		ev, _ = s.store.FindEventByID(ctx, account, a.EventID) // gone, or a test message: nil
+		var err error
+		ev, err = s.store.FindEventByID(ctx, account, a.EventID)
+		if tidings.ErrorCode(err) == tidings.ENotFound {
+			ev, err = nil, nil // deleted, or a test message
+		}
+		if err != nil {
+			return attemptRow{}, err
+		}
 		names[a.EventID] = ev
 	}
 	row := attemptRow{WebhookAttempt: a}
 	if ev != nil {
-		row.EventName, row.EventURL = ev.Event, "/p/"+ev.Project+"/events/"+ev.ID
+		row.EventName, row.EventURL = ev.Event, eventURL(ev)
 	}
-	return row
+	return row, nil
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -692,8 +693,11 @@ func shotName(path string) string {
 	if strings.Contains(path, "/events/") {
 		return "-event"
 	}
-	return strings.NewReplacer("/", "-", "?", "-", "=", "-").Replace(path)
+	return shotUnsafe.ReplaceAllString(path, "-")
 }
+
+// shotUnsafe is what a file name had better not hold: /p/my-saas?q=subscr* → -p-my-saas-q-subscr-.
+var shotUnsafe = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)
 
 // colorScheme makes the page see prefers-color-scheme: scheme.
 func (b *browser) colorScheme(scheme string) {

@@ -22,11 +22,17 @@ type service struct {
 
 // group runs services under one context and stops them in the reverse order of their
 // start: what depends on another stops first (the HTTP server before the store's
-// writers, the usage flush after the requests that record use).
+// writers, the usage flush after the requests that record use). The services see the
+// context's values, never its end: when it ends, the owner calls stop, which keeps the
+// order (all of them ending at once would flush usage while requests still drain).
 type group struct {
 	ctx     context.Context
 	log     *slog.Logger
 	running []*running
+}
+
+func newGroup(ctx context.Context, log *slog.Logger) group {
+	return group{ctx: context.WithoutCancel(ctx), log: log}
 }
 
 type running struct {

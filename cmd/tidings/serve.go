@@ -112,7 +112,7 @@ func (m *Main) Run(ctx context.Context) error {
 		m.Logger.Warn("webhooks and push may reach loopback and private addresses (--allow-private-targets): " +
 			"anyone who can create a webhook can make this server send requests inside its network; turn it off unless you need it")
 	}
-	m.services = group{ctx: ctx, log: m.Logger}
+	m.services = newGroup(ctx, m.Logger)
 	m.stopOnCtx = context.AfterFunc(ctx, func() { m.Close() })
 	if err := m.start(ctx); err != nil {
 		m.Close()
