@@ -10,9 +10,6 @@ import (
 	"github.com/tidings-dev/tidings"
 )
 
-// Status returns the HTTP status of an error code (the domain's table).
-func Status(code string) int { return tidings.HTTPStatus(code) }
-
 type problem struct {
 	Status     int              `json:"status"`
 	Title      string           `json:"title"`
@@ -46,7 +43,7 @@ func WriteError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 		log.ErrorContext(r.Context(), "internal error", "err", err, "request_id", info.requestID,
 			"method", r.Method, "route", r.Pattern)
 	}
-	p := problem{Status: Status(code), Title: tidings.ErrorTitle(code), Code: code, Detail: tidings.ErrorMessage(err), RequestID: info.requestID}
+	p := problem{Status: tidings.HTTPStatus(code), Title: tidings.ErrorTitle(code), Code: code, Detail: tidings.ErrorMessage(err), RequestID: info.requestID}
 	var e *tidings.Error
 	switch {
 	case errors.As(err, &e) && len(e.Fields) > 0 && (r.Method == http.MethodGet || r.Method == http.MethodHead || r.Method == http.MethodDelete):
