@@ -140,6 +140,7 @@ type Store interface {
 	DeliveryStore
 	PushStore
 	PeopleStore
+	IdempotencyStore
 	Checker
 	// Ping reports whether the store answers (readiness).
 	Ping(ctx context.Context) error

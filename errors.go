@@ -30,6 +30,8 @@ const (
 	EMethodNotAllowed     = "method_not_allowed"
 	ENotFound             = "not_found"
 	EConflict             = "conflict"
+	EKeyReused            = "idempotency_key_reused"
+	EKeyInProgress        = "idempotency_in_progress"
 	EUnavailable          = "unavailable"
 	EInternal             = "internal"
 )
@@ -51,6 +53,8 @@ var codeInfo = map[string]struct {
 	EMethodNotAllowed:     {http.StatusMethodNotAllowed, "Method not allowed"},
 	EInsightNotNumeric:    {http.StatusConflict, "Insight is not numeric"},
 	EConflict:             {http.StatusConflict, "Conflict"},
+	EKeyReused:            {http.StatusUnprocessableEntity, "Idempotency key reused"},
+	EKeyInProgress:        {http.StatusConflict, "Request in progress"},
 	EPayloadTooLarge:      {http.StatusRequestEntityTooLarge, "Payload too large"},
 	ERateLimited:          {http.StatusTooManyRequests, "Too many requests"},
 	EUnavailable:          {http.StatusServiceUnavailable, "Service unavailable"},

@@ -42,7 +42,8 @@ type NewEvent struct {
 	Tags        Tags
 	Parser      string
 	UserID      string
-	Timestamp   time.Time // zero: the time the server accepts it
+	Timestamp   time.Time      // zero: the time the server accepts it
+	Key         *Keyed[*Event] // nil: the publish has no idempotency key
 }
 
 // Check validates e, normalising it in place (trimmed name, emoji for a shortcode,
@@ -217,6 +218,13 @@ type EventStore interface {
 	// Errors: EProjectNotFound, EChannelNotFound (unless the project creates channels on
 	// first event), EUnavailable when the store is closing.
 	PublishEvent(ctx context.Context, accountID int64, e *NewEvent) (*Event, error)
+
+	// PublishEvents records a batch's events in one transaction and returns each one's
+	// outcome, in order: the stored event, or its error (EProjectNotFound,
+	// EChannelNotFound) when nothing was written for it. The batch's key and answer are
+	// kept only when at least one event was stored. Errors of the whole batch:
+	// EUnavailable, ErrKeyTaken.
+	PublishEvents(ctx context.Context, accountID int64, b *NewBatch) ([]Published, error)
 
 	// ListEvents returns a page of the project's events, newest first (by timestamp,
 	// then ID). Pages are stable while new events arrive.

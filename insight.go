@@ -39,6 +39,7 @@ type InsightChange struct {
 	Prefix    *string
 	Suffix    *string
 	Icon      *string
+	Key       *Keyed[*Insight] // nil: no idempotency key
 }
 
 // decimalPattern is the number syntax accepted for arithmetic: what JSON allows, plus a

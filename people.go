@@ -25,6 +25,7 @@ type Identify struct {
 	UserID     string
 	Properties Tags
 	Remove     []string
+	Key        *Keyed[*Person] // nil: no idempotency key
 }
 
 // Check validates an identify call.
@@ -46,6 +47,7 @@ type GroupChange struct {
 	UserID     string // "" to change the group only
 	Properties Tags
 	Remove     []string
+	Key        *Keyed[*Group] // nil: no idempotency key
 }
 
 // Check validates a group call.

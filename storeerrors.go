@@ -102,6 +102,7 @@ var (
 	ErrNoSuchMember     = Errorf(ENotFound, "no such member")
 	ErrNoSuchDevice     = Errorf(ENotFound, "no such device")
 	ErrNoSuchInvitation = Errorf(ENotFound, "no such invitation")
+	ErrNoSuchAnswer     = Errorf(ENotFound, "no answer is kept under this idempotency key")
 	ErrInviteUnusable   = Errorf(ENotFound, "this invitation link is unknown, used or expired: ask for a new one")
 	ErrResetUnusable    = Errorf(ENotFound, "this password reset link is unknown, used or expired: ask an owner of your team for a new one")
 	ErrShuttingDown     = Errorf(EUnavailable, "the service is shutting down; retry in a moment")

@@ -21,21 +21,26 @@ const MaxBodyBytes = 64 << 10
 // refused from its Content-Length without reading it, or as soon as the limit is
 // crossed while reading.
 func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	return readBodyMax(w, r, MaxBodyBytes)
+}
+
+// readBodyMax is readBody for a body of up to limit bytes.
+func readBodyMax(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
 	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || mt != "application/json" {
 		return nil, tidings.Errorf(tidings.EUnsupportedMediaType,
 			"send the body as JSON with the header Content-Type: application/json")
 	}
-	if r.ContentLength > MaxBodyBytes {
+	if r.ContentLength > limit {
 		// Answer now and close: without "Connection: close" net/http would first
 		// read up to 256 KiB of the unread body, waiting for a client that holds it back.
 		w.Header().Set("Connection", "close")
-		return nil, tooLarge()
+		return nil, tooLarge(limit)
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {
-		return nil, tooLarge()
+		return nil, tooLarge(limit)
 	}
 	if err != nil {
 		return nil, tidings.Errorf(tidings.EInvalidJSON, "the request body could not be read")
@@ -43,8 +48,8 @@ func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	return body, nil
 }
 
-func tooLarge() error {
-	return tidings.Errorf(tidings.EPayloadTooLarge, "the request body is larger than %d KiB", MaxBodyBytes>>10)
+func tooLarge(limit int64) error {
+	return tidings.Errorf(tidings.EPayloadTooLarge, "the request body is larger than %d KiB", limit>>10)
 }
 
 // member is one key and its raw value, in the order sent.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"log/slog"
 	"net/http"
 
@@ -43,18 +44,8 @@ func WriteError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 		log.ErrorContext(r.Context(), "internal error", "err", err, "request_id", info.requestID,
 			"method", r.Method, "route", r.Pattern)
 	}
-	p := problem{Status: tidings.HTTPStatus(code), Title: tidings.ErrorTitle(code), Code: code, Detail: tidings.ErrorMessage(err), RequestID: info.requestID}
-	var e *tidings.Error
-	switch {
-	case errors.As(err, &e) && len(e.Fields) > 0 && (r.Method == http.MethodGet || r.Method == http.MethodHead || r.Method == http.MethodDelete):
-		p.Validation = &validationBlock{Query: e.Fields} // their fields are query parameters
-	case errors.As(err, &e) && len(e.Fields) > 0:
-		p.Validation = &validationBlock{Body: e.Fields}
-	default:
-		// The LogSnag SDKs print validation.body[].message and nothing else: every
-		// error says there what detail says.
-		p.Validation = &validationBlock{Body: []tidings.FieldError{{Path: "", Type: code, Message: p.Detail}}}
-	}
+	p := problemOf(r, err)
+	p.RequestID = info.requestID
 	switch code {
 	case tidings.EMissingToken:
 		w.Header().Set("WWW-Authenticate", `Bearer realm="tidings"`)
@@ -71,6 +62,24 @@ func WriteError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 	newEncoder(w).Encode(p)
 }
 
+// problemOf is err as problem details, without a request id.
+func problemOf(r *http.Request, err error) *problem {
+	code := tidings.ErrorCode(err)
+	p := &problem{Status: tidings.HTTPStatus(code), Title: tidings.ErrorTitle(code), Code: code, Detail: tidings.ErrorMessage(err)}
+	var e *tidings.Error
+	switch {
+	case errors.As(err, &e) && len(e.Fields) > 0 && (r.Method == http.MethodGet || r.Method == http.MethodHead || r.Method == http.MethodDelete):
+		p.Validation = &validationBlock{Query: e.Fields} // their fields are query parameters
+	case errors.As(err, &e) && len(e.Fields) > 0:
+		p.Validation = &validationBlock{Body: e.Fields}
+	default:
+		// The LogSnag SDKs print validation.body[].message and nothing else: every
+		// error says there what detail says.
+		p.Validation = &validationBlock{Body: []tidings.FieldError{{Path: "", Type: code, Message: p.Detail}}}
+	}
+	return p
+}
+
 // writeJSON answers 200 with v.
 func writeJSON(w http.ResponseWriter, v any) error {
 	w.Header().Set("Content-Type", "application/json")
@@ -80,7 +89,7 @@ func writeJSON(w http.ResponseWriter, v any) error {
 
 // newEncoder writes JSON as it is ("<token>", not "\u003ctoken\u003e"): answers are
 // never embedded in HTML.
-func newEncoder(w http.ResponseWriter) *json.Encoder {
+func newEncoder(w io.Writer) *json.Encoder {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	return enc

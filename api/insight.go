@@ -142,6 +142,11 @@ func (s *Server) publishInsight(w http.ResponseWriter, r *http.Request, decode f
 	if err != nil {
 		return err
 	}
+	g, replayed, err := s.guardKey(w, r, tok, body)
+	if replayed || err != nil {
+		return err
+	}
+	defer g.done()
 	c, err := decode(body, tok)
 	if err != nil {
 		return err
@@ -149,12 +154,16 @@ func (s *Server) publishInsight(w http.ResponseWriter, r *http.Request, decode f
 	if err := tok.AllowPublish(tidings.RoleInsight, c.Project, ""); err != nil {
 		return err
 	}
+	c.Key = keyFor(g, func(in *tidings.Insight) any { return insightOut(in) })
 	in, err := s.store.ApplyInsight(r.Context(), tok.AccountID, c)
+	if err == tidings.ErrKeyTaken {
+		return g.lost(w, r)
+	}
 	if err != nil {
 		return err
 	}
 	s.broker.Publish(tidings.Notice{AccountID: tok.AccountID, Insight: in})
-	return writeJSON(w, insightOut(in))
+	return g.write(w, insightOut(in))
 }
 
 // insightJSON is an insight as the API shows it; value is always a string (exact).

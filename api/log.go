@@ -100,6 +100,11 @@ func (s *Server) handleLog(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	g, replayed, err := s.guardKey(w, r, tok, body)
+	if replayed || err != nil {
+		return err
+	}
+	defer g.done()
 	e, err := decodeLog(body, s.now())
 	if err != nil {
 		return err
@@ -107,12 +112,16 @@ func (s *Server) handleLog(w http.ResponseWriter, r *http.Request) error {
 	if err := tok.AllowPublish(tidings.RoleLog, e.Project, e.Channel); err != nil {
 		return err
 	}
+	e.Key = keyFor(g, func(ev *tidings.Event) any { return eventOut(ev) })
 	ev, err := s.store.PublishEvent(r.Context(), tok.AccountID, e)
+	if err == tidings.ErrKeyTaken {
+		return g.lost(w, r)
+	}
 	if err != nil {
 		return err
 	}
 	s.broker.Publish(tidings.Notice{AccountID: tok.AccountID, Event: ev})
-	return writeJSON(w, eventOut(ev))
+	return g.write(w, eventOut(ev))
 }
 
 // eventOut is an event as the API shows it.

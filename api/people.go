@@ -99,6 +99,11 @@ func (s *Server) handleIdentify(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	g, replayed, err := s.guardKey(w, r, tok, body)
+	if replayed || err != nil {
+		return err
+	}
+	defer g.done()
 	c, err := decodeIdentify(body)
 	if err != nil {
 		return err
@@ -106,11 +111,15 @@ func (s *Server) handleIdentify(w http.ResponseWriter, r *http.Request) error {
 	if err := allowPeople(tok, c.Project); err != nil {
 		return err
 	}
+	c.Key = keyFor(g, func(u *tidings.Person) any { return personOut(u) })
 	u, err := s.store.Identify(r.Context(), tok.AccountID, c)
+	if err == tidings.ErrKeyTaken {
+		return g.lost(w, r)
+	}
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, personOut(u))
+	return g.write(w, personOut(u))
 }
 
 // handleGroup merges properties into a group and adds the user: POST /v1/group.
@@ -123,6 +132,11 @@ func (s *Server) handleGroup(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	guard, replayed, err := s.guardKey(w, r, tok, body)
+	if replayed || err != nil {
+		return err
+	}
+	defer guard.done()
 	c, err := decodeGroup(body)
 	if err != nil {
 		return err
@@ -130,22 +144,32 @@ func (s *Server) handleGroup(w http.ResponseWriter, r *http.Request) error {
 	if err := allowPeople(tok, c.Project); err != nil {
 		return err
 	}
+	c.Key = keyFor(guard, func(g *tidings.Group) any { return groupOut(g) })
 	g, err := s.store.Group(r.Context(), tok.AccountID, c)
+	if err == tidings.ErrKeyTaken {
+		return guard.lost(w, r)
+	}
 	if err != nil {
 		return err
 	}
+	return guard.write(w, groupOut(g))
+}
+
+type groupJSON struct {
+	Project    string       `json:"project"`
+	GroupID    string       `json:"group_id"`
+	Properties tidings.Tags `json:"properties"`
+	Members    int          `json:"members"`
+	FirstSeen  time.Time    `json:"first_seen"`
+	LastSeen   time.Time    `json:"last_seen"`
+}
+
+func groupOut(g *tidings.Group) groupJSON {
 	props := g.Properties
 	if props == nil {
 		props = tidings.Tags{}
 	}
-	return writeJSON(w, struct {
-		Project    string       `json:"project"`
-		GroupID    string       `json:"group_id"`
-		Properties tidings.Tags `json:"properties"`
-		Members    int          `json:"members"`
-		FirstSeen  time.Time    `json:"first_seen"`
-		LastSeen   time.Time    `json:"last_seen"`
-	}{g.Project, g.GroupID, props, g.Members, g.FirstSeen, g.LastSeen})
+	return groupJSON{g.Project, g.GroupID, props, g.Members, g.FirstSeen, g.LastSeen}
 }
 
 type personJSON struct {

@@ -4,6 +4,7 @@ import (
 	"math"
 	"net/http"
 	"net/netip"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -97,20 +98,36 @@ func (l *limiter) take(key bucketKey, r float64, burst int, now time.Time) verdi
 // allow spends one request from the token's bucket and, for a public token, from the
 // bucket of (token, client IP). It sets the RateLimit-* headers of the tighter one.
 func (l *limiter) allow(w http.ResponseWriter, tok *tidings.Token, ip netip.Addr, now time.Time) error {
+	_, err := l.allowN(w, tok, ip, now, 1)
+	return err
+}
+
+// allowN spends up to n requests, one at a time, and stops at the first the buckets
+// refuse: a batch's events are counted one by one. It returns how many were allowed and,
+// when fewer than n, the refusal; the headers say the buckets' state after.
+func (l *limiter) allowN(w http.ResponseWriter, tok *tidings.Token, ip netip.Addr, now time.Time, n int) (int, error) {
 	l.mu.Lock()
 	var vs []verdict
-	if l.cfg.TokenRate > 0 {
-		vs = append(vs, l.take(bucketKey{token: tok.ID}, l.cfg.TokenRate, l.cfg.TokenBurst, now))
-	}
-	if tok.Access == tidings.AccessPublic && l.cfg.PublicIPRate > 0 {
-		v := l.take(bucketKey{token: tok.ID, ip: ip}, l.cfg.PublicIPRate, l.cfg.PublicIPBurst, now)
-		v.perVisitor = true
-		vs = append(vs, v)
+	granted := 0
+	for granted < n {
+		vs = vs[:0]
+		if l.cfg.TokenRate > 0 {
+			vs = append(vs, l.take(bucketKey{token: tok.ID}, l.cfg.TokenRate, l.cfg.TokenBurst, now))
+		}
+		if tok.Access == tidings.AccessPublic && l.cfg.PublicIPRate > 0 {
+			v := l.take(bucketKey{token: tok.ID, ip: ip}, l.cfg.PublicIPRate, l.cfg.PublicIPBurst, now)
+			v.perVisitor = true
+			vs = append(vs, v)
+		}
+		if slices.ContainsFunc(vs, func(v verdict) bool { return !v.ok }) {
+			break
+		}
+		granted++
 	}
 	l.sweepLocked(now)
 	l.mu.Unlock()
 	if len(vs) == 0 {
-		return nil
+		return n, nil
 	}
 	tight := vs[0]
 	for _, v := range vs[1:] {
@@ -125,14 +142,14 @@ func (l *limiter) allow(w http.ResponseWriter, tok *tidings.Token, ip netip.Addr
 	if !tight.ok {
 		h.Set("Retry-After", strconv.Itoa(max(1, ceilSeconds(tight.retry))))
 		if tight.perVisitor {
-			return tidings.Errorf(tidings.ERateLimited,
+			return granted, tidings.Errorf(tidings.ERateLimited,
 				"too many requests from this address with a public token: public tokens are limited per visitor address (%s/s, burst %d), "+
 					"for browsers and apps; server-side code should use a Full token (Settings → API). Retry after the time in the Retry-After header",
 				strconv.FormatFloat(l.cfg.PublicIPRate, 'f', -1, 64), l.cfg.PublicIPBurst)
 		}
-		return tidings.Errorf(tidings.ERateLimited, "too many requests with this token; retry after the time in the Retry-After header")
+		return granted, tidings.Errorf(tidings.ERateLimited, "too many requests with this token; retry after the time in the Retry-After header")
 	}
-	return nil
+	return granted, nil
 }
 
 func ceilSeconds(d time.Duration) int { return int(math.Ceil(d.Seconds())) }

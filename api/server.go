@@ -3,6 +3,7 @@
 package api
 
 import (
+	"cmp"
 	"log/slog"
 	"net/http"
 	"net/netip"
@@ -33,12 +34,14 @@ type Server struct {
 	limits  *limiter
 	trusted []netip.Prefix
 	usage   usage
+	// inFlight is the idempotency keys of requests under way here.
+	inFlight inFlight
 }
 
 // New returns a Server.
 func New(cfg Config) *Server {
 	s := &Server{store: cfg.Store, broker: cfg.Broker, log: cfg.Logger, now: cfg.Now,
-		limits: newLimiter(cfg.Limits), trusted: cfg.TrustedProxies}
+		limits: newLimiter(cfg.Limits), trusted: cfg.TrustedProxies, inFlight: inFlight{max: MaxInFlightKeys}}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -54,7 +57,8 @@ type handlerFunc func(w http.ResponseWriter, r *http.Request) error
 type route struct {
 	method, path string
 	h            handlerFunc
-	cors         bool // reachable from browsers with a public token
+	cors         bool  // reachable from browsers with a public token
+	maxBody      int64 // the largest body it takes; 0: MaxBodyBytes
 }
 
 // routes is the API's route table: what Register serves, the 404 lists, and the
@@ -63,24 +67,25 @@ func (s *Server) routes() []route {
 	var routes []route
 	for _, prefix := range []string{"", "/api"} {
 		routes = append(routes,
-			route{"POST", prefix + "/v1/log", s.handleLog, true},
-			route{"POST", prefix + "/v1/insight", s.handleInsight, true},
-			route{"PATCH", prefix + "/v1/insight", s.handleIncrement, true},
-			route{"POST", prefix + "/v1/identify", s.handleIdentify, true},
-			route{"POST", prefix + "/v1/group", s.handleGroup, true},
+			route{"POST", prefix + "/v1/log", s.handleLog, true, 0},
+			route{"POST", prefix + "/v1/log/batch", s.handleLogBatch, true, MaxBatchBytes},
+			route{"POST", prefix + "/v1/insight", s.handleInsight, true, 0},
+			route{"PATCH", prefix + "/v1/insight", s.handleIncrement, true, 0},
+			route{"POST", prefix + "/v1/identify", s.handleIdentify, true, 0},
+			route{"POST", prefix + "/v1/group", s.handleGroup, true, 0},
 		)
 	}
 	return append(routes,
-		route{"GET", "/v1/events", s.handleEvents, false},
-		route{"GET", "/v1/events/export", s.handleExport, false},
-		route{"DELETE", "/v1/events/{id}", s.handleDeleteEvent, false},
-		route{"GET", "/v1/insights", s.handleInsights, false},
-		route{"GET", "/v1/users", s.handleUsers, false},
-		route{"GET", "/v1/users/{user_id}", s.handleUser, false},
-		route{"DELETE", "/v1/insights", s.handleDeleteInsight, false},
-		route{"GET", "/healthz", s.handleHealth, false},
-		route{"GET", "/readyz", s.handleReady, false},
-		route{"GET", "/v1/openapi.yaml", s.handleOpenAPI, false},
+		route{"GET", "/v1/events", s.handleEvents, false, 0},
+		route{"GET", "/v1/events/export", s.handleExport, false, 0},
+		route{"DELETE", "/v1/events/{id}", s.handleDeleteEvent, false, 0},
+		route{"GET", "/v1/insights", s.handleInsights, false, 0},
+		route{"GET", "/v1/users", s.handleUsers, false, 0},
+		route{"GET", "/v1/users/{user_id}", s.handleUser, false, 0},
+		route{"DELETE", "/v1/insights", s.handleDeleteInsight, false, 0},
+		route{"GET", "/healthz", s.handleHealth, false, 0},
+		route{"GET", "/readyz", s.handleReady, false, 0},
+		route{"GET", "/v1/openapi.yaml", s.handleOpenAPI, false, 0},
 	)
 }
 
@@ -90,7 +95,7 @@ func (s *Server) Register(mux *http.ServeMux) {
 	allowed := map[string][]string{}
 	cors := map[string]bool{}
 	for _, rt := range routes {
-		h := s.wrap(rt.h)
+		h := s.wrapMax(rt.h, cmp.Or(rt.maxBody, MaxBodyBytes))
 		if rt.cors {
 			h = withCORS(h)
 			cors[rt.path] = true
@@ -121,14 +126,17 @@ func (s *Server) Register(mux *http.ServeMux) {
 }
 
 // wrap turns a handler that returns an error into an http.Handler that writes it.
-func (s *Server) wrap(h handlerFunc) http.Handler {
+func (s *Server) wrap(h handlerFunc) http.Handler { return s.wrapMax(h, MaxBodyBytes) }
+
+// wrapMax is wrap for a handler that takes bodies of up to maxBody bytes.
+func (s *Server) wrapMax(h handlerFunc, maxBody int64) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// A deadline per request instead of a server-wide WriteTimeout, which would
 		// also cut the dashboard's long-lived event streams.
 		http.NewResponseController(w).SetWriteDeadline(time.Now().Add(30 * time.Second))
-		if r.ContentLength > MaxBodyBytes { // before anything else, even the token check
+		if r.ContentLength > maxBody { // before anything else, even the token check
 			w.Header().Set("Connection", "close")
-			WriteError(w, r, s.log, tooLarge())
+			WriteError(w, r, s.log, tooLarge(maxBody))
 			return
 		}
 		if err := h(w, r); err != nil {
@@ -158,7 +166,7 @@ func withCORS(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
 		h.Set("Access-Control-Allow-Origin", "*")
-		h.Set("Access-Control-Expose-Headers", "X-Request-Id, Retry-After, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset")
+		h.Set("Access-Control-Expose-Headers", "X-Request-Id, Retry-After, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, Idempotent-Replayed")
 		next.ServeHTTP(w, r)
 	})
 }
@@ -166,7 +174,7 @@ func withCORS(next http.Handler) http.Handler {
 func preflight(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h.Set("Access-Control-Allow-Methods", "POST, PATCH, OPTIONS")
-	h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type")
+	h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, Idempotency-Key")
 	h.Set("Access-Control-Max-Age", "86400")
 	w.WriteHeader(http.StatusNoContent)
 }

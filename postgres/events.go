@@ -19,6 +19,15 @@ func (db *DB) PublishEvent(ctx context.Context, accountID int64, e *tidings.NewE
 	return res.event, nil
 }
 
+// PublishEvents records a batch's events in one job of the group committer.
+func (db *DB) PublishEvents(ctx context.Context, accountID int64, b *tidings.NewBatch) ([]tidings.Published, error) {
+	res, err := db.submit(ctx, &writeJob{accountID: accountID, events: b})
+	if err != nil {
+		return nil, err
+	}
+	return res.published, nil
+}
+
 const (
 	eventFields  = `e.id, c.name, e.event, e.description, e.icon, e.notify, e.tags, e.parser, e.user_id, e.ts, e.created_at`
 	eventFrom    = ` FROM events e JOIN channels c ON c.id = e.channel_id`

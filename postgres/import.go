@@ -13,7 +13,7 @@ import (
 // loadOrder lists the tables in an order that satisfies their foreign keys.
 var loadOrder = []string{"accounts", "users", "projects", "channels", "tokens", "events", "event_tags", "event_counts", "tag_counts",
 	"insights", "insight_points", "people", "groups", "group_members", "sessions", "invites", "webhooks", "deliveries", "webhook_attempts",
-	"push_subscriptions", "notify_prefs", "push_records", "settings"}
+	"push_subscriptions", "notify_prefs", "push_records", "settings", "idempotency_keys"}
 
 // Load copies every table of a dump (another store's, in the neutral shape) into this
 // database, in one transaction, then checks that each table holds as many rows as the

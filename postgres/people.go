@@ -18,13 +18,23 @@ func (db *DB) Identify(ctx context.Context, accountID int64, c *tidings.Identify
 		return nil, err
 	}
 	now := ms(db.stamp())
+	var u *tidings.Person
 	if err := db.inTx(ctx, func(tx pgx.Tx) error {
-		_, err := upsertProperties(ctx, tx, "people", "user_id", p.ID, c.UserID, c.Properties, c.Remove, now)
-		return err
+		claim, err := claimFor(ctx, tx, accountID, c.Key, now)
+		if err != nil {
+			return err
+		}
+		if _, err := upsertProperties(ctx, tx, "people", "user_id", p.ID, c.UserID, c.Properties, c.Remove, now); err != nil {
+			return err
+		}
+		if u, err = findPerson(ctx, tx, p, c.UserID); err != nil {
+			return err
+		}
+		return settle(ctx, tx, claim, c.Key, u, nil)
 	}); err != nil {
 		return nil, err
 	}
-	return db.FindPerson(ctx, accountID, c.Project, c.UserID)
+	return u, nil
 }
 
 // Group merges properties into a group and adds the user to it, in one transaction.
@@ -34,36 +44,57 @@ func (db *DB) Group(ctx context.Context, accountID int64, c *tidings.GroupChange
 		return nil, err
 	}
 	now := ms(db.stamp())
+	var g *tidings.Group
 	if err := db.inTx(ctx, func(tx pgx.Tx) error {
-		group, err := upsertProperties(ctx, tx, "groups", "group_id", p.ID, c.GroupID, c.Properties, c.Remove, now)
-		if err != nil || c.UserID == "" {
-			return err
-		}
-		person, err := upsertProperties(ctx, tx, "people", "user_id", p.ID, c.UserID, nil, nil, now)
+		claim, err := claimFor(ctx, tx, accountID, c.Key, now)
 		if err != nil {
 			return err
 		}
-		// The person's row is locked (upsertProperties): two joins of one user are counted in turn.
-		var member, groups int
-		if err := tx.QueryRow(ctx, `SELECT count(*) FILTER (WHERE group_ref = $1), count(*) FROM group_members WHERE person_ref = $2`,
-			group, person).Scan(&member, &groups); err != nil {
+		if err := joinGroup(ctx, tx, p, c, now); err != nil {
 			return err
 		}
-		if member == 0 && groups >= tidings.MaxUserGroups {
-			return tidings.TooManyGroups(c.UserID)
+		if g, err = groupSummary(ctx, tx, p, c.GroupID); err != nil {
+			return err
 		}
-		_, err = tx.Exec(ctx, `INSERT INTO group_members (group_ref, person_ref) VALUES ($1, $2) ON CONFLICT DO NOTHING`, group, person)
-		return err
+		return settle(ctx, tx, claim, c.Key, g, nil)
 	}); err != nil {
 		return nil, err
 	}
-	g := &tidings.Group{Project: c.Project, GroupID: c.GroupID}
+	return g, nil
+}
+
+// joinGroup merges the change's properties into its group and adds its user, if any.
+func joinGroup(ctx context.Context, tx pgx.Tx, p *tidings.Project, c *tidings.GroupChange, now int64) error {
+	group, err := upsertProperties(ctx, tx, "groups", "group_id", p.ID, c.GroupID, c.Properties, c.Remove, now)
+	if err != nil || c.UserID == "" {
+		return err
+	}
+	person, err := upsertProperties(ctx, tx, "people", "user_id", p.ID, c.UserID, nil, nil, now)
+	if err != nil {
+		return err
+	}
+	// The person's row is locked (upsertProperties): two joins of one user are counted in turn.
+	var member, groups int
+	if err := tx.QueryRow(ctx, `SELECT count(*) FILTER (WHERE group_ref = $1), count(*) FROM group_members WHERE person_ref = $2`,
+		group, person).Scan(&member, &groups); err != nil {
+		return err
+	}
+	if member == 0 && groups >= tidings.MaxUserGroups {
+		return tidings.TooManyGroups(c.UserID)
+	}
+	_, err = tx.Exec(ctx, `INSERT INTO group_members (group_ref, person_ref) VALUES ($1, $2) ON CONFLICT DO NOTHING`, group, person)
+	return err
+}
+
+// groupSummary reads a group with its number of members: what a group call answers.
+func groupSummary(ctx context.Context, q querier, p *tidings.Project, groupID string) (*tidings.Group, error) {
+	g := &tidings.Group{Project: p.Name, GroupID: groupID}
 	var props string
 	var first, last int64
-	if err := db.row(ctx, `SELECT g.properties, g.first_seen, g.last_seen,
+	if err := q.QueryRow(ctx, `SELECT g.properties, g.first_seen, g.last_seen,
 		(SELECT count(*) FROM group_members m WHERE m.group_ref = g.id) FROM groups g WHERE g.project_id = $1 AND g.group_id = $2`,
-		p.ID, c.GroupID).Scan(&props, &first, &last, &g.Members); err != nil {
-		return nil, err
+		p.ID, groupID).Scan(&props, &first, &last, &g.Members); err != nil {
+		return nil, mapErr(err)
 	}
 	g.FirstSeen, g.LastSeen = fromMS(first), fromMS(last)
 	return g, json.Unmarshal([]byte(props), &g.Properties)
@@ -117,18 +148,22 @@ func (db *DB) FindPerson(ctx context.Context, accountID int64, project, userID s
 	if err != nil {
 		return nil, err
 	}
-	u, ref, err := scanPerson(project, db.row(ctx, `SELECT `+personColumns+` FROM people u WHERE u.project_id = $1 AND u.user_id = $2`,
-		p.ID, userID))
+	return findPerson(ctx, db.pool, p, userID)
+}
+
+func findPerson(ctx context.Context, q querier, p *tidings.Project, userID string) (*tidings.Person, error) {
+	u, ref, err := scanPerson(p.Name, mappedRow{q.QueryRow(ctx, `SELECT `+personColumns+` FROM people u WHERE u.project_id = $1 AND u.user_id = $2`,
+		p.ID, userID)})
 	if noRows(err) {
-		return nil, tidings.PersonNotFound(project, userID)
+		return nil, tidings.PersonNotFound(p.Name, userID)
 	}
 	if err != nil {
 		return nil, err
 	}
-	if err := db.row(ctx, `SELECT count(*) FROM group_members WHERE person_ref = $1`, ref).Scan(&u.GroupCount); err != nil {
+	if err := (mappedRow{q.QueryRow(ctx, `SELECT count(*) FROM group_members WHERE person_ref = $1`, ref)}).Scan(&u.GroupCount); err != nil {
 		return nil, err
 	}
-	u.Groups, err = query(ctx, db.pool, func(r pgx.Row) (string, error) {
+	u.Groups, err = query(ctx, q, func(r pgx.Row) (string, error) {
 		var g string
 		return g, r.Scan(&g)
 	}, `SELECT g.group_id FROM group_members m JOIN groups g ON g.id = m.group_ref WHERE m.person_ref = $1

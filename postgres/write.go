@@ -15,6 +15,7 @@ import (
 type writeJob struct {
 	accountID int64
 	event     *tidings.NewEvent
+	events    *tidings.NewBatch
 	insight   *tidings.InsightChange
 	// fn is any other small write (the outbox's bookkeeping): it shares the batch's
 	// transaction and commit instead of paying its own.
@@ -22,8 +23,9 @@ type writeJob struct {
 }
 
 type writeResult struct {
-	event   *tidings.Event
-	insight *tidings.Insight
+	event     *tidings.Event
+	published []tidings.Published
+	insight   *tidings.Insight
 }
 
 type job = groupcommit.Job[*writeJob, *writeResult]
@@ -191,17 +193,11 @@ func (db *DB) tryBatch(ctx context.Context, jobs []*job, careful bool) error {
 		}
 		res := &writeResult{}
 		var jerr error
-		switch {
-		case j.In.event != nil:
-			res.event, jerr = b.insertEvent(ctx, j.In.accountID, j.In.event)
-			if res.event != nil && careful {
-				jerr = b.flush(ctx)
-			}
-		case j.In.insight != nil:
-			res.insight, jerr = b.applyInsight(ctx, j.In.accountID, j.In.insight)
-		case j.In.fn != nil:
+		if j.In.fn != nil {
 			jerr = j.In.fn(ctx, tx)
 			deliveries = true
+		} else {
+			res, jerr = b.apply(ctx, j.In)
 		}
 		if jerr != nil && !careful {
 			if isDomainError(jerr) {
@@ -234,6 +230,9 @@ func (db *DB) tryBatch(ctx context.Context, jobs []*job, careful bool) error {
 		if j.Out != nil && j.Out.event != nil {
 			b.notices = append(b.notices, notice{Account: j.In.accountID, Event: j.Out.event.ID})
 		}
+		for _, p := range j.Out.publishedEvents() {
+			b.notices = append(b.notices, notice{Account: j.In.accountID, Event: p.ID})
+		}
 		if j.Out != nil && j.Out.insight != nil {
 			b.notices = append(b.notices, notice{Account: j.In.accountID, Project: j.Out.insight.Project, Title: j.Out.insight.Title})
 		}
@@ -254,6 +253,94 @@ func (db *DB) tryBatch(ctx context.Context, jobs []*job, careful bool) error {
 		db.notifyOutbox()
 	}
 	return nil
+}
+
+// publishedEvents are the events a batch job stored.
+func (r *writeResult) publishedEvents() []*tidings.Event {
+	if r == nil {
+		return nil
+	}
+	var out []*tidings.Event
+	for _, p := range r.published {
+		if p.Event != nil {
+			out = append(out, p.Event)
+		}
+	}
+	return out
+}
+
+// apply runs an event, batch or insight job, with its idempotency key: claimed before
+// the job writes, dropped when the job is refused, kept with its answer otherwise. A
+// domain error is the job's refusal (nothing was written for it).
+func (b *batch) apply(ctx context.Context, w *writeJob) (*writeResult, error) {
+	var claim *keyClaim
+	var err error
+	switch {
+	case w.event != nil:
+		claim, err = claimFor(ctx, b.tx, w.accountID, w.event.Key, b.now)
+	case w.events != nil:
+		claim, err = claimFor(ctx, b.tx, w.accountID, w.events.Key, b.now)
+	default:
+		claim, err = claimFor(ctx, b.tx, w.accountID, w.insight.Key, b.now)
+	}
+	if err != nil {
+		return nil, err
+	}
+	res := &writeResult{}
+	var refusal error
+	switch {
+	case w.event != nil:
+		res.event, err = b.insertEvent(ctx, w.accountID, w.event)
+		if err == nil && b.careful {
+			err = b.flush(ctx)
+		}
+		if refusal, err = refused(err); err == nil {
+			err = settle(ctx, b.tx, claim, w.event.Key, res.event, refusal)
+		}
+	case w.events != nil:
+		res.published, err = b.insertEvents(ctx, w.accountID, w.events.Events)
+		if err == nil && b.careful {
+			err = b.flush(ctx)
+		}
+		if err == nil {
+			refusal = tidings.NoneStored(res.published)
+			err = settle(ctx, b.tx, claim, w.events.Key, res.published, refusal)
+			refusal = nil // the batch's own outcome: its events' refusals are in it
+		}
+	default:
+		res.insight, err = b.applyInsight(ctx, w.accountID, w.insight)
+		if refusal, err = refused(err); err == nil {
+			err = settle(ctx, b.tx, claim, w.insight.Key, res.insight, refusal)
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	if refusal != nil {
+		return nil, refusal
+	}
+	return res, nil
+}
+
+// refused splits err: a domain error is a refusal, anything else an error.
+func refused(err error) (refusal, other error) {
+	if err != nil && isDomainError(err) {
+		return err, nil
+	}
+	return nil, err
+}
+
+// insertEvents adds a batch's events; a refused one fails alone, with nothing written.
+func (b *batch) insertEvents(ctx context.Context, accountID int64, events []*tidings.NewEvent) ([]tidings.Published, error) {
+	out := make([]tidings.Published, len(events))
+	for i, e := range events {
+		ev, err := b.insertEvent(ctx, accountID, e)
+		if err != nil && !isDomainError(err) {
+			return nil, err
+		}
+		out[i] = tidings.Published{Event: ev, Err: err}
+	}
+	return out, nil
 }
 
 // isDomainError is an error found before anything was written: the job fails alone.

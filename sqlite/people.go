@@ -16,16 +16,25 @@ func (db *DB) Identify(ctx context.Context, accountID int64, c *tidings.Identify
 	if err != nil {
 		return nil, err
 	}
-	now := ms(db.stamp())
-	var merr error
+	stamp := db.stamp()
+	var u *tidings.Person
 	err = db.inBatch(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		_, merr = upsertProperties(ctx, tx, "people", "user_id", p.ID, c.UserID, c.Properties, c.Remove, now)
-		return merr
+		claim, err := claimFor(ctx, tx, accountID, c.Key, stamp)
+		if err != nil {
+			return err
+		}
+		if _, err := upsertProperties(ctx, tx, "people", "user_id", p.ID, c.UserID, c.Properties, c.Remove, ms(stamp)); err != nil {
+			return err
+		}
+		if u, err = findPerson(ctx, tx, p, c.UserID); err != nil {
+			return err
+		}
+		return settle(ctx, tx, claim, c.Key, u, nil)
 	})
 	if err != nil {
 		return nil, err
 	}
-	return db.FindPerson(ctx, accountID, c.Project, c.UserID)
+	return u, nil
 }
 
 // Group merges properties into a group and adds the user to it, in one transaction.
@@ -34,36 +43,57 @@ func (db *DB) Group(ctx context.Context, accountID int64, c *tidings.GroupChange
 	if err != nil {
 		return nil, err
 	}
-	now := ms(db.stamp())
+	stamp := db.stamp()
+	var g *tidings.Group
 	err = db.inBatch(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		group, err := upsertProperties(ctx, tx, "groups", "group_id", p.ID, c.GroupID, c.Properties, c.Remove, now)
-		if err != nil || c.UserID == "" {
-			return err
-		}
-		person, err := upsertProperties(ctx, tx, "people", "user_id", p.ID, c.UserID, nil, nil, now)
+		claim, err := claimFor(ctx, tx, accountID, c.Key, stamp)
 		if err != nil {
 			return err
 		}
-		var member, groups int
-		if err := tx.QueryRowContext(ctx, `SELECT count(*) FILTER (WHERE group_ref = ?), count(*) FROM group_members WHERE person_ref = ?`,
-			group, person).Scan(&member, &groups); err != nil {
+		if err := joinGroup(ctx, tx, p, c, ms(stamp)); err != nil {
 			return err
 		}
-		if member == 0 && groups >= tidings.MaxUserGroups {
-			return tidings.TooManyGroups(c.UserID)
+		if g, err = groupSummary(ctx, tx, p, c.GroupID); err != nil {
+			return err
 		}
-		_, err = tx.ExecContext(ctx, `INSERT OR IGNORE INTO group_members (group_ref, person_ref) VALUES (?, ?)`, group, person)
-		return err
+		return settle(ctx, tx, claim, c.Key, g, nil)
 	})
 	if err != nil {
 		return nil, err
 	}
-	g := &tidings.Group{Project: c.Project, GroupID: c.GroupID}
+	return g, nil
+}
+
+// joinGroup merges the change's properties into its group and adds its user, if any.
+func joinGroup(ctx context.Context, tx *sql.Tx, p *tidings.Project, c *tidings.GroupChange, now int64) error {
+	group, err := upsertProperties(ctx, tx, "groups", "group_id", p.ID, c.GroupID, c.Properties, c.Remove, now)
+	if err != nil || c.UserID == "" {
+		return err
+	}
+	person, err := upsertProperties(ctx, tx, "people", "user_id", p.ID, c.UserID, nil, nil, now)
+	if err != nil {
+		return err
+	}
+	var member, groups int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FILTER (WHERE group_ref = ?), count(*) FROM group_members WHERE person_ref = ?`,
+		group, person).Scan(&member, &groups); err != nil {
+		return err
+	}
+	if member == 0 && groups >= tidings.MaxUserGroups {
+		return tidings.TooManyGroups(c.UserID)
+	}
+	_, err = tx.ExecContext(ctx, `INSERT OR IGNORE INTO group_members (group_ref, person_ref) VALUES (?, ?)`, group, person)
+	return err
+}
+
+// groupSummary reads a group with its number of members: what a group call answers.
+func groupSummary(ctx context.Context, q querier, p *tidings.Project, groupID string) (*tidings.Group, error) {
+	g := &tidings.Group{Project: p.Name, GroupID: groupID}
 	var props string
 	var first, last int64
-	err = db.read.QueryRowContext(ctx, `SELECT g.properties, g.first_seen, g.last_seen,
+	err := q.QueryRowContext(ctx, `SELECT g.properties, g.first_seen, g.last_seen,
 		(SELECT count(*) FROM group_members m WHERE m.group_ref = g.id) FROM groups g WHERE g.project_id = ? AND g.group_id = ?`,
-		p.ID, c.GroupID).Scan(&props, &first, &last, &g.Members)
+		p.ID, groupID).Scan(&props, &first, &last, &g.Members)
 	if err != nil {
 		return nil, err
 	}
@@ -121,18 +151,28 @@ func (db *DB) FindPerson(ctx context.Context, accountID int64, project, userID s
 	if err != nil {
 		return nil, err
 	}
-	u, ref, err := scanPerson(project, db.read.QueryRowContext(ctx,
+	return findPerson(ctx, db.read, p, userID)
+}
+
+// reader is a database or a transaction.
+type reader interface {
+	querier
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+func findPerson(ctx context.Context, r reader, p *tidings.Project, userID string) (*tidings.Person, error) {
+	u, ref, err := scanPerson(p.Name, r.QueryRowContext(ctx,
 		`SELECT `+personColumns+` FROM people u WHERE u.project_id = ? AND u.user_id = ?`, p.ID, userID))
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, tidings.PersonNotFound(project, userID)
+		return nil, tidings.PersonNotFound(p.Name, userID)
 	}
 	if err != nil {
 		return nil, err
 	}
-	if err := db.read.QueryRowContext(ctx, `SELECT count(*) FROM group_members WHERE person_ref = ?`, ref).Scan(&u.GroupCount); err != nil {
+	if err := r.QueryRowContext(ctx, `SELECT count(*) FROM group_members WHERE person_ref = ?`, ref).Scan(&u.GroupCount); err != nil {
 		return nil, err
 	}
-	rows, err := db.read.QueryContext(ctx, `SELECT g.group_id FROM group_members m JOIN groups g ON g.id = m.group_ref
+	rows, err := r.QueryContext(ctx, `SELECT g.group_id FROM group_members m JOIN groups g ON g.id = m.group_ref
 		WHERE m.person_ref = ? ORDER BY g.last_seen DESC, g.id DESC LIMIT ?`, ref, tidings.MaxUserGroups)
 	if err != nil {
 		return nil, err

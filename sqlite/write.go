@@ -15,6 +15,7 @@ import (
 type writeJob struct {
 	accountID int64
 	event     *tidings.NewEvent
+	events    *tidings.NewBatch
 	insight   *tidings.InsightChange
 	probe     bool // a write that only checks the disk takes writes (readiness)
 	// fn is any other small write (the outbox's bookkeeping): it shares the batch's
@@ -23,8 +24,9 @@ type writeJob struct {
 }
 
 type writeResult struct {
-	event   *tidings.Event
-	insight *tidings.Insight
+	event     *tidings.Event
+	published []tidings.Published
+	insight   *tidings.Insight
 }
 
 type job = groupcommit.Job[*writeJob, *writeResult]
@@ -119,7 +121,7 @@ var writeStatements = []string{sqlFindChannel, sqlCreateChannel, sqlInsertEvent,
 	sqlInsertSearch,
 	sqlCountHour, sqlCountTag, sqlFindInsight,
 	sqlUpsertInsight, sqlInsertPoint, sqlSavepoint, sqlRelease, sqlRollbackTo, sqlFindProject, sqlLastSeq, sqlSetSeq,
-	sqlInsertDelivery, sqlProjectHasAllWebhook}
+	sqlInsertDelivery, sqlProjectHasAllWebhook, sqlClaimKey, sqlDropClaim, sqlKeepAnswer}
 
 // prepare readies the write path's statements on the writing connection. It runs
 // before the writer starts: later, a batch's transaction holds that one connection.
@@ -151,6 +153,15 @@ func (b *batch) exec(ctx context.Context, query string, args ...any) error {
 	}
 	_, err = s.ExecContext(ctx, args...)
 	return err
+}
+
+// ExecContext makes a batch an execer, running its prepared statements.
+func (b *batch) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	s, err := b.stmt(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return s.ExecContext(ctx, args...)
 }
 
 // QueryRowContext makes a batch a querier, running its prepared statements.
@@ -190,29 +201,12 @@ func (db *DB) commitBatch(ctx context.Context, jobs []*job) error {
 		tagUses: map[int64]int64{}, jobTag: map[int64]int64{}, users: map[userKey]int64{},
 		insights: map[insightKey]*pendingInsight{}}
 	for _, j := range jobs {
-		if j.In.event != nil {
-			ev, refused, err := b.insertEvent(ctx, j.In.accountID, j.In.event)
-			if refused {
-				j.Err = err // nothing was written
-				continue
-			}
+		if j.In.event != nil || j.In.events != nil || j.In.insight != nil {
+			out, refusal, err := b.apply(ctx, j.In)
 			if err != nil {
 				return err
 			}
-			b.keepJobCounts()
-			j.Out = &writeResult{event: ev}
-			continue
-		}
-		if j.In.insight != nil {
-			in, err := b.applyInsight(ctx, j.In.accountID, j.In.insight)
-			if isStorageError(err) {
-				return err
-			}
-			if err != nil {
-				j.Err = err // checked before any write: nothing to undo
-				continue
-			}
-			j.Out = &writeResult{insight: in}
+			j.Out, j.Err = out, refusal // a refused job wrote nothing
 			continue
 		}
 		// Any other job sees the events and insights of the batch so far in full:

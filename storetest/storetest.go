@@ -44,6 +44,9 @@ func Run(t *testing.T, open Opener) {
 	run("Webhooks", testWebhooks)
 	run("Outbox", testOutbox)
 	run("Push", testPush)
+	run("Idempotency", testIdempotency)
+	run("BatchPublish", testBatchPublish)
+	run("ConcurrentKeys", testConcurrentKeys)
 	run("Workload", testWorkload)
 	run("Close", testClose)
 }

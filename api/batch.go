@@ -1,0 +1,145 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+
+	"github.com/tidings-dev/tidings"
+	"github.com/tidings-dev/tidings/internal/clientip"
+)
+
+// Limits of POST /v1/log/batch.
+const (
+	MaxBatchEvents = 100
+	MaxBatchBytes  = 1 << 20
+)
+
+// batchResult is one event's outcome in a batch's answer.
+type batchResult struct {
+	Status int                `json:"status"`
+	Event  *tidings.EventJSON `json:"event,omitempty"`
+	Error  *problem           `json:"error,omitempty"`
+}
+
+type batchAnswer struct {
+	Results []batchResult `json:"results"`
+}
+
+// decodeBatch splits a batch's body into its events, each still raw JSON.
+func decodeBatch(body []byte) ([]json.RawMessage, error) {
+	obj, err := decodeObject(body)
+	if err != nil {
+		return nil, err
+	}
+	var p tidings.Problems
+	f := newFields(obj, "", &p)
+	raw, ok := f.get("events")
+	f.rejectUnknown(obj, "events")
+	switch {
+	case !ok:
+		p.Add("events", "required", "is required: an array of 1 to %d events, each as POST /v1/log takes it", MaxBatchEvents)
+	case raw[0] != '[':
+		p.Add("events", "type", "must be an array of events")
+	}
+	if err := p.Err(); err != nil {
+		return nil, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.Token() // [, checked above; the body is valid JSON already
+	var events []json.RawMessage
+	for dec.More() {
+		var ev json.RawMessage
+		if err := dec.Decode(&ev); err != nil {
+			return nil, syntaxError(err)
+		}
+		events = append(events, ev)
+	}
+	if len(events) == 0 || len(events) > MaxBatchEvents {
+		p.Add("events", "length", "must hold 1 to %d events (got %d): send more in further batches", MaxBatchEvents, len(events))
+		return nil, p.Err()
+	}
+	return events, nil
+}
+
+// handleLogBatch publishes up to MaxBatchEvents events in one request and one commit:
+// POST /v1/log/batch. Each event is decoded, authorised and rate limited on its own;
+// the answer says each one's outcome, in order.
+func (s *Server) handleLogBatch(w http.ResponseWriter, r *http.Request) error {
+	tok, err := s.authenticate(w, r)
+	if err != nil {
+		return err
+	}
+	body, err := readBodyMax(w, r, MaxBatchBytes)
+	if err != nil {
+		return err
+	}
+	g, replayed, err := s.guardKey(w, r, tok, body)
+	if replayed || err != nil {
+		return err
+	}
+	defer g.done()
+	raws, err := decodeBatch(body)
+	if err != nil {
+		return err
+	}
+	results := make([]batchResult, len(raws))
+	var events []*tidings.NewEvent
+	var at []int // each stored event's place in results
+	now := s.now()
+	for i, raw := range raws {
+		e, err := decodeLog(raw, now)
+		if err == nil {
+			err = tok.AllowPublish(tidings.RoleLog, e.Project, e.Channel)
+		}
+		if err != nil {
+			results[i] = failed(r, err)
+			continue
+		}
+		events = append(events, e)
+		at = append(at, i)
+	}
+	// The request itself spent one from the rate limits: each further event spends one.
+	if len(events) > 1 {
+		allowed, err := s.limits.allowN(w, tok, clientip.Of(r, s.trusted), now, len(events)-1)
+		for j := allowed + 1; j < len(events); j++ {
+			results[at[j]] = failed(r, err)
+		}
+		events, at = events[:allowed+1], at[:allowed+1]
+	}
+	if len(events) == 0 {
+		return writeJSON(w, batchAnswer{results})
+	}
+	merge := func(published []tidings.Published) batchAnswer {
+		out := batchAnswer{Results: append([]batchResult(nil), results...)}
+		for j, p := range published {
+			if p.Event != nil {
+				ev := eventOut(p.Event)
+				out.Results[at[j]] = batchResult{Status: http.StatusOK, Event: &ev}
+			} else {
+				out.Results[at[j]] = failed(r, p.Err)
+			}
+		}
+		return out
+	}
+	published, err := s.store.PublishEvents(r.Context(), tok.AccountID,
+		&tidings.NewBatch{Events: events, Key: keyFor(g, func(ps []tidings.Published) any { return merge(ps) })})
+	if err == tidings.ErrKeyTaken {
+		return g.lost(w, r)
+	}
+	if err != nil {
+		return err
+	}
+	for _, p := range published {
+		if p.Event != nil {
+			s.broker.Publish(tidings.Notice{AccountID: tok.AccountID, Event: p.Event})
+		}
+	}
+	return g.write(w, merge(published))
+}
+
+// failed is an event's refusal in a batch's answer.
+func failed(r *http.Request, err error) batchResult {
+	p := problemOf(r, err)
+	return batchResult{Status: p.Status, Error: p}
+}
