@@ -202,11 +202,11 @@ func TestRateLimitOff(t *testing.T) {
 func TestCORS(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, noLimits)
-	for _, path := range []string{"/v1/log", "/v1/insight", "/api/v1/log", "/api/v1/insight"} {
+	for _, path := range []string{"/v1/log", "/v1/insight", "/api/v1/log", "/api/v1/insight", "/v1/log/batch"} {
 		r := e.do("OPTIONS", path, "", "", "Origin", "https://shop.example", "Access-Control-Request-Method", "POST")
 		if r.status != http.StatusNoContent || r.header.Get("Access-Control-Allow-Origin") != "*" ||
 			r.header.Get("Access-Control-Allow-Methods") != "POST, PATCH, OPTIONS" ||
-			r.header.Get("Access-Control-Allow-Headers") != "Authorization, Content-Type" ||
+			r.header.Get("Access-Control-Allow-Headers") != "Authorization, Content-Type, Idempotency-Key" ||
 			r.header.Get("Access-Control-Max-Age") == "" || r.header.Get("Access-Control-Allow-Credentials") != "" {
 			t.Fatalf("%s preflight: %d %v", path, r.status, r.header)
 		}

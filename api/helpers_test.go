@@ -36,10 +36,20 @@ func newEnv(t testing.TB, limits api.Limits) *env {
 // newEnvClock runs the API with its own clock (nil: the real one).
 func newEnvClock(t testing.TB, limits api.Limits, now func() time.Time) *env {
 	t.Helper()
+	return newEnvWith(t, limits, now, nil)
+}
+
+// newEnvWith runs the API on the store as wrap makes it of the real one (nil: as it is).
+func newEnvWith(t testing.TB, limits api.Limits, now func() time.Time, wrap func(tidings.Store) tidings.Store) *env {
+	t.Helper()
 	store := testbackend.New(t)
 	e := &env{t: t, store: store, broker: inmem.NewBroker(0)}
+	served := tidings.Store(store)
+	if wrap != nil {
+		served = wrap(store)
+	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	e.api = api.New(api.Config{Store: store, Broker: e.broker, Logger: log, Limits: limits, Now: now})
+	e.api = api.New(api.Config{Store: served, Broker: e.broker, Logger: log, Limits: limits, Now: now})
 	mux := http.NewServeMux()
 	e.api.Register(mux)
 	mux.Handle("/", e.api.NotFound())
