@@ -6,15 +6,23 @@
 //	ev, err := c.Publish(ctx, &tidings.NewEvent{Project: "my-saas", Channel: "deploys", Event: "Deployed v1.4"})
 //	var p *client.Problem
 //	if errors.As(err, &p) { … p.Code, p.Detail, p.Fields … }
+//
+// Every write is sent with an Idempotency-Key (a random one, or the caller's:
+// client.IdempotencyKey), and a write whose answer was lost to the network, or that
+// the server refused with 503 or 409 idempotency_in_progress, is sent again with the
+// same key after a backoff: the server applies it once however many times it arrives.
 package client
 
 import (
 	"bytes"
+	"cmp"
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	mrand "math/rand/v2"
 	"net/http"
 	"net/url"
 	"os"
@@ -31,6 +39,41 @@ type Client struct {
 	URL   string       // the server's base URL, e.g. https://tidings.example.com
 	Token string       // an API token (tds_…)
 	HTTP  *http.Client // nil: one with a 30-second timeout
+	// Attempts is how many times a request is sent at most (0: DefaultAttempts; 1: no
+	// retry). Backoff is the first wait between attempts, doubled each time, with
+	// jitter, and replaced by the server's Retry-After when it sends one (0: DefaultBackoff).
+	Attempts int
+	Backoff  time.Duration
+}
+
+// Retry defaults: five attempts over about eight seconds.
+const (
+	DefaultAttempts = 5
+	DefaultBackoff  = 500 * time.Millisecond
+	maxWait         = 30 * time.Second
+)
+
+// An Option changes one request.
+type Option func(*request)
+
+type request struct {
+	key string
+}
+
+// IdempotencyKey sends the write with this key instead of a random one: a write sent
+// again with the same key within a day (by another process, after a crash) is applied
+// once. Keys are 1 to 255 printable ASCII characters.
+func IdempotencyKey(key string) Option { return func(r *request) { r.key = key } }
+
+func keyOf(opts []Option) string {
+	r := request{}
+	for _, o := range opts {
+		o(&r)
+	}
+	if r.key == "" {
+		r.key = rand.Text()
+	}
+	return r.key
 }
 
 // New returns a client of the server at baseURL using token.
@@ -81,7 +124,64 @@ func (p *Problem) Unwrap() error {
 
 // Publish sends one event (POST /v1/log) and returns it as stored. Its fields are
 // checked by the server (the client sends them as they are).
-func (c *Client) Publish(ctx context.Context, e *tidings.NewEvent) (*tidings.Event, error) {
+func (c *Client) Publish(ctx context.Context, e *tidings.NewEvent, opts ...Option) (*tidings.Event, error) {
+	var out tidings.EventJSON
+	if err := c.do(ctx, "POST", "/v1/log", keyOf(opts), eventBody(e), &out); err != nil {
+		return nil, err
+	}
+	return eventOf(out), nil
+}
+
+// MaxBatch is the most events PublishBatch takes: what the server takes in one batch.
+const MaxBatch = 100
+
+// PublishBatch sends up to MaxBatch events in one request (POST /v1/log/batch), stored
+// in one commit, and returns each one's outcome in order: the stored event, or the
+// *Problem that refused it. The error is the request's own (nothing was stored).
+func (c *Client) PublishBatch(ctx context.Context, events []*tidings.NewEvent, opts ...Option) ([]tidings.Published, error) {
+	body := struct {
+		Events []map[string]any `json:"events"`
+	}{}
+	for _, e := range events {
+		body.Events = append(body.Events, eventBody(e))
+	}
+	return c.sendBatch(ctx, keyOf(opts), body)
+}
+
+// PublishRaw is PublishBatch for events already in the JSON shape POST /v1/log takes.
+func (c *Client) PublishRaw(ctx context.Context, events []json.RawMessage, opts ...Option) ([]tidings.Published, error) {
+	return c.sendBatch(ctx, keyOf(opts), struct {
+		Events []json.RawMessage `json:"events"`
+	}{events})
+}
+
+func (c *Client) sendBatch(ctx context.Context, key string, body any) ([]tidings.Published, error) {
+	var out struct {
+		Results []struct {
+			Status int                `json:"status"`
+			Event  *tidings.EventJSON `json:"event"`
+			Error  *json.RawMessage   `json:"error"`
+		} `json:"results"`
+	}
+	if err := c.do(ctx, "POST", "/v1/log/batch", key, body, &out); err != nil {
+		return nil, err
+	}
+	res := make([]tidings.Published, len(out.Results))
+	for i, r := range out.Results {
+		switch {
+		case r.Event != nil:
+			res[i].Event = eventOf(*r.Event)
+		case r.Error != nil:
+			res[i].Err = problemFrom(r.Status, *r.Error)
+		default:
+			res[i].Err = &Problem{Status: r.Status, Code: tidings.EInternal, Detail: fmt.Sprintf("the server answered %d without a reason", r.Status)}
+		}
+	}
+	return res, nil
+}
+
+// eventBody is an event in the shape POST /v1/log takes.
+func eventBody(e *tidings.NewEvent) map[string]any {
 	body := map[string]any{"project": e.Project, "channel": e.Channel, "event": e.Event}
 	if e.Description != "" {
 		body["description"] = e.Description
@@ -104,16 +204,12 @@ func (c *Client) Publish(ctx context.Context, e *tidings.NewEvent) (*tidings.Eve
 	if !e.Timestamp.IsZero() {
 		body["timestamp"] = json.Number(strconv.FormatFloat(float64(e.Timestamp.UnixMilli())/1000, 'f', -1, 64))
 	}
-	var out tidings.EventJSON
-	if err := c.do(ctx, "POST", "/v1/log", body, &out); err != nil {
-		return nil, err
-	}
-	return eventOf(out), nil
+	return body
 }
 
 // Insight applies a change to an insight (POST /v1/insight) and returns the insight
 // after it. ValueKind says how Value is sent: a number, a boolean or a string.
-func (c *Client) Insight(ctx context.Context, ch *tidings.InsightChange) (*tidings.Insight, error) {
+func (c *Client) Insight(ctx context.Context, ch *tidings.InsightChange, opts ...Option) (*tidings.Insight, error) {
 	body := map[string]any{"project": ch.Project, "title": ch.Title, "change": ch.Change}
 	switch ch.ValueKind {
 	case tidings.KindNumber, tidings.KindBool:
@@ -130,7 +226,7 @@ func (c *Client) Insight(ctx context.Context, ch *tidings.InsightChange) (*tidin
 		Project, Title, Value, Prefix, Suffix, Icon, Change string
 		UpdatedAt                                           time.Time `json:"updated_at"`
 	}
-	if err := c.do(ctx, "POST", "/v1/insight", body, &out); err != nil {
+	if err := c.do(ctx, "POST", "/v1/insight", keyOf(opts), body, &out); err != nil {
 		return nil, err
 	}
 	return &tidings.Insight{Project: out.Project, Title: out.Title, Value: out.Value, Prefix: out.Prefix, Suffix: out.Suffix,
@@ -161,7 +257,7 @@ func (c *Client) Events(ctx context.Context, q tidings.EventQuery, search string
 		Events []tidings.EventJSON `json:"events"`
 		Next   string              `json:"next"`
 	}
-	if err := c.do(ctx, "GET", "/v1/events?"+v.Encode(), nil, &out); err != nil {
+	if err := c.do(ctx, "GET", "/v1/events?"+v.Encode(), "", nil, &out); err != nil {
 		return nil, err
 	}
 	page := &tidings.EventPage{Events: make([]*tidings.Event, len(out.Events)), Next: out.Next}
@@ -180,23 +276,67 @@ func eventOf(e tidings.EventJSON) *tidings.Event {
 // maxAnswer bounds how much of an answer is read.
 const maxAnswer = 4 << 20
 
-func (c *Client) do(ctx context.Context, method, path string, body, out any) error {
-	var rd io.Reader
+// do sends a request, and again after a backoff while the answer is lost to the
+// network or says to retry (503, or 409 idempotency_in_progress). A write goes only
+// with an idempotency key (key), which every attempt repeats: a write whose first
+// attempt was stored is answered with that first answer, not stored twice.
+func (c *Client) do(ctx context.Context, method, path, key string, body, out any) error {
+	var payload []byte
 	if body != nil {
 		b, err := json.Marshal(body)
 		if err != nil {
 			return err
 		}
-		rd = bytes.NewReader(b)
+		payload = b
+	}
+	attempts := cmp.Or(c.Attempts, DefaultAttempts)
+	wait := cmp.Or(c.Backoff, DefaultBackoff)
+	for attempt := 1; ; attempt++ {
+		retryAfter, err := c.once(ctx, method, path, key, payload, out)
+		if err == nil || attempt >= attempts || ctx.Err() != nil || !retryable(err) || method != "GET" && key == "" {
+			return err
+		}
+		pause := retryAfter
+		if pause <= 0 {
+			pause = wait/2 + mrand.N(wait) // jitter: retries of many clients do not arrive together
+			wait *= 2
+		}
+		t := time.NewTimer(min(pause, maxWait))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-t.C:
+		}
+	}
+}
+
+// retryable tells whether a request that failed with err may succeed if sent again.
+func retryable(err error) bool {
+	var p *Problem
+	if errors.As(err, &p) {
+		return p.Status == http.StatusServiceUnavailable || p.Code == tidings.EKeyInProgress
+	}
+	return true // the network: the request may or may not have arrived
+}
+
+// once sends a request once; retryAfter is the server's Retry-After, if it sent one.
+func (c *Client) once(ctx context.Context, method, path, key string, payload []byte, out any) (retryAfter time.Duration, err error) {
+	var rd io.Reader
+	if payload != nil {
+		rd = bytes.NewReader(payload)
 	}
 	req, err := http.NewRequestWithContext(ctx, method, c.URL+path, rd)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	req.Header.Set("Authorization", "Bearer "+c.Token)
 	req.Header.Set("Accept", "application/json")
-	if body != nil {
+	if payload != nil {
 		req.Header.Set("Content-Type", "application/json")
+	}
+	if key != "" {
+		req.Header.Set("Idempotency-Key", key)
 	}
 	h := c.HTTP
 	if h == nil {
@@ -204,20 +344,21 @@ func (c *Client) do(ctx context.Context, method, path string, body, out any) err
 	}
 	res, err := h.Do(req)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer res.Body.Close()
 	b, err := io.ReadAll(io.LimitReader(res.Body, maxAnswer))
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if res.StatusCode/100 != 2 {
-		return problemOf(res, b)
+		secs, _ := strconv.Atoi(res.Header.Get("Retry-After"))
+		return time.Duration(secs) * time.Second, problemOf(res, b)
 	}
 	if err := json.Unmarshal(b, out); err != nil {
-		return fmt.Errorf("%s %s: the answer is not what a Tidings server sends (%v)", method, c.URL+path, err)
+		return 0, fmt.Errorf("%s %s: the answer is not what a Tidings server sends (%v)", method, c.URL+path, err)
 	}
-	return nil
+	return 0, nil
 }
 
 // problemOf reads an error answer; one that is not problem details (a proxy's page)
@@ -239,5 +380,20 @@ func problemOf(res *http.Response, b []byte) error {
 			Detail: fmt.Sprintf("%s %s answered %s: %s", res.Request.Method, res.Request.URL.Redacted(), res.Status, text)}
 	}
 	p.Problem.Fields = append(p.Validation.Body, p.Validation.Query...)
+	return &p.Problem
+}
+
+// problemFrom reads one event's problem in a batch's answer.
+func problemFrom(status int, raw json.RawMessage) error {
+	var p struct {
+		Problem
+		Validation struct {
+			Body []tidings.FieldError `json:"body"`
+		} `json:"validation"`
+	}
+	if err := json.Unmarshal(raw, &p); err != nil || p.Code == "" {
+		return &Problem{Status: status, Code: tidings.EInternal, Detail: "the server's reason could not be read"}
+	}
+	p.Problem.Fields = p.Validation.Body
 	return &p.Problem
 }

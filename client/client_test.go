@@ -7,6 +7,9 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -22,6 +25,13 @@ func TestMain(m *testing.M) { testbackend.Main(m) }
 // server runs the API over a real store with an account acme, project my-saas and
 // channel payments, and returns its URL and a full token.
 func server(t *testing.T) (string, string) {
+	t.Helper()
+	url, token, _ := serverStore(t)
+	return url, token
+}
+
+// serverStore is server with the store, and the account's events counted.
+func serverStore(t *testing.T) (string, string, func() int) {
 	t.Helper()
 	ctx := context.Background()
 	store := testbackend.New(t)
@@ -43,7 +53,14 @@ func server(t *testing.T) (string, string) {
 		Roles: []string{tidings.RoleLog, tidings.RoleInsight}, Hash: hash}); err != nil {
 		t.Fatal(err)
 	}
-	return srv.URL, secret
+	count := func() int {
+		n, err := store.CountEvents(ctx, acme.ID, "my-saas", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	return srv.URL, secret, count
 }
 
 // TestClient: publish, read back and change an insight with the server's types; a
@@ -96,7 +113,7 @@ func TestClient(t *testing.T) {
 		http.Error(w, "<html>502 Bad Gateway</html>", http.StatusBadGateway)
 	}))
 	defer proxy.Close()
-	_, err = client.New(proxy.URL, token).Publish(ctx, &tidings.NewEvent{Project: "my-saas", Channel: "payments", Event: "x"})
+	_, err = (&client.Client{URL: proxy.URL, Token: token, Attempts: 1}).Publish(ctx, &tidings.NewEvent{Project: "my-saas", Channel: "payments", Event: "x"})
 	if !errors.As(err, &p) || p.Status != 502 || tidings.ErrorCode(err) != tidings.EInternal {
 		t.Fatalf("a proxy's page: %v", err)
 	}
@@ -111,5 +128,94 @@ func TestFromEnv(t *testing.T) {
 	t.Setenv("TIDINGS_URL", "")
 	if c, err := client.FromEnv(); err != nil || c.URL != client.DefaultURL {
 		t.Fatalf("%+v %v", c, err)
+	}
+}
+
+// flaky stands between the client and the server: it lets the server handle a request
+// and then loses the answer (the connection drops) for the first lose requests, and
+// answers 503 itself for the next busy ones.
+func flaky(t *testing.T, target string, lose, busy int) (string, *atomic.Int32) {
+	var seen atomic.Int32
+	u, _ := url.Parse(target)
+	proxy := httputil.NewSingleHostReverseProxy(u)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := int(seen.Add(1))
+		switch {
+		case n <= lose:
+			rec := httptest.NewRecorder()
+			proxy.ServeHTTP(rec, r) // stored by the server…
+			conn, _, err := http.NewResponseController(w).Hijack()
+			if err == nil {
+				conn.Close() // …but its answer never arrives
+			}
+		case n <= lose+busy:
+			w.Header().Set("Retry-After", "0")
+			http.Error(w, `{"status":503,"title":"Service unavailable","code":"unavailable","detail":"busy"}`, 503)
+		default:
+			proxy.ServeHTTP(w, r)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL, &seen
+}
+
+// TestRetriesApplyOnce: a publish whose answers are lost, then refused with 503, is
+// sent again with its key until it is answered, and is stored once.
+func TestRetriesApplyOnce(t *testing.T) {
+	t.Parallel()
+	target, token, count := serverStore(t)
+	ctx := context.Background()
+	url, seen := flaky(t, target, 2, 1)
+	c := &client.Client{URL: url, Token: token, Backoff: time.Millisecond}
+	ev, err := c.Publish(ctx, &tidings.NewEvent{Project: "my-saas", Channel: "payments", Event: "Paid"})
+	if err != nil || ev.Event != "Paid" {
+		t.Fatalf("%+v %v", ev, err)
+	}
+	if n := count(); n != 1 || seen.Load() != 4 {
+		t.Fatalf("%d events after %d attempts; want 1 after 4", n, seen.Load())
+	}
+	// A batch too, and an insight: one increment.
+	url, _ = flaky(t, target, 1, 0)
+	c.URL = url
+	res, err := c.PublishBatch(ctx, []*tidings.NewEvent{{Project: "my-saas", Channel: "payments", Event: "a"},
+		{Project: "my-saas", Channel: "nowhere", Event: "b"}})
+	if err != nil || len(res) != 2 || res[0].Event == nil || tidings.ErrorCode(res[1].Err) != tidings.EChannelNotFound {
+		t.Fatalf("batch: %+v %v", res, err)
+	}
+	var p *client.Problem
+	if !errors.As(res[1].Err, &p) || p.Status != 404 || len(p.Fields) == 0 {
+		t.Fatalf("the refused event's problem: %#v", res[1].Err)
+	}
+	if n := count(); n != 2 {
+		t.Fatalf("%d events after the batch, want 2", n)
+	}
+	url, _ = flaky(t, target, 1, 0)
+	c.URL = url
+	in, err := c.Insight(ctx, &tidings.InsightChange{Project: "my-saas", Title: "Signups", Value: "1", ValueKind: tidings.KindNumber,
+		Change: tidings.ChangeIncrement})
+	if err != nil || in.Value != "1" {
+		t.Fatalf("insight: %+v %v", in, err)
+	}
+	// The caller's key: a second call with it is the first one's answer.
+	again, err := c.Publish(ctx, &tidings.NewEvent{Project: "my-saas", Channel: "payments", Event: "Paid"}, client.IdempotencyKey(ev.ID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	replay, err := c.Publish(ctx, &tidings.NewEvent{Project: "my-saas", Channel: "payments", Event: "Paid"}, client.IdempotencyKey(ev.ID))
+	if err != nil || replay.ID != again.ID || count() != 3 {
+		t.Fatalf("the same key twice: %s, %s (%v), %d events", again.ID, replay.ID, err, count())
+	}
+}
+
+// TestNoRetryOfRefusals: a refusal that will not change (400, 401, 404, 422) is
+// returned at once, not sent again.
+func TestNoRetryOfRefusals(t *testing.T) {
+	t.Parallel()
+	target, token, _ := serverStore(t)
+	url, seen := flaky(t, target, 0, 0)
+	c := &client.Client{URL: url, Token: token, Backoff: time.Millisecond}
+	_, err := c.Publish(context.Background(), &tidings.NewEvent{Project: "my-saas", Channel: "nowhere", Event: "x"})
+	if tidings.ErrorCode(err) != tidings.EChannelNotFound || seen.Load() != 1 {
+		t.Fatalf("%v after %d attempts", err, seen.Load())
 	}
 }

@@ -173,7 +173,7 @@ func (m *Main) start(ctx context.Context) error {
 	}
 	m.services.start(service{name: "usage flush", budget: flushBudget, run: m.flushUsage})
 	m.services.start(m.delivery(store, met, vapid))
-	m.services.start(service{name: "retention purge", budget: partBudget, run: every(purgeEvery, m.purge)})
+	m.services.start(service{name: "purge", budget: partBudget, run: every(purgeEvery, m.purge)})
 	m.services.start(service{name: "live views", budget: partBudget, run: dash.Run})
 	if m.Config.MetricsAddr != "" {
 		if err := m.serveMetrics(met); err != nil {
@@ -259,9 +259,11 @@ func (m *Main) serveMetrics(met *metrics.Metrics) error {
 	return nil
 }
 
-// Retention's purge: every purgeEvery, PurgeExpired in batches of purgeBatch, a pause
-// between batches, so that a project that gives up years of events at once loses them
-// over a while, without holding the writer long enough to slow publishing.
+// The background purges: every purgeEvery, the events that retention keeps no longer
+// and the idempotency keys older than tidings.IdempotencyKeep, each in batches of
+// purgeBatch with a pause between batches, so that a project that gives up years of
+// events at once loses them over a while, without holding the writer long enough to
+// slow publishing.
 const (
 	purgeEvery = time.Minute
 	purgeBatch = 500
@@ -269,13 +271,24 @@ const (
 )
 
 func (m *Main) purge(ctx context.Context) {
+	m.inBatches(ctx, "retention: deleted expired events", "events", func(ctx context.Context) (int, error) {
+		return m.store.PurgeExpired(ctx, m.Now(), purgeBatch)
+	})
+	m.inBatches(ctx, "idempotency: deleted expired keys", "keys", func(ctx context.Context) (int, error) {
+		return m.store.ExpireAnswers(ctx, m.Now().Add(-tidings.IdempotencyKeep), purgeBatch)
+	})
+}
+
+// inBatches calls del until it deletes fewer than purgeBatch rows, pausing between
+// calls, and logs what it deleted.
+func (m *Main) inBatches(ctx context.Context, done, what string, del func(context.Context) (int, error)) {
 	total := 0
 	for ctx.Err() == nil {
-		n, err := m.store.PurgeExpired(ctx, m.Now(), purgeBatch)
+		n, err := del(ctx)
 		total += n
 		if err != nil {
 			if ctx.Err() == nil {
-				m.Logger.Warn("retention: purging expired events", "err", err)
+				m.Logger.Warn("purging expired "+what, "err", err)
 			}
 			break
 		}
@@ -288,7 +301,7 @@ func (m *Main) purge(ctx context.Context) {
 		}
 	}
 	if total > 0 {
-		m.Logger.Info("retention: deleted expired events", "events", total)
+		m.Logger.Info(done, what, total)
 	}
 }
 

@@ -458,3 +458,45 @@ func mustGunzip(t *testing.T, b []byte) []byte {
 	}
 	return out
 }
+
+// TestServeExpiresIdempotencyKeys: the server deletes idempotency keys older than they
+// are kept, in the background.
+func TestServeExpiresIdempotencyKeys(t *testing.T) {
+	t.Parallel()
+	loc := testbackend.Location(t)
+	ctx := context.Background()
+	s := testbackend.Open(t, loc)
+	fx := testbackend.Seed(t, s, "acme")
+	for i := range 3 {
+		if _, err := s.PublishEvent(ctx, fx.Account.ID, &tidings.NewEvent{Project: "my-saas", Channel: "payments", Event: "Paid",
+			Parser: tidings.ParserText, Key: &tidings.Keyed[*tidings.Event]{Key: fmt.Sprint("k", i), Fingerprint: "f", Status: 200,
+				Render: func(*tidings.Event) ([]byte, error) { return []byte("{}"), nil }}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A server whose clock is a day and an hour ahead: for it the keys are expired.
+	cfg := DefaultConfig()
+	cfg.Addr, cfg.MetricsAddr = "127.0.0.1:0", ""
+	if testbackend.IsURL(loc) {
+		cfg.DatabaseURL = loc
+	} else {
+		cfg.Data = loc
+	}
+	later := func() time.Time { return time.Now().Add(tidings.IdempotencyKeep + time.Hour) }
+	m := &Main{Config: cfg, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: later}
+	if err := m.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		_, err := s.FindAnswer(ctx, fx.Account.ID, "k2")
+		if tidings.ErrorCode(err) == tidings.ENotFound {
+			break
+		}
+		if err != nil || time.Now().After(deadline) {
+			t.Fatalf("the key is still kept 30 s after the start (%v)", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
