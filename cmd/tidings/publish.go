@@ -21,6 +21,7 @@ type publishFlags struct {
 	notify, markdown                     bool
 	title, value, change, prefix, suffix string
 	setPrefix, setSuffix, setIcon        bool
+	key, file                            string
 }
 
 // tagFlags collects repeated --tag key=value flags.
@@ -37,6 +38,7 @@ func serverFlags(fs *flag.FlagSet, c *cli) {
 	fs.StringVar(&c.pub.token, "token", "", "an API token with the role this needs (TIDINGS_TOKEN or TIDINGS_TOKEN_FILE; prefer them: flags show in process lists)")
 	fs.StringVar(&c.project, "project", "", "the project (required)")
 	fs.StringVar(&c.project, "p", "", "")
+	fs.StringVar(&c.pub.key, "idempotency-key", "", "send it with this `key`: run again with the same key (within a day), it is not stored twice. Without it a random key guards the command's own retries")
 }
 
 func publishFlagSet(fs *flag.FlagSet, c *cli) {
@@ -52,6 +54,7 @@ func publishFlagSet(fs *flag.FlagSet, c *cli) {
 	fs.BoolVar(&c.pub.notify, "notify", false, "send it as a push notification too")
 	fs.BoolVar(&c.pub.markdown, "markdown", false, "the description is Markdown")
 	fs.StringVar(&c.pub.userID, "user-id", "", "the user it concerns (their journey)")
+	fs.StringVar(&c.pub.file, "file", "", "send the events of this `file` (- for standard input) in batches: one JSON object per line, as POST /v1/log takes it; -p and -c fill in what a line leaves out")
 }
 
 func insightFlagSet(fs *flag.FlagSet, c *cli) {
@@ -90,6 +93,9 @@ func (c *cli) client() (*client.Client, error) {
 }
 
 func publish(ctx context.Context, c *cli, _ []string) error {
+	if c.pub.file != "" {
+		return publishFile(ctx, c)
+	}
 	e := &tidings.NewEvent{Project: c.project, Channel: c.channel, Event: c.pub.event, Description: c.pub.description,
 		Icon: c.pub.icon, Notify: c.pub.notify, UserID: c.pub.userID}
 	if c.pub.markdown {
@@ -116,7 +122,7 @@ func publish(ctx context.Context, c *cli, _ []string) error {
 	if err != nil {
 		return err
 	}
-	ev, err := cl.Publish(ctx, e)
+	ev, err := cl.Publish(ctx, e, keyOption(c.pub.key)...)
 	if err != nil {
 		return err
 	}
@@ -143,10 +149,19 @@ func insight(ctx context.Context, c *cli, _ []string) error {
 	if err != nil {
 		return err
 	}
-	in, err := cl.Insight(ctx, ch)
+	in, err := cl.Insight(ctx, ch, keyOption(c.pub.key)...)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(c.stdout, "%s: %s%s%s\n", in.Title, in.Prefix, in.Value, in.Suffix)
 	return nil
+}
+
+// keyOption is the client's option for --idempotency-key: none without one (the client
+// then makes a random key, which its retries repeat).
+func keyOption(key string) []client.Option {
+	if key == "" {
+		return nil
+	}
+	return []client.Option{client.IdempotencyKey(key)}
 }
