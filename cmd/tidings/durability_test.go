@@ -55,6 +55,13 @@ func serveProcess(t *testing.T, data string, flags ...string) (*exec.Cmd, string
 	}
 	addr := ln.Addr().String()
 	ln.Close()
+	return serveAt(t, data, addr, flags...)
+}
+
+// serveAt is serveProcess on a given address: a server started again where clients
+// look for it.
+func serveAt(t *testing.T, data, addr string, flags ...string) (*exec.Cmd, string) {
+	t.Helper()
 	cmd := exec.Command(binary(t), append([]string{"serve", "--addr", addr, "--token-rate", "0", "--public-ip-rate", "0"}, append(storeArgs(data), flags...)...)...)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
