@@ -67,33 +67,30 @@ type keyGuard struct {
 	answer []byte
 }
 
-// guardKey reads the request's Idempotency-Key. Without one it returns a nil guard:
-// the request runs unkeyed. When the key has an answer it writes the answer again and
-// returns replayed; when the key is in flight or was used with another request, an
-// error. The caller ends the guard with done.
-func (s *Server) guardKey(w http.ResponseWriter, r *http.Request, tok *tidings.Token, body []byte) (g *keyGuard, replayed bool, err error) {
+// guardKey reads the request's Idempotency-Key and holds it while the request runs
+// (the caller ends the guard with done). Without a key it returns a nil guard: the
+// request runs unkeyed. A key in flight here is an error (409). A key kept already is
+// found by the write itself, whose claim of it fails: the handler then answers with
+// lost, which replays the kept answer. So a first request, by far the most common,
+// pays no read for its key.
+func (s *Server) guardKey(w http.ResponseWriter, r *http.Request, tok *tidings.Token, body []byte) (*keyGuard, error) {
 	values := r.Header.Values("Idempotency-Key")
 	if len(values) == 0 {
-		return nil, false, nil
+		return nil, nil
 	}
 	if len(values) > 1 {
-		return nil, false, tidings.Errorf(tidings.EValidation, "send one Idempotency-Key header, not %d", len(values))
+		return nil, tidings.Errorf(tidings.EValidation, "send one Idempotency-Key header, not %d", len(values))
 	}
 	if err := tidings.CheckIdempotencyKey(values[0]); err != nil {
-		return nil, false, err
+		return nil, err
 	}
-	g = &keyGuard{s: s, account: tok.AccountID, key: values[0], fingerprint: fingerprint(r, body)}
+	g := &keyGuard{s: s, account: tok.AccountID, key: values[0], fingerprint: fingerprint(r, body)}
 	release, ok := s.inFlight.hold(flightKey{g.account, g.key})
 	if !ok {
-		return nil, false, inProgress(w)
+		return nil, inProgress(w)
 	}
 	g.release = release
-	replayed, err = g.replay(w, r)
-	if replayed || err != nil {
-		g.done()
-		return nil, replayed, err
-	}
-	return g, false, nil
+	return g, nil
 }
 
 // fingerprint identifies a request's method, path and body: a retry must send the same.
@@ -132,8 +129,9 @@ func (g *keyGuard) replay(w http.ResponseWriter, r *http.Request) (bool, error) 
 	return true, err
 }
 
-// lost answers a write that found its key taken by a request of another instance: with
-// that request's answer, or 409 while it cannot be read.
+// lost answers a write that found its key taken: with the answer kept under it (a
+// retry), 422 when that answer is another request's, or 409 while it cannot be read
+// (another instance's request, not committed yet).
 func (g *keyGuard) lost(w http.ResponseWriter, r *http.Request) error {
 	replayed, err := g.replay(w, r)
 	if err == nil && !replayed {

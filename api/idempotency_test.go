@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/tidings-dev/tidings"
@@ -121,17 +122,20 @@ func TestIdempotencyKeyRules(t *testing.T) {
 	}
 }
 
-// gated holds keyed publishes until the test lets them through.
+// gated holds the first keyed publish until the test lets it through.
 type gated struct {
 	tidings.Store
+	once    sync.Once
 	entered chan struct{}
 	release chan struct{}
 }
 
 func (g *gated) PublishEvent(ctx context.Context, account int64, e *tidings.NewEvent) (*tidings.Event, error) {
 	if e.Key != nil {
-		g.entered <- struct{}{}
-		<-g.release
+		g.once.Do(func() {
+			g.entered <- struct{}{}
+			<-g.release
+		})
 	}
 	return g.Store.PublishEvent(ctx, account, e)
 }

@@ -142,8 +142,8 @@ func (s *Server) publishInsight(w http.ResponseWriter, r *http.Request, decode f
 	if err != nil {
 		return err
 	}
-	g, replayed, err := s.guardKey(w, r, tok, body)
-	if replayed || err != nil {
+	g, err := s.guardKey(w, r, tok, body)
+	if err != nil {
 		return err
 	}
 	defer g.done()

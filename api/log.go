@@ -100,8 +100,8 @@ func (s *Server) handleLog(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	g, replayed, err := s.guardKey(w, r, tok, body)
-	if replayed || err != nil {
+	g, err := s.guardKey(w, r, tok, body)
+	if err != nil {
 		return err
 	}
 	defer g.done()

@@ -99,8 +99,8 @@ func (s *Server) handleIdentify(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	g, replayed, err := s.guardKey(w, r, tok, body)
-	if replayed || err != nil {
+	g, err := s.guardKey(w, r, tok, body)
+	if err != nil {
 		return err
 	}
 	defer g.done()
@@ -132,8 +132,8 @@ func (s *Server) handleGroup(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	guard, replayed, err := s.guardKey(w, r, tok, body)
-	if replayed || err != nil {
+	guard, err := s.guardKey(w, r, tok, body)
+	if err != nil {
 		return err
 	}
 	defer guard.done()

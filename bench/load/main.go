@@ -21,6 +21,7 @@ import (
 
 type phase struct {
 	name, method, path, body string
+	keyed                    bool // each request with an Idempotency-Key of its own
 }
 
 type result struct {
@@ -57,6 +58,9 @@ func main() {
 	live := flag.Int("live", 0, "also measure publish → live dashboard stream latency over this many events, idle and under the POST /v1/log load")
 	profile := flag.String("profile", "", "write a CPU profile of the first server during each phase: the POST /v1/log phase's to this file, the increments' to FILE.insight (needs -metrics)")
 	serve := flag.String("serve-baseline", "", "run the baseline server on this address instead of a load")
+	batch := flag.Int("batch", 0, "also compare events/s through POST /v1/log/batch with this many events per request against single publishes, both from -batch-clients clients")
+	batchClients := flag.Int("batch-clients", 16, "clients of the -batch comparison")
+	batchOnly := flag.Bool("batch-only", false, "measure the -batch comparison only")
 	flag.Parse()
 	if *serve != "" {
 		if err := serveBaseline(*serve, *token); err != nil {
@@ -70,8 +74,8 @@ func main() {
 		os.Exit(2)
 	}
 	phases := []phase{
-		{"POST /v1/log", "POST", "/v1/log", `{"project":"load","channel":"events","event":"New Subscription","description":"Ada upgraded to the yearly premium plan after the trial","icon":"💰","user_id":"user-1042","tags":{"plan":"premium","seats":3,"region":"eu-west","trial":false}}`},
-		{"POST /v1/insight increment", "POST", "/v1/insight", `{"project":"load","title":"Signups","value":1,"change":"increment"}`},
+		{name: "POST /v1/log", method: "POST", path: "/v1/log", body: `{"project":"load","channel":"events","event":"New Subscription","description":"Ada upgraded to the yearly premium plan after the trial","icon":"💰","user_id":"user-1042","tags":{"plan":"premium","seats":3,"region":"eu-west","trial":false}}`},
+		{name: "POST /v1/insight increment", method: "POST", path: "/v1/insight", body: `{"project":"load","title":"Signups","value":1,"change":"increment"}`},
 	}
 	transport := &http.Transport{MaxIdleConns: *clients, MaxIdleConnsPerHost: *clients}
 	client := &http.Client{Transport: transport, Timeout: 10 * time.Second}
@@ -87,13 +91,22 @@ func main() {
 	}
 	fmt.Printf("\n\n%-44s %9s %9s %9s %9s %6s %9s %6s %s\n", "phase", "req/s", "p50", "p90", "p99", "errors", "CPU/req", "batch", "vs baseline")
 	failed := false
+	if *batchOnly {
+		phases = phases[:1]
+	}
 	var ref float64 // the baseline's req/s that later phases are compared with
 	if base.url == "" {
-		r := run(client, srv, *token, phase{"GET /healthz", "GET", "/healthz", ""}, *clients, *duration)
+		r := run(client, srv, *token, phase{name: "GET /healthz", method: "GET", path: "/healthz"}, *clients, *duration)
 		print("GET /healthz (baseline)", r, r.rps)
 		ref = r.rps
 	}
 	for _, p := range phases {
+		if *batchOnly {
+			if base.url != "" {
+				ref = run(client, base, *token, p, *batchClients, *duration).rps
+			}
+			break
+		}
 		if base.url != "" {
 			b := run(client, base, *token, p, *clients, *duration)
 			print("baseline "+p.name, b, b.rps)
@@ -145,7 +158,7 @@ func main() {
 		print(p.name+" (during the above)", r, ref)
 	}
 	if *streams > 0 {
-		p := phase{"POST /v1/log 9 KB Markdown", "POST", "/v1/log", markdownEvent()}
+		p := phase{name: "POST /v1/log 9 KB Markdown", method: "POST", path: "/v1/log", body: markdownEvent()}
 		quiet := run(client, srv, *token, p, *clients, *duration)
 		print(p.name+", no streams", quiet, baseRef)
 		v, err := openViewers(*url, "load", "load-%d@example.com", *password, *users, *streams)
@@ -164,7 +177,7 @@ func main() {
 		failed = failed || quiet.errors > 0 || busy.errors > 0
 	}
 	if *devices > 0 {
-		p := phase{"POST /v1/log notify", "POST", "/v1/log", `{"project":"load","channel":"events","event":"Deploy finished","icon":"🚀","notify":true}`}
+		p := phase{name: "POST /v1/log notify", method: "POST", path: "/v1/log", body: `{"project":"load","channel":"events","event":"Deploy finished","icon":"🚀","notify":true}`}
 		quiet := run(client, srv, *token, p, *clients, *duration)
 		print(p.name+", no devices", quiet, baseRef)
 		svc, err := startSlowPushService(*pushDelay)
@@ -180,6 +193,9 @@ func main() {
 		fmt.Printf("\npush service received %d messages during the phase\n", svc.received.Load())
 		fmt.Printf("ratio with devices / without: %.2f\n", busy.rps/quiet.rps)
 		failed = failed || quiet.errors > 0 || busy.errors > 0
+	}
+	if *batch > 0 {
+		failed = compareBatches(client, srv, *token, phases[0], *batch, *batchClients, *duration, baseRef) || failed
 	}
 	for _, pid := range srv.pids {
 		if peak := peakRSS(pid); peak > 0 {
@@ -229,6 +245,7 @@ func run(client *http.Client, t target, token string, p phase, clients int, d ti
 	var errs atomic.Int64
 	bad := map[int]int{}
 	lat := make([][]time.Duration, clients)
+	run := time.Now().UnixNano()
 	deadline := time.Now().Add(d)
 	start := time.Now()
 	urls := strings.Split(t.url, ",")
@@ -242,6 +259,9 @@ func run(client *http.Client, t target, token string, p phase, clients int, d ti
 					req.Header.Set("Content-Type", "application/json")
 				}
 				req.Header.Set("Authorization", "Bearer "+token)
+				if p.keyed {
+					req.Header.Set("Idempotency-Key", fmt.Sprintf("load-%d-%d-%d", run, c, len(lat[c])))
+				}
 				t0 := time.Now()
 				res, err := client.Do(req)
 				if err != nil {
@@ -278,4 +298,31 @@ func run(client *http.Client, t target, token string, p phase, clients int, d ti
 		r.batch = (w1 - w0) / (b1 - b0)
 	}
 	return r
+}
+
+// compareBatches measures the same events sent one per request and n per request (POST
+// /v1/log/batch), each with and without idempotency keys, from the same clients, and
+// prints the events per second of each and their ratio.
+func compareBatches(client *http.Client, srv target, token string, single phase, n, clients int, d time.Duration, baseRef float64) (failed bool) {
+	events := make([]string, n)
+	for i := range events {
+		events[i] = single.body
+	}
+	many := phase{name: fmt.Sprintf("POST /v1/log/batch (%d events)", n), method: "POST", path: "/v1/log/batch", body: `{"events":[` + strings.Join(events, ",") + `]}`}
+	fmt.Printf("\n%d clients: single publishes against batches of %d (ratios against the baseline's single publishes)\n", clients, n)
+	var rates []float64
+	keyed := func(p phase) phase { p.name, p.keyed = p.name+" keyed", true; return p }
+	for _, p := range []phase{single, many, keyed(single), keyed(many)} {
+		r := run(client, srv, token, p, clients, d)
+		print(p.name, r, baseRef)
+		failed = failed || r.errors > 0
+		per := 1
+		if p.path == many.path {
+			per = n
+		}
+		rates = append(rates, r.rps*float64(per))
+	}
+	fmt.Printf("events/s: single %.0f, batches %.0f (%.2f×); with keys: single %.0f, batches %.0f (%.2f×)\n",
+		rates[0], rates[1], rates[1]/rates[0], rates[2], rates[3], rates[3]/rates[2])
+	return failed
 }
