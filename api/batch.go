@@ -1,7 +1,6 @@
 package api
 
 import (
-	"bytes"
 	"encoding/json"
 	"net/http"
 
@@ -45,21 +44,31 @@ func decodeBatch(body []byte) ([]json.RawMessage, error) {
 	if err := p.Err(); err != nil {
 		return nil, err
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.Token() // [, checked above; the body is valid JSON already
-	var events []json.RawMessage
-	for dec.More() {
-		var ev json.RawMessage
-		if err := dec.Decode(&ev); err != nil {
-			return nil, syntaxError(err)
-		}
-		events = append(events, ev)
-	}
+	events := splitArray(raw)
 	if len(events) == 0 || len(events) > MaxBatchEvents {
 		p.Add("events", "length", "must hold 1 to %d events (got %d): send more in further batches", MaxBatchEvents, len(events))
 		return nil, p.Err()
 	}
 	return events, nil
+}
+
+// splitArray slices a JSON array into its elements. The array is valid JSON already
+// (decodeObject checked the whole body), so finding each element's extent is enough.
+func splitArray(raw []byte) []json.RawMessage {
+	var out []json.RawMessage
+	i := skipSpace(raw, 1)
+	for i < len(raw) && raw[i] != ']' {
+		end := valueEnd(raw, i)
+		if end < 0 {
+			break // cannot happen in valid JSON
+		}
+		out = append(out, raw[i:end])
+		i = skipSpace(raw, end)
+		if i < len(raw) && raw[i] == ',' {
+			i = skipSpace(raw, i+1)
+		}
+	}
+	return out
 }
 
 // handleLogBatch publishes up to MaxBatchEvents events in one request and one commit:

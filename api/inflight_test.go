@@ -102,3 +102,26 @@ func TestUntrackedKeysApplyOnce(t *testing.T) {
 		t.Fatalf("%d events, %d first answers (%v); want 1 and 1", n, first, err)
 	}
 }
+
+// TestSplitArray: a batch's events are sliced as encoding/json reads them, whatever
+// their spacing and content (strings with brackets, commas and escapes, nested values).
+func TestSplitArray(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		in   string
+		want []string
+	}{
+		{`[]`, nil},
+		{` [ ] `, nil},
+		{`[{"a":1}]`, []string{`{"a":1}`}},
+		{"[ {\"a\":\"],[}\\\"\"} ,\n\t{\"b\":[1,{\"c\":[]}]}, 3, \"x\", null ]", []string{`{"a":"],[}\""}`, `{"b":[1,{"c":[]}]}`, `3`, `"x"`, `null`}},
+	} {
+		var got []string
+		for _, e := range splitArray([]byte(strings.TrimSpace(c.in))) {
+			got = append(got, string(e))
+		}
+		if fmt.Sprint(got) != fmt.Sprint(c.want) {
+			t.Errorf("%s: %q, want %q", c.in, got, c.want)
+		}
+	}
+}
