@@ -116,4 +116,8 @@ var pgChecks = []struct{ kind, query string }{
 		WHERE d.event_id <> '' AND p.account_id <> d.account_id`},
 	{"event.channel", `SELECT 'event ' || e.id, 'channel of project ' || e.project_id, 'channel ' || e.channel_id || ' of project ' || coalesce(c.project_id::text, 'none')
 		FROM events e LEFT JOIN channels c ON c.id = e.channel_id WHERE c.project_id IS DISTINCT FROM e.project_id`},
+	// A key is claimed without its answer and given it before its write commits: an
+	// empty answer committed would replay nothing.
+	{"idempotency.answer", `SELECT 'key ' || k.account_id || '/' || k.key, 'the answer of its write', 'none' FROM idempotency_keys k
+		WHERE length(k.body) = 0`},
 }

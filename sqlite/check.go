@@ -154,6 +154,10 @@ func sqliteChecks(pass *tagPass) []storeCheck {
 		WHERE d.event_id != '' AND p.account_id != d.account_id`),
 		sqlCheck("event.seq", `SELECT 'events', 'highest seq <= ' || s.last, 'highest seq ' || (SELECT max(seq) FROM events)
 		FROM event_seq s WHERE (SELECT max(seq) FROM events) > s.last`),
+		// A key is claimed without its answer and given it before its write commits:
+		// an empty answer committed would replay nothing.
+		sqlCheck("idempotency.answer", `SELECT 'key ' || k.account_id || '/' || k.key, 'the answer of its write', 'none'
+		FROM idempotency_keys k WHERE length(k.body) = 0`),
 		// The tag index, the tags' counts and the users' counts: one pass over the events
 		// and one over the index (checkpass.go) add up what they hold.
 		{"tag_index", pass.checkTags},

@@ -100,6 +100,8 @@ func TestCheckFindsDamage(t *testing.T) {
 			`UPDATE events SET channel_id = (SELECT max(id) FROM channels) WHERE seq = 2`}},
 		{"an event seq given twice", "event.seq", []string{`UPDATE event_seq SET last = 3`}},
 		{"an insight's history", "insight_history", []string{`UPDATE insights SET value = '999' WHERE id = 1`}},
+		{"a key's claim committed without its answer", "idempotency.answer", []string{
+			`INSERT INTO idempotency_keys (account_id, key, fingerprint, status, body, created_at) SELECT id, 'k', 'f', 200, x'', 0 FROM accounts LIMIT 1`}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()

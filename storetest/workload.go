@@ -134,6 +134,38 @@ func testWorkload(t *testing.T, open Opener) {
 			}
 			record(acked{a, "my-saas", ev, false}) // my-saas keeps its events forever
 		})
+		// Keyed batches, each sent twice: the second finds its key taken and writes
+		// nothing; the expiry of old keys runs beside them.
+		run(func(w int) {
+			n := seq.Add(1)
+			var batch []*tidings.NewEvent
+			for j := range 5 {
+				batch = append(batch, &tidings.NewEvent{Project: "my-saas", Channel: "payments", Parser: tidings.ParserText,
+					Event: fmt.Sprintf("%s my-saas batch %d/%d", a.Name, n, j), Tags: tidings.Tags{str("acct", a.Name), str("k", "batch")}})
+			}
+			key := &tidings.Keyed[[]tidings.Published]{Key: fmt.Sprint("batch-", n), Fingerprint: "f", Status: 200,
+				Render: func([]tidings.Published) ([]byte, error) { return []byte("[]"), nil }}
+			res, err := s.PublishEvents(ctx, a.ID, &tidings.NewBatch{Events: batch, Key: key})
+			if err != nil {
+				fail("batch: %v", err)
+				return
+			}
+			for _, p := range res {
+				if p.Event == nil {
+					fail("batch event refused: %v", p.Err)
+					continue
+				}
+				record(acked{a, "my-saas", p.Event, false})
+			}
+			if _, err := s.PublishEvents(ctx, a.ID, &tidings.NewBatch{Events: batch, Key: key}); err != tidings.ErrKeyTaken {
+				fail("the batch's key again: %v", err)
+			}
+			if n%5 == 0 {
+				if _, err := s.ExpireAnswers(ctx, time.Now().Add(-time.Hour), 10); err != nil { // the young keys stay
+					fail("expire keys: %v", err)
+				}
+			}
+		})
 		// Increments, identify and group.
 		run(func(w int) {
 			title := fmt.Sprintf("Signups %d", w%2)
