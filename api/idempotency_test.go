@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/tidings-dev/tidings"
 	"github.com/tidings-dev/tidings/api"
@@ -320,4 +321,33 @@ func TestBatchRateLimitedPerEvent(t *testing.T) {
 		t.Fatalf("%v %s", r.header, r.body)
 	}
 	e.want(e.do("POST", "/v1/log/batch", e.full, batchOf(events[0])), 429, "rate_limited")
+}
+
+// TestIdempotencyNotKeptForLimits: a 413 or a 429 changed nothing, so its key is not
+// kept: the same key goes through once the request fits.
+func TestIdempotencyNotKeptForLimits(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	e := newEnvClock(t, api.Limits{TokenRate: 1, TokenBurst: 1}, clock)
+	huge := merge(goodLog, map[string]any{"description": strings.Repeat("x", api.MaxBodyBytes)})
+	e.want(e.do("POST", "/v1/log", e.full, huge, "Idempotency-Key", "big"), 413, "payload_too_large")
+	mu.Lock()
+	now = now.Add(time.Minute) // the 413 was answered before the token was read; refill anyway
+	mu.Unlock()
+	if r := e.do("POST", "/v1/log", e.full, merge(goodLog, nil), "Idempotency-Key", "big"); r.status != 200 || replayed(r) {
+		t.Fatalf("after the 413: %d %s", r.status, r.body)
+	}
+	// The bucket is empty now (burst 1), and the clock stands still.
+	e.want(e.do("POST", "/v1/log", e.full, merge(goodLog, nil), "Idempotency-Key", "limited"), 429, "rate_limited")
+	mu.Lock()
+	now = now.Add(time.Minute)
+	mu.Unlock()
+	if r := e.do("POST", "/v1/log", e.full, merge(goodLog, nil), "Idempotency-Key", "limited"); r.status != 200 || replayed(r) {
+		t.Fatalf("after the 429: %d %s", r.status, r.body)
+	}
+	if n := e.countEvents(e.acme); n != 2 {
+		t.Fatalf("%d events, want 2", n)
+	}
 }

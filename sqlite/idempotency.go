@@ -108,5 +108,8 @@ func (db *DB) ExpireAnswers(ctx context.Context, before time.Time, max int) (int
 		n, err = res.RowsAffected()
 		return err
 	})
-	return int(n), err
+	if err != nil {
+		return 0, err // n is not read: a job its caller stopped waiting for may still run
+	}
+	return int(n), nil
 }
