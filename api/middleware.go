@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -90,19 +91,20 @@ func Middleware(next http.Handler, log *slog.Logger, m *metrics.Metrics) http.Ha
 			// nothing real, and an attacker must not fill the log with it.
 			route := r.Pattern
 			d := time.Since(start)
-			attrs := []any{"method", r.Method, "route", route, "status", status,
-				"duration_ms", float64(d.Microseconds()) / 1000, "request_id", info.requestID}
+			attrs := make([]slog.Attr, 0, 8)
+			attrs = append(attrs, slog.String("method", r.Method), slog.String("route", route), slog.Int("status", status),
+				slog.Float64("duration_ms", float64(d.Microseconds())/1000), slog.String("request_id", info.requestID))
 			if route == "" || strings.HasSuffix(route, "/") && !strings.Contains(route, " ") { // a catch-all: "/", "/v1/"
 				route = "unmatched"
-				attrs[3] = route
-				attrs = append(attrs, "path", firstSegment(r.URL.Path))
+				attrs[1] = slog.String("route", route)
+				attrs = append(attrs, slog.String("path", firstSegment(r.URL.Path)))
 			}
 			if info.accountID != 0 {
-				attrs = append(attrs, "account", info.accountID)
+				attrs = append(attrs, slog.Int64("account", info.accountID))
 			}
-			log.Info("request", attrs...)
+			log.LogAttrs(r.Context(), slog.LevelInfo, "request", attrs...)
 			if m != nil {
-				m.Requests.WithLabelValues(route, fmt.Sprint(status)).Inc()
+				m.Requests.WithLabelValues(route, strconv.Itoa(status)).Inc()
 				m.Latency.WithLabelValues(route).Observe(d.Seconds())
 			}
 		}()
