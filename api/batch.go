@@ -75,15 +75,7 @@ func splitArray(raw []byte) []json.RawMessage {
 // POST /v1/log/batch. Each event is decoded, authorised and rate limited on its own;
 // the answer says each one's outcome, in order.
 func (s *Server) handleLogBatch(w http.ResponseWriter, r *http.Request) error {
-	tok, err := s.authenticate(w, r)
-	if err != nil {
-		return err
-	}
-	body, err := readBodyMax(w, r, MaxBatchBytes)
-	if err != nil {
-		return err
-	}
-	g, err := s.guardKey(w, r, tok, body)
+	tok, body, g, err := s.keyedRequest(w, r, MaxBatchBytes)
 	if err != nil {
 		return err
 	}

@@ -14,18 +14,13 @@ import (
 	"github.com/tidings-dev/tidings"
 )
 
-// MaxBodyBytes is the largest request body accepted.
+// MaxBodyBytes is the largest request body accepted (a batch takes MaxBatchBytes).
 const MaxBodyBytes = 64 << 10
 
-// readBody checks the media type and reads at most MaxBodyBytes: a larger body is
+// readBody checks the media type and reads at most limit bytes: a larger body is
 // refused from its Content-Length without reading it, or as soon as the limit is
 // crossed while reading.
-func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
-	return readBodyMax(w, r, MaxBodyBytes)
-}
-
-// readBodyMax is readBody for a body of up to limit bytes.
-func readBodyMax(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
+func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
 	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || mt != "application/json" {
 		return nil, tidings.Errorf(tidings.EUnsupportedMediaType,

@@ -67,6 +67,21 @@ type keyGuard struct {
 	answer []byte
 }
 
+// keyedRequest starts a publishing request: its token (checked and rate limited), its
+// body (at most limit bytes) and its idempotency key, held until the guard's done.
+func (s *Server) keyedRequest(w http.ResponseWriter, r *http.Request, limit int64) (*tidings.Token, []byte, *keyGuard, error) {
+	tok, err := s.authenticate(w, r)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	body, err := readBody(w, r, limit)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	g, err := s.guardKey(w, r, tok, body)
+	return tok, body, g, err
+}
+
 // guardKey reads the request's Idempotency-Key and holds it while the request runs
 // (the caller ends the guard with done). Without a key it returns a nil guard: the
 // request runs unkeyed. A key in flight here is an error (409). A key kept already is

@@ -134,15 +134,7 @@ func (s *Server) handleIncrement(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) publishInsight(w http.ResponseWriter, r *http.Request, decode func([]byte, *tidings.Token) (*tidings.InsightChange, error)) error {
-	tok, err := s.authenticate(w, r)
-	if err != nil {
-		return err
-	}
-	body, err := readBody(w, r)
-	if err != nil {
-		return err
-	}
-	g, err := s.guardKey(w, r, tok, body)
+	tok, body, g, err := s.keyedRequest(w, r, MaxBodyBytes)
 	if err != nil {
 		return err
 	}

@@ -92,15 +92,7 @@ func decodeTimestamp(raw []byte, p *tidings.Problems) time.Time {
 
 // handleLog publishes one event: POST /v1/log.
 func (s *Server) handleLog(w http.ResponseWriter, r *http.Request) error {
-	tok, err := s.authenticate(w, r)
-	if err != nil {
-		return err
-	}
-	body, err := readBody(w, r)
-	if err != nil {
-		return err
-	}
-	g, err := s.guardKey(w, r, tok, body)
+	tok, body, g, err := s.keyedRequest(w, r, MaxBodyBytes)
 	if err != nil {
 		return err
 	}

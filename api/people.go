@@ -91,15 +91,7 @@ func allowPeople(tok *tidings.Token, project string) error {
 
 // handleIdentify merges properties into a user: POST /v1/identify (LogSnag's identify).
 func (s *Server) handleIdentify(w http.ResponseWriter, r *http.Request) error {
-	tok, err := s.authenticate(w, r)
-	if err != nil {
-		return err
-	}
-	body, err := readBody(w, r)
-	if err != nil {
-		return err
-	}
-	g, err := s.guardKey(w, r, tok, body)
+	tok, body, g, err := s.keyedRequest(w, r, MaxBodyBytes)
 	if err != nil {
 		return err
 	}
@@ -124,15 +116,7 @@ func (s *Server) handleIdentify(w http.ResponseWriter, r *http.Request) error {
 
 // handleGroup merges properties into a group and adds the user: POST /v1/group.
 func (s *Server) handleGroup(w http.ResponseWriter, r *http.Request) error {
-	tok, err := s.authenticate(w, r)
-	if err != nil {
-		return err
-	}
-	body, err := readBody(w, r)
-	if err != nil {
-		return err
-	}
-	guard, err := s.guardKey(w, r, tok, body)
+	tok, body, guard, err := s.keyedRequest(w, r, MaxBodyBytes)
 	if err != nil {
 		return err
 	}

@@ -135,26 +135,35 @@ func publishUntil(url, token string, stop <-chan struct{}, ackedBefore int, read
 	return acked
 }
 
-// storedIDs opens the data folder as a fresh process would and lists every event.
+// storedIDs opens the data folder as a fresh process would and lists every event's ID.
 func storedIDs(t *testing.T, data string) map[string]bool {
+	t.Helper()
+	ids := map[string]bool{}
+	for _, ev := range storedEvents(t, data) {
+		ids[ev.ID] = true
+	}
+	return ids
+}
+
+// storedEvents opens the data folder as a fresh process would and reads every event of
+// acme's my-saas.
+func storedEvents(t *testing.T, data string) []*tidings.Event {
 	t.Helper()
 	db := testbackend.Open(t, data)
 	a, err := db.FindAccount(context.Background(), "acme")
 	if err != nil {
 		t.Fatal(err)
 	}
-	ids := map[string]bool{}
+	var events []*tidings.Event
 	before := ""
 	for {
 		p, err := db.ListEvents(context.Background(), a.ID, tidings.EventQuery{Project: "my-saas", Before: before, Limit: 100})
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, ev := range p.Events {
-			ids[ev.ID] = true
-		}
+		events = append(events, p.Events...)
 		if p.Next == "" {
-			return ids
+			return events
 		}
 		before = p.Next
 	}

@@ -82,25 +82,9 @@ func TestKilledServerRetriedWithKeysStoresEachOnce(t *testing.T) {
 	for err := range errs {
 		t.Fatal(err)
 	}
-	db := testbackend.Open(t, data)
-	a, err := db.FindAccount(context.Background(), "acme")
-	if err != nil {
-		t.Fatal(err)
-	}
 	seen := map[string]int{}
-	before := ""
-	for {
-		p, err := db.ListEvents(context.Background(), a.ID, tidings.EventQuery{Project: "my-saas", Before: before, Limit: 100})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, ev := range p.Events {
-			seen[ev.Event]++
-		}
-		if p.Next == "" {
-			break
-		}
-		before = p.Next
+	for _, ev := range storedEvents(t, data) {
+		seen[ev.Event]++
 	}
 	for w := range workers {
 		for i := range each {
