@@ -3,6 +3,7 @@ package tidings
 import (
 	"context"
 	"log/slog"
+	"time"
 )
 
 // Optional features of a store. Every Store is enough to serve; a store that also has
@@ -22,6 +23,13 @@ type Cluster interface {
 // QueueWatcher is a store whose writes wait in a queue: its length is a metric.
 type QueueWatcher interface {
 	QueueLen() int
+}
+
+// SearchLagger is a store whose full-text index trails its events (SQLite): how many
+// committed events are not yet indexed, and when the oldest of them was committed, are
+// metrics. Its searches wait for the index to hold what was committed before them.
+type SearchLagger interface {
+	SearchLag() (events int64, oldest time.Time)
 }
 
 // OutboxSignaller is a store that announces new outbox jobs, so that the delivery

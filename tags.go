@@ -61,29 +61,7 @@ func (t Tags) MarshalJSON() ([]byte, error) { return t.JSON(), nil }
 
 // JSON is the tags as stored: MarshalJSON's object without HTML escaping, so that a
 // "<" takes one byte, not six ("\u003c"); json.Marshal would escape it again.
-func (t Tags) JSON() []byte {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	b.WriteByte('{')
-	for i, tag := range t {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		enc.Encode(tag.Key)
-		b.Truncate(b.Len() - 1) // Encode's newline
-		b.WriteByte(':')
-		switch tag.Kind {
-		case KindNumber, KindBool:
-			b.WriteString(tag.Value)
-		default:
-			enc.Encode(tag.Value)
-			b.Truncate(b.Len() - 1)
-		}
-	}
-	b.WriteByte('}')
-	return b.Bytes()
-}
+func (t Tags) JSON() []byte { return t.AppendJSON(make([]byte, 0, 16+32*len(t))) }
 
 // UnmarshalJSON reads what MarshalJSON wrote, keeping the order. It is used to read
 // stored tags back; requests are decoded by the API's strict decoder.

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"sync"
 
 	"github.com/tidings-dev/tidings"
 )
@@ -82,10 +83,37 @@ func problemOf(r *http.Request, err error) *problem {
 
 // writeJSON answers 200 with v.
 func writeJSON(w http.ResponseWriter, v any) error {
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
+	h := w.Header()
+	h["Content-Type"] = jsonType
+	h["Cache-Control"] = noStore
+	if a, ok := v.(jsonAppender); ok {
+		buf := answerBuffers.Get().(*[]byte)
+		b := append(a.AppendJSON((*buf)[:0]), '\n')
+		_, err := w.Write(b)
+		if cap(b) <= 64<<10 {
+			*buf = b
+			answerBuffers.Put(buf)
+		}
+		return err
+	}
 	return newEncoder(w).Encode(v)
 }
+
+// jsonAppender is an answer that writes itself as encoding/json would, without
+// reflection: the publishing path's (an event, an insight).
+type jsonAppender interface {
+	AppendJSON([]byte) []byte
+}
+
+// answerBuffers are the buffers answers are appended to, reused across requests.
+var answerBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+
+// The headers of every JSON answer, shared: set without canonicalising or allocating
+// (no handler changes them in place).
+var (
+	jsonType = []string{"application/json"}
+	noStore  = []string{"no-store"}
+)
 
 // newEncoder writes JSON as it is ("<token>", not "\u003ctoken\u003e"): answers are
 // never embedded in HTML.

@@ -191,6 +191,9 @@ func (g *keyGuard) write(w http.ResponseWriter, v any) error {
 
 // encodeJSON is v as writeJSON writes it.
 func encodeJSON(v any) ([]byte, error) {
+	if a, ok := v.(jsonAppender); ok {
+		return append(a.AppendJSON(make([]byte, 0, 512)), '\n'), nil
+	}
 	var buf bytes.Buffer
 	err := newEncoder(&buf).Encode(v)
 	return buf.Bytes(), err

@@ -170,6 +170,28 @@ type insightJSON struct {
 	UpdatedAt time.Time `json:"updated_at"`
 }
 
+// AppendJSON appends the insight as encoding/json writes it (the answer of every
+// increment; TestInsightJSONIsEncodingJSON).
+func (in insightJSON) AppendJSON(b []byte) []byte {
+	b = append(b, `{"project":`...)
+	b = tidings.AppendJSONString(b, in.Project)
+	b = append(b, `,"title":`...)
+	b = tidings.AppendJSONString(b, in.Title)
+	b = append(b, `,"value":`...)
+	b = tidings.AppendJSONString(b, in.Value)
+	b = append(b, `,"prefix":`...)
+	b = tidings.AppendJSONString(b, in.Prefix)
+	b = append(b, `,"suffix":`...)
+	b = tidings.AppendJSONString(b, in.Suffix)
+	b = append(b, `,"icon":`...)
+	b = tidings.AppendJSONString(b, in.Icon)
+	b = append(b, `,"change":`...)
+	b = tidings.AppendJSONString(b, in.Change)
+	b = append(b, `,"updated_at":"`...)
+	b = in.UpdatedAt.AppendFormat(b, time.RFC3339Nano)
+	return append(b, `"}`...)
+}
+
 func insightOut(in *tidings.Insight) insightJSON {
 	return insightJSON{Project: in.Project, Title: in.Title, Value: in.Value, Prefix: in.Prefix, Suffix: in.Suffix,
 		Icon: in.Icon, Change: in.Change, UpdatedAt: in.UpdatedAt}

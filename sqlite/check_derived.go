@@ -51,16 +51,25 @@ func checkHourCounts(ctx context.Context, tx *sql.Tx, r *tidings.CheckReport) er
 	})
 }
 
-// checkSearchRows checks that the full-text index has a row for each event after the
-// backfill's watermark and for no event that is gone: one pass over the events counts
-// the rows found; the rows beyond those are named only when there are any.
+// checkSearchRows checks that the full-text index has a row for each event between the
+// backfill's watermark and the indexer's, and for no event that is gone or above the
+// indexer's watermark: one pass over the events counts the rows found; the rows beyond
+// those are named only when there are any.
 func checkSearchRows(ctx context.Context, tx *sql.Tx, r *tidings.CheckReport) error {
-	var backfill int64
-	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(next_seq), 0) FROM search_backfill`).Scan(&backfill); err != nil {
+	backfill, indexed, err := searchMarks(ctx, tx)
+	if err != nil {
 		return err
 	}
+	var last int64
+	if err := tx.QueryRowContext(ctx, sqlLastSeq).Scan(&last); err != nil {
+		return err
+	}
+	if indexed > last {
+		r.Add(tidings.Inconsistency{Kind: "search.watermark", Where: "search_indexed",
+			Expected: fmt.Sprintf("at most the last event's seq, %d", last), Found: fmt.Sprint(indexed)})
+	}
 	var want, have [3]int64
-	if err := tx.QueryRowContext(ctx, `SELECT `+fmt.Sprintf(seqSums, "seq")+` FROM events INDEXED BY events_project_ts WHERE seq > ?`, backfill).
+	if err := tx.QueryRowContext(ctx, `SELECT `+fmt.Sprintf(seqSums, "seq")+` FROM events INDEXED BY events_project_ts WHERE seq > ? AND seq <= ?`, backfill, indexed).
 		Scan(&want[0], &want[1], &want[2]); err != nil {
 		return err
 	}
@@ -77,11 +86,16 @@ func checkSearchRows(ctx context.Context, tx *sql.Tx, r *tidings.CheckReport) er
 	}
 	before := len(r.Problems) + int(r.Omitted)
 	if err := eachRow(ctx, tx, `SELECT 'seq ' || e.seq || ' project ' || e.project_id, 'a row of the full-text index', 'none'
-		FROM events e WHERE e.seq > ? AND NOT EXISTS (SELECT 1 FROM events_fts_docsize d WHERE d.id = e.seq)`, add("search.missing"), backfill); err != nil {
+		FROM events e WHERE e.seq > ? AND e.seq <= ? AND NOT EXISTS (SELECT 1 FROM events_fts_docsize d WHERE d.id = e.seq)`,
+		add("search.missing"), backfill, indexed); err != nil {
 		return err
 	}
 	if err := eachRow(ctx, tx, `SELECT 'seq ' || d.id, 'an event', 'none'
 		FROM events_fts_docsize d WHERE NOT EXISTS (SELECT 1 FROM events e WHERE e.seq = d.id)`, add("search.orphan")); err != nil {
+		return err
+	}
+	if err := eachRow(ctx, tx, `SELECT 'seq ' || d.id, 'no row: the indexer is at seq `+fmt.Sprint(indexed)+`', 'a row'
+		FROM events_fts_docsize d WHERE d.id > ? AND EXISTS (SELECT 1 FROM events e WHERE e.seq = d.id)`, add("search.ahead"), indexed); err != nil {
 		return err
 	}
 	if len(r.Problems)+int(r.Omitted) == before {
@@ -91,13 +105,23 @@ func checkSearchRows(ctx context.Context, tx *sql.Tx, r *tidings.CheckReport) er
 	return nil
 }
 
+// searchMarks reads the full-text index's two watermarks: the backfill's (the events up
+// to it are still to index) and the indexer's (the events above it are still to index).
+func searchMarks(ctx context.Context, tx *sql.Tx) (backfill, indexed int64, err error) {
+	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(next_seq), 0) FROM search_backfill`).Scan(&backfill); err != nil {
+		return 0, 0, err
+	}
+	err = tx.QueryRowContext(ctx, sqlSearchMark).Scan(&indexed)
+	return backfill, indexed, err
+}
+
 // seqSums sums a column of seqs: their count, and sums of seq and of seq² modulo a
 // prime. Two sets of seqs that differ have the same count and sums by chance about once
 // in 2^60.
 const seqSums = `count(*), coalesce(sum(%[1]s %% 2147483647), 0), coalesce(sum((%[1]s %% 2147483629) * (%[1]s %% 2147483629) %% 2147483629), 0)`
 
 // checkSearchScopes checks, project by project, that the full-text rows carrying a
-// project's scope token are those of its events after the backfill's watermark: their
+// project's scope token are those of its events between the two watermarks: their
 // number and two sums of their seqs must match; only a project where they do not is
 // read row by row, to name the rows of another project's events.
 func checkSearchScopes(ctx context.Context, tx *sql.Tx, r *tidings.CheckReport) error {
@@ -118,8 +142,8 @@ func checkSearchScopes(ctx context.Context, tx *sql.Tx, r *tidings.CheckReport) 
 	if err := rows.Err(); err != nil {
 		return err
 	}
-	var backfill int64
-	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(next_seq), 0) FROM search_backfill`).Scan(&backfill); err != nil {
+	backfill, mark, err := searchMarks(ctx, tx)
+	if err != nil {
 		return err
 	}
 	for _, p := range projects {
@@ -129,7 +153,7 @@ func checkSearchScopes(ctx context.Context, tx *sql.Tx, r *tidings.CheckReport) 
 			Scan(&indexed[0], &indexed[1], &indexed[2]); err != nil {
 			return err
 		}
-		if err := tx.QueryRowContext(ctx, `SELECT `+fmt.Sprintf(seqSums, "seq")+` FROM events WHERE project_id = ? AND seq > ?`, p, backfill).
+		if err := tx.QueryRowContext(ctx, `SELECT `+fmt.Sprintf(seqSums, "seq")+` FROM events WHERE project_id = ? AND seq > ? AND seq <= ?`, p, backfill, mark).
 			Scan(&want[0], &want[1], &want[2]); err != nil {
 			return err
 		}
@@ -149,7 +173,7 @@ func checkSearchScopes(ctx context.Context, tx *sql.Tx, r *tidings.CheckReport) 
 		}
 		if len(r.Problems)+int(r.Omitted) == before {
 			r.Add(tidings.Inconsistency{Kind: "search.scope", Where: fmt.Sprintf("project %d", p),
-				Expected: fmt.Sprintf("%d rows with its scope, one per event after seq %d", want[0], backfill),
+				Expected: fmt.Sprintf("%d rows with its scope, one per event after seq %d up to %d", want[0], backfill, mark),
 				Found:    fmt.Sprintf("%d rows, of other events", indexed[0])})
 		}
 	}

@@ -48,6 +48,7 @@ func checkedStore(t *testing.T) *DB {
 			t.Fatal(err)
 		}
 	}
+	db.waitIndexed(ctx) // the damage below is done to an index that holds every event
 	return db
 }
 
@@ -90,6 +91,8 @@ func TestCheckFindsDamage(t *testing.T) {
 				|| ' c' || channel_id FROM events WHERE seq = 12`}},
 		{"a full-text row without its project's scope", "search.scope", []string{`DELETE FROM events_fts WHERE rowid = 13`,
 			`INSERT INTO events_fts (rowid, text, scope) SELECT 13, 'paid', 'c' || channel_id FROM events WHERE seq = 13`}},
+		{"the indexer's watermark past the last event", "search.watermark", []string{`UPDATE search_indexed SET seq = seq + 1000`}},
+		{"full-text rows above the indexer's watermark", "search.ahead", []string{`UPDATE search_indexed SET seq = seq - 5`}},
 		{"an hour's count", "hour_count", []string{`UPDATE event_counts SET n = n + 1 WHERE (channel_id, hour) = (SELECT channel_id, hour FROM event_counts LIMIT 1)`}},
 		{"an hour's count moved", "hour_count", []string{`UPDATE event_counts SET hour = hour + 3600000 WHERE channel_id = (SELECT min(channel_id) FROM event_counts)`}},
 		{"an hour's count gone", "hour_count", []string{`DELETE FROM event_counts WHERE channel_id = (SELECT max(channel_id) FROM event_counts)`}},

@@ -40,6 +40,12 @@ type Options struct {
 	// SkipSearchBackfill leaves the events stored before search unindexed at Open
 	// (a management command; the server indexes them).
 	SkipSearchBackfill bool
+	// OnIndexed is told about each step of the full-text indexer that indexed events:
+	// how many, and how long the oldest of them waited since its commit (metrics).
+	OnIndexed func(rows int, lag time.Duration)
+	// IndexDelay is how long the indexer lets events gather after a commit (default
+	// 100 ms); a search never waits that long, it asks for the events at once.
+	IndexDelay time.Duration
 }
 
 // DB is a tidings.Store on SQLite.
@@ -61,6 +67,7 @@ type DB struct {
 	tokensSeen    atomic.Int64 // the file's modification time (ns) when last looked at
 	health        writeHealth
 	outbox        chan struct{} // a job was added to the outbox
+	ix            indexer       // the full-text index's trailing indexer
 }
 
 var _ tidings.Store = (*DB)(nil)
@@ -131,6 +138,12 @@ func Open(ctx context.Context, dir string, opts Options) (*DB, error) {
 		}
 	}
 	db.writer = groupcommit.New(db.commitBatch, maxBatch, 4*maxBatch, stats)
+	if err := db.startIndexer(ctx, opts.IndexDelay, opts.OnIndexed); err != nil {
+		db.writer.Close()
+		db.write.Close()
+		db.read.Close()
+		return nil, err
+	}
 	return db, nil
 }
 
@@ -182,6 +195,7 @@ func (db *DB) QueueLen() int { return db.writer.QueueLen() }
 
 // Close commits every queued write, then closes the database.
 func (db *DB) Close() error {
+	db.stopIndexer()
 	db.writer.Close()
 	for _, s := range db.prepared {
 		s.Close()

@@ -21,6 +21,9 @@ var errCannotWrite = tidings.Errorf(tidings.EUnavailable,
 // isStorageError reports the SQLite errors of the storage underneath rather than of
 // the statement: full, read-only, I/O, cannot open.
 func isStorageError(err error) bool {
+	if err == nil {
+		return false // without the As below, whose target escapes: an allocation per write
+	}
 	var se *sqlite.Error
 	if !errors.As(err, &se) {
 		return false

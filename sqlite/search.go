@@ -3,13 +3,9 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"time"
-
-	"github.com/tidings-dev/tidings"
 )
 
 // backfillChunk is how many events of a store older than search one transaction
@@ -56,71 +52,15 @@ func backfillOne(ctx context.Context, db *sql.DB) (int64, error) {
 		return 0, err
 	}
 	lo := max(next-backfillChunk, 0)
-	rows, err := tx.QueryContext(ctx, `SELECT seq, project_id, channel_id, event, description, tags, user_id FROM events
-		WHERE seq > ? AND seq <= ?`, lo, next)
+	rows, err := searchRowsOf(ctx, tx, `SELECT seq, project_id, channel_id, event, description, tags, user_id, created_at
+		FROM events WHERE seq > ? AND seq <= ?`, lo, next)
 	if err != nil {
 		return 0, err
 	}
-	type row struct {
-		seq, project, channel int64
-		ev                    tidings.Event
-	}
-	var chunk []row
-	for rows.Next() {
-		var r row
-		var tags string
-		if err := rows.Scan(&r.seq, &r.project, &r.channel, &r.ev.Event, &r.ev.Description, &tags, &r.ev.UserID); err != nil {
-			rows.Close()
-			return 0, err
-		}
-		if err := json.Unmarshal([]byte(tags), &r.ev.Tags); err != nil {
-			rows.Close()
-			return 0, err
-		}
-		chunk = append(chunk, r)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return 0, err
-	}
-	findTag, err := tx.PrepareContext(ctx, sqlFindTag)
-	if err != nil {
-		return 0, err
-	}
-	defer findTag.Close()
-	tagIDs := map[tagKey]int64{}
-	var args []any
-	flush := func() error {
-		if len(args) == 0 {
-			return nil
-		}
-		_, err := tx.ExecContext(ctx, insertSearch(len(args)/3), args...)
-		args = args[:0]
+	if err := writeSearchRows(rows, func(n int, args []any) error {
+		_, err := tx.ExecContext(ctx, insertSearch(n), args...)
 		return err
-	}
-	for _, r := range chunk {
-		ids := make([]int64, 0, len(r.ev.Tags))
-		for _, t := range r.ev.Tags {
-			k := tagKey{r.project, t.Key, t.Value}
-			id, ok := tagIDs[k]
-			if !ok {
-				if err := findTag.QueryRowContext(ctx, r.project, t.Key, t.Value).Scan(&id); err != nil && !errors.Is(err, sql.ErrNoRows) {
-					return 0, err
-				}
-				tagIDs[k] = id
-			}
-			if id != 0 {
-				ids = append(ids, id)
-			}
-		}
-		args = append(args, r.seq, r.ev.SearchText(), searchScope(r.project, r.channel, ids, r.ev.UserID))
-		if len(args) == 3*searchChunk {
-			if err := flush(); err != nil {
-				return 0, err
-			}
-		}
-	}
-	if err := flush(); err != nil {
+	}); err != nil {
 		return 0, err
 	}
 	if _, err := tx.ExecContext(ctx, `UPDATE search_backfill SET next_seq = ?`, lo); err != nil {

@@ -35,6 +35,9 @@ const (
 
 // searchEvents reads a page of a word search (or a journey), newest first by timestamp.
 func (db *DB) searchEvents(ctx context.Context, p *tidings.Project, f feedFilter, q tidings.EventQuery) (*tidings.EventPage, error) {
+	// The full-text index trails the events by a moment: the search waits until it
+	// holds every event committed before it began (a publish answered is found).
+	db.waitIndexed(ctx)
 	// What the full-text query leaves out is checked on each event read: the words
 	// and the time range (project, channel, tags and users are the query's scope).
 	check := tidings.EventQuery{Terms: q.Terms, Users: q.Users, Tags: q.Tags, Since: q.Since, Until: q.Until}

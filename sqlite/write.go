@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/tidings-dev/tidings"
@@ -18,6 +19,7 @@ type writeJob struct {
 	events    *tidings.NewBatch
 	insight   *tidings.InsightChange
 	probe     bool // a write that only checks the disk takes writes (readiness)
+	index     bool // a step of the full-text indexer (indexer.go)
 	// fn is any other small write (the outbox's bookkeeping): it shares the batch's
 	// transaction and fsync instead of paying its own.
 	fn func(ctx context.Context, tx *sql.Tx) error
@@ -27,6 +29,7 @@ type writeResult struct {
 	event     *tidings.Event
 	published []tidings.Published
 	insight   *tidings.Insight
+	indexed   *indexStep
 }
 
 type job = groupcommit.Job[*writeJob, *writeResult]
@@ -55,7 +58,6 @@ const (
 	sqlSetSeq    = `UPDATE event_seq SET last = ?`
 	sqlFindTag   = `SELECT id FROM tags WHERE project_id = ? AND key = ? AND value = ?`
 	sqlCreateTag = `INSERT INTO tags (project_id, key, value) VALUES (?, ?, ?) RETURNING id`
-	sqlInsertTag = `INSERT INTO event_tags (tag_id, ts, seq, channel_id) VALUES (?, ?, ?, ?)`
 
 	sqlCountHour = `INSERT INTO event_counts (channel_id, hour, n) VALUES (?, ?, ?)
 		ON CONFLICT (channel_id, hour) DO UPDATE SET n = n + excluded.n`
@@ -94,9 +96,10 @@ type batch struct {
 	// tagRows are the batch's rows of the tag index (4 values each), written together
 	// at the end of the batch: one statement per tagChunk rows, not one per tag.
 	tagRows []any
-	// searchRows are the batch's rows of the full-text index (rowid, text, scope),
-	// written like tagRows.
-	searchRows []any
+	// searchRows are the batch's events' rows of the full-text index, handed to the
+	// indexer when the batch commits; indexed is the indexer's step run in the batch.
+	searchRows []searchRow
+	indexed    *indexStep
 	// insights are the batch's insight changes, written by flushInsights.
 	insights     map[insightKey]*pendingInsight
 	insightOrder []*pendingInsight
@@ -117,11 +120,13 @@ func (b *batch) nextSeq(ctx context.Context) (int64, error) {
 	return b.seq, nil
 }
 
-var writeStatements = []string{sqlFindChannel, sqlCreateChannel, sqlInsertEvent, sqlFindTag, sqlCreateTag, sqlInsertTag, sqlInsertTags,
-	sqlInsertSearch,
+var writeStatements = []string{sqlFindChannel, sqlCreateChannel, sqlInsertEvent, sqlFindTag, sqlCreateTag,
 	sqlCountHour, sqlCountTag, sqlFindInsight,
 	sqlUpsertInsight, sqlInsertPoint, sqlSavepoint, sqlRelease, sqlRollbackTo, sqlFindProject, sqlLastSeq, sqlSetSeq,
-	sqlInsertDelivery, sqlProjectHasAllWebhook, sqlClaimKey, sqlDropClaim, sqlKeepAnswer}
+	sqlInsertDelivery, sqlProjectHasAllWebhook, sqlClaimKey, sqlDropClaim, sqlKeepAnswer,
+	sqlSearchMark, sqlSetSearchMark, sqlEventsAbove}
+
+func init() { writeStatements = slices.Concat(writeStatements, tagStatements, searchStatements) }
 
 // prepare readies the write path's statements on the writing connection. It runs
 // before the writer starts: later, a batch's transaction holds that one connection.
@@ -222,6 +227,9 @@ func (db *DB) commitBatch(ctx context.Context, jobs []*job) error {
 		switch {
 		case j.In.probe:
 			jerr = b.probe(ctx)
+		case j.In.index:
+			jerr = b.indexSearch(ctx)
+			res.indexed = b.indexed
 		case j.In.fn != nil:
 			jerr = j.In.fn(ctx, b.tx)
 		}
@@ -240,6 +248,7 @@ func (db *DB) commitBatch(ctx context.Context, jobs []*job) error {
 			clear(b.tags)
 			clear(b.jobHours)
 			clear(b.jobTag)
+			b.indexed = nil
 			j.Err = jerr
 			continue
 		}
@@ -258,6 +267,7 @@ func (db *DB) commitBatch(ctx context.Context, jobs []*job) error {
 		}
 		return fmt.Errorf("commit batch: %w", err)
 	}
+	db.ix.afterCommit(b)
 	if b.deliveries > 0 {
 		db.notifyOutbox()
 	}

@@ -74,8 +74,13 @@ const (
 // --database, else the embedded store in the data folder. conns sizes a PostgreSQL
 // pool (0: the default, for a server). A management command (conns > 0) leaves the
 // indexing of stored events for search, after an upgrade, to the server.
-func openStore(ctx context.Context, c Config, onCommit func(int, time.Duration, error), conns int32) (tidings.Store, error) {
+func openStore(ctx context.Context, c Config, met *metrics.Metrics, conns int32) (tidings.Store, error) {
 	manage := conns > 0
+	var onCommit func(int, time.Duration, error)
+	var onIndexed func(int, time.Duration)
+	if met != nil {
+		onCommit, onIndexed = met.ObserveBatch, met.ObserveIndexed
+	}
 	if c.DatabaseURL != "" {
 		if !strings.HasPrefix(c.DatabaseURL, "postgres://") && !strings.HasPrefix(c.DatabaseURL, "postgresql://") {
 			return nil, errors.New("--database must be a postgres://user:password@host:5432/dbname URL")
@@ -90,7 +95,7 @@ func openStore(ctx context.Context, c Config, onCommit func(int, time.Duration, 
 			return nil, fmt.Errorf("no data folder at %s: give the server's folder with --data DIR (or TIDINGS_DATA), or --database URL", abs)
 		}
 	}
-	return sqlite.Open(ctx, c.Data, sqlite.Options{OnCommit: onCommit, Log: slog.Default(), SkipSearchBackfill: manage})
+	return sqlite.Open(ctx, c.Data, sqlite.Options{OnCommit: onCommit, OnIndexed: onIndexed, Log: slog.Default(), SkipSearchBackfill: manage})
 }
 
 // Run opens the store, listens and serves in the background until Close, or until
@@ -134,13 +139,16 @@ func (m *Main) start(ctx context.Context) error {
 		}
 		m.lock = lock
 	}
-	store, err := openStore(ctx, m.Config, met.ObserveBatch, int32(m.Config.DatabaseConns))
+	store, err := openStore(ctx, m.Config, met, int32(m.Config.DatabaseConns))
 	if err != nil {
 		return err
 	}
 	m.store = store
 	if q, ok := store.(tidings.QueueWatcher); ok {
 		met.WatchQueue(q.QueueLen)
+	}
+	if s, ok := store.(tidings.SearchLagger); ok {
+		met.WatchSearch(s.SearchLag)
 	}
 	vapid, err := deliver.LoadVAPID(ctx, store, m.Config.VAPIDKeyFile, m.Config.VAPIDSubject)
 	if err != nil {

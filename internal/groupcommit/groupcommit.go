@@ -19,7 +19,8 @@ type Job[T, R any] struct {
 	In  T
 	Out R
 	Err error
-	// done is closed once Out/Err are final (after the batch committed or failed).
+	// done receives one value once Out/Err are final (after the batch committed or
+	// failed); a job answered is reused for a later Submit (Committer.jobs).
 	done chan struct{}
 }
 
@@ -40,6 +41,9 @@ type Committer[T, R any] struct {
 	mu       sync.RWMutex // guards closed against concurrent Submit
 	closed   bool
 	stopped  chan struct{}
+	// jobs are answered jobs, ready for reuse: a Submit allocates neither its job nor
+	// its channel (a job whose submitter gave up is never reused).
+	jobs sync.Pool
 }
 
 // New starts a committer that commits at most maxBatch jobs per transaction and keeps
@@ -57,7 +61,11 @@ func New[T, R any](commit CommitFunc[T, R], maxBatch, queueLen int, stats Stats)
 // Submit queues in and waits until its batch is committed. If ctx ends first the
 // job may still be committed; the caller only stops waiting.
 func (c *Committer[T, R]) Submit(ctx context.Context, in T) (R, error) {
-	j := &Job[T, R]{In: in, done: make(chan struct{})}
+	j, ok := c.jobs.Get().(*Job[T, R])
+	if !ok {
+		j = &Job[T, R]{done: make(chan struct{}, 1)}
+	}
+	j.In = in
 	c.mu.RLock()
 	if c.closed {
 		c.mu.RUnlock()
@@ -74,7 +82,10 @@ func (c *Committer[T, R]) Submit(ctx context.Context, in T) (R, error) {
 	}
 	select {
 	case <-j.done:
-		return j.Out, j.Err
+		out, err := j.Out, j.Err
+		*j = Job[T, R]{done: j.done}
+		c.jobs.Put(j)
+		return out, err
 	case <-ctx.Done():
 		var zero R
 		return zero, ctx.Err()
@@ -147,6 +158,6 @@ func (c *Committer[T, R]) runBatch(batch []*Job[T, R]) {
 		if err != nil && j.Err == nil {
 			j.Err = err
 		}
-		close(j.done)
+		j.done <- struct{}{} // never blocks: one answer per Submit, room for one
 	}
 }

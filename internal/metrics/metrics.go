@@ -4,6 +4,9 @@ package metrics
 
 import (
 	"net/http"
+	"strconv"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -20,6 +23,10 @@ type Metrics struct {
 	BatchDuration prometheus.Histogram
 	BatchErrors   prometheus.Counter
 	Deliveries    *prometheus.CounterVec
+	SearchLag     prometheus.Histogram
+
+	resolved sync.Map // routeStatus → *requestMetrics
+	series   atomic.Int64
 }
 
 // New creates and registers the collectors.
@@ -47,8 +54,13 @@ func New() *Metrics {
 		Deliveries: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "tidings_deliveries_total", Help: "Delivery attempts by channel (push, webhook) and outcome (ok, retry, failed, expired).",
 		}, []string{"channel", "outcome"}),
+		SearchLag: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "tidings_search_index_lag_seconds",
+			Help:    "Time from an event's commit to its commit in the full-text index, for the oldest event of each indexing step (SQLite).",
+			Buckets: []float64{.01, .025, .05, .1, .15, .2, .25, .5, 1, 2.5, 5, 10},
+		}),
 	}
-	m.Registry.MustRegister(m.Requests, m.Latency, m.BatchSize, m.BatchDuration, m.BatchErrors, m.Deliveries,
+	m.Registry.MustRegister(m.Requests, m.Latency, m.BatchSize, m.BatchDuration, m.BatchErrors, m.Deliveries, m.SearchLag,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -78,6 +90,58 @@ func (m *Metrics) WatchOutbox(pending func() (int, time.Time)) {
 			return 0
 		}
 		return time.Since(oldest).Seconds()
+	}))
+}
+
+// requestMetrics are a route's and status's collectors, resolved once: looking them up
+// by label values on each request hashed the labels and took a lock.
+type requestMetrics struct {
+	count   prometheus.Counter
+	latency prometheus.Observer
+}
+
+type routeStatus struct {
+	route  string
+	status int
+}
+
+// maxRequestSeries bounds the resolved pairs kept (routes are the mux's patterns and
+// "unmatched", statuses a few dozen: far fewer in practice).
+const maxRequestSeries = 4096
+
+// ObserveRequest counts a request and its latency.
+func (m *Metrics) ObserveRequest(route string, status int, d time.Duration) {
+	k := routeStatus{route, status}
+	var rm *requestMetrics
+	if v, ok := m.resolved.Load(k); ok {
+		rm = v.(*requestMetrics)
+	} else {
+		rm = &requestMetrics{m.Requests.WithLabelValues(route, strconv.Itoa(status)), m.Latency.WithLabelValues(route)}
+		if m.series.Add(1) <= maxRequestSeries {
+			m.resolved.Store(k, rm)
+		}
+	}
+	rm.count.Inc()
+	rm.latency.Observe(d.Seconds())
+}
+
+// ObserveIndexed records one step of the full-text indexer.
+func (m *Metrics) ObserveIndexed(rows int, lag time.Duration) {
+	m.SearchLag.Observe(lag.Seconds())
+}
+
+// WatchSearch exposes how far the full-text index trails the events.
+func (m *Metrics) WatchSearch(lag func() (int64, time.Time)) {
+	m.Registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "tidings_search_unindexed_events", Help: "Events committed but not yet in the full-text index (SQLite).",
+	}, func() float64 { n, _ := lag(); return float64(n) }))
+	m.Registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "tidings_search_oldest_unindexed_seconds", Help: "Age of the oldest event not yet in the full-text index (SQLite).",
+	}, func() float64 {
+		if _, oldest := lag(); !oldest.IsZero() {
+			return time.Since(oldest).Seconds()
+		}
+		return 0
 	}))
 }
 

@@ -1,0 +1,225 @@
+package sqlite
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/tidings-dev/tidings"
+)
+
+// slowIndexStore opens a store whose indexer waits an hour after a commit: only a
+// search (or Close) makes it index, so a test sees the events above the watermark.
+func slowIndexStore(t *testing.T, dir string) *DB {
+	t.Helper()
+	db, err := Open(t.Context(), dir, Options{IndexDelay: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func publishN(t *testing.T, db *DB, accountID int64, n int, name string) []*tidings.Event {
+	t.Helper()
+	var evs []*tidings.Event
+	for i := range n {
+		ev, err := db.PublishEvent(t.Context(), accountID, &tidings.NewEvent{Project: "shop", Channel: "orders",
+			Event: fmt.Sprintf("%s %d", name, i), Parser: tidings.ParserText,
+			Tags: tidings.Tags{{Key: "plan", Kind: tidings.KindString, Value: "pro"}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs = append(evs, ev)
+	}
+	return evs
+}
+
+func ftsRows(t *testing.T, db *DB) int {
+	t.Helper()
+	var n int
+	if err := db.read.QueryRowContext(t.Context(), `SELECT count(*) FROM events_fts_docsize`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func mustCheck(t *testing.T, db *DB) {
+	t.Helper()
+	r, err := db.Check(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.OK() {
+		t.Fatalf("check: %v (+%d)", r.Problems, r.Omitted)
+	}
+}
+
+func shopStore(t *testing.T, db *DB) int64 {
+	t.Helper()
+	a, err := db.CreateAccount(t.Context(), "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.CreateProject(t.Context(), a.ID, "shop"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.CreateChannel(t.Context(), a.ID, "shop", "orders"); err != nil {
+		t.Fatal(err)
+	}
+	return a.ID
+}
+
+// A publish is answered before its event is in the full-text index, yet a search made
+// right after finds it: the search asks the indexer to catch up and waits for it.
+func TestSearchFindsWhatWasJustPublished(t *testing.T) {
+	t.Parallel()
+	db := slowIndexStore(t, t.TempDir())
+	acme := shopStore(t, db)
+	publishN(t, db, acme, 20, "paid")
+	if n := ftsRows(t, db); n != 0 {
+		t.Fatalf("%d rows indexed before any search: the indexer did not trail (delay of an hour)", n)
+	}
+	mustCheck(t, db) // events above the watermark without rows are consistent
+	if n := searchCount(t, db, "shop", "paid"); n != 20 {
+		t.Fatalf("search right after publishing finds %d of 20", n)
+	}
+	if n := ftsRows(t, db); n != 20 {
+		t.Fatalf("%d rows indexed after the search, want 20", n)
+	}
+	if lag, _ := db.SearchLag(); lag != 0 {
+		t.Fatalf("%d events still to index", lag)
+	}
+	mustCheck(t, db)
+}
+
+// A process killed before its indexer ran leaves events above the watermark: the next
+// start reads them back from the events table and indexes them, losing none.
+func TestIndexerResumesFromItsWatermark(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	db := slowIndexStore(t, dir)
+	acme := shopStore(t, db)
+	publishN(t, db, acme, 30, "deployed")
+	db.ix.wrote.Store(false) // as if killed: Close does not index what is pending
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	db2, err := Open(t.Context(), dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db2.Close()
+	if n, _ := db2.SearchLag(); n != 30 {
+		t.Fatalf("after the restart %d events to index, want 30", n)
+	}
+	mustCheck(t, db2)
+	if n := searchCount(t, db2, "shop", "deployed"); n != 30 {
+		t.Fatalf("search after the restart finds %d of 30", n)
+	}
+	if n := searchCount(t, db2, "shop", "deployed plan:pro"); n != 30 {
+		t.Fatalf("search with a tag after the restart finds %d of 30 (the scope read back lacks the tag)", n)
+	}
+	mustCheck(t, db2)
+	// The events published after the restart come from memory, beside the read-back ones.
+	publishN(t, db2, acme, 5, "refunded")
+	if n := searchCount(t, db2, "shop", "refunded"); n != 5 {
+		t.Fatalf("finds %d of 5", n)
+	}
+	mustCheck(t, db2)
+}
+
+// An event deleted before the indexer reached it gets no row: the step indexes only
+// the events that exist.
+func TestIndexerSkipsDeletedEvents(t *testing.T) {
+	t.Parallel()
+	db := slowIndexStore(t, t.TempDir())
+	acme := shopStore(t, db)
+	evs := publishN(t, db, acme, 10, "signup")
+	for _, i := range []int{0, 4, 9} {
+		if err := db.DeleteEvent(t.Context(), acme, "shop", evs[i].ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := searchCount(t, db, "shop", "signup"); n != 7 {
+		t.Fatalf("finds %d of the 7 events left", n)
+	}
+	if n := ftsRows(t, db); n != 7 {
+		t.Fatalf("%d rows indexed, want 7", n)
+	}
+	mustCheck(t, db)
+}
+
+// Close indexes what its process committed, so the next start reads nothing back.
+func TestCloseIndexesWhatItCommitted(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	db := slowIndexStore(t, dir)
+	acme := shopStore(t, db)
+	publishN(t, db, acme, 12, "paid")
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db2, err := Open(context.Background(), dir, Options{IndexDelay: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db2.Close()
+	if n, _ := db2.SearchLag(); n != 0 {
+		t.Fatalf("%d events left to index by a clean Close", n)
+	}
+	if n := ftsRows(t, db2); n != 12 {
+		t.Fatalf("%d rows, want 12", n)
+	}
+}
+
+// The indexer indexes in steps of at most indexChunk events and keeps going until it
+// reaches the last; the lag metric is told about each step.
+func TestIndexerStepsThroughABacklog(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("publishes more than a step")
+	}
+	dir := t.TempDir()
+	db := slowIndexStore(t, dir)
+	acme := shopStore(t, db)
+	const n = indexChunk + 300
+	b := &tidings.NewBatch{}
+	for i := range n {
+		b.Events = append(b.Events, &tidings.NewEvent{Project: "shop", Channel: "orders", Event: fmt.Sprintf("order %d", i), Parser: tidings.ParserText})
+		if len(b.Events) == 100 || i == n-1 {
+			if _, err := db.PublishEvents(t.Context(), acme, b); err != nil {
+				t.Fatal(err)
+			}
+			b = &tidings.NewBatch{}
+		}
+	}
+	db.ix.wrote.Store(false)
+	db.Close()
+	var steps, rows int
+	done := make(chan int, 16)
+	db2, err := Open(t.Context(), dir, Options{OnIndexed: func(n int, lag time.Duration) { done <- n }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db2.Close()
+	deadline := time.After(time.Minute)
+	for rows < n {
+		select {
+		case k := <-done:
+			steps++
+			rows += k
+		case <-deadline:
+			t.Fatalf("indexed %d of %d events in a minute", rows, n)
+		}
+	}
+	if steps < 2 {
+		t.Fatalf("%d events in %d step: a step covers at most %d", n, steps, indexChunk)
+	}
+	if lag, _ := db2.SearchLag(); lag != 0 {
+		t.Fatalf("%d left", lag)
+	}
+	mustCheck(t, db2)
+}
