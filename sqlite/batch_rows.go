@@ -43,7 +43,6 @@ func insertTags(n int) string {
 		strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?), ", n), ", ")
 }
 
-
 // searchChunk is how many rows of the full-text index one statement writes.
 const searchChunk = 64
 
