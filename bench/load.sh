@@ -6,7 +6,7 @@
 # [-devices 1000] (then USERS=50: each user may have 20 devices) [-batch 100 -batch-clients 16]. DATA=folder runs on an
 # existing store (e.g. one bench/seed filled) and keeps it.
 # The server runs pinned to the cores in SERVER_CPUS (e.g. SERVER_CPUS=1 for one core) and
-# the load in LOAD_CPUS, when given. DATABASE_URL=postgres://… runs on PostgreSQL (in a new
+# the load in LOAD_CPUS, when given; SERVER_ENV="NAME=value …" sets its environment. DATABASE_URL=postgres://… runs on PostgreSQL (in a new
 # schema, dropped after; needs psql), and INSTANCES=2 then starts two servers on it that
 # share the clients.
 set -euo pipefail
@@ -50,7 +50,7 @@ urls= pids= metrics=
 for i in $(seq 1 "${INSTANCES:-1}"); do
   p=$(( port + i - 1 ))
   m=$(( port + 100 + i ))
-  "${server_pin[@]}" "$t" serve --addr "127.0.0.1:$p" "${store[@]}" --token-rate 0 --public-ip-rate 0 \
+  env ${SERVER_ENV:-} "${server_pin[@]}" "$t" serve --addr "127.0.0.1:$p" "${store[@]}" --token-rate 0 --public-ip-rate 0 \
     --trusted-proxies 127.0.0.1 --allow-private-targets --metrics-addr "127.0.0.1:$m" ${SERVE_FLAGS:-} >"$work/serve-$i.log" 2>&1 &
   servers+=($!)
   ready=

@@ -32,6 +32,10 @@ type result struct {
 	statusBad     map[int]int
 	cpuPerReq     time.Duration // server CPU time per request; 0 when not measured
 	batch         float64       // mean writes per committed batch; 0 when not measured
+	// indexLag bounds the full-text indexer's lag at p99 (-1: beyond the histogram),
+	// over indexSteps steps; 0 steps: not measured (PostgreSQL, reads).
+	indexLag   time.Duration
+	indexSteps float64
 }
 
 // target is a server under load and what is known to measure it.
@@ -221,6 +225,12 @@ func print(name string, r result, base float64) {
 	if r.errors > 0 {
 		fmt.Printf("   unexpected statuses: %v\n", r.statusBad)
 	}
+	switch {
+	case r.indexSteps > 0 && r.indexLag < 0:
+		fmt.Printf("   search index lag: p99 over 10 s (%.0f steps)\n", r.indexSteps)
+	case r.indexSteps > 0:
+		fmt.Printf("   search index lag: p99 <= %v (%.0f indexing steps, each its oldest event's commit to the index's)\n", r.indexLag, r.indexSteps)
+	}
 }
 
 // markdownEvent is a /v1/log body whose description is about 9 KB of Markdown:
@@ -240,6 +250,7 @@ func markdownEvent() string {
 func run(client *http.Client, t target, token string, p phase, clients int, d time.Duration) result {
 	cpu0 := cpuTime(t.pids)
 	w0, b0 := batchTotals(t.metrics)
+	lag0 := lagBuckets(t.metrics)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var errs atomic.Int64
@@ -297,6 +308,7 @@ func run(client *http.Client, t target, token string, p phase, clients int, d ti
 	if w1, b1 := batchTotals(t.metrics); b1 > b0 {
 		r.batch = (w1 - w0) / (b1 - b0)
 	}
+	r.indexLag, r.indexSteps = lagP99(lag0, lagBuckets(t.metrics))
 	return r
 }
 

@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -61,6 +63,64 @@ func batchTotals(urls []string) (writes, batches float64) {
 		res.Body.Close()
 	}
 	return writes, batches
+}
+
+// lagBuckets reads the full-text indexer's lag histogram (cumulative counts by upper
+// bound in seconds) from the servers' Prometheus endpoints.
+func lagBuckets(urls []string) map[float64]float64 {
+	out := map[float64]float64{}
+	const prefix = `tidings_search_index_lag_seconds_bucket{le="`
+	for _, u := range urls {
+		res, err := http.Get(u)
+		if err != nil {
+			continue
+		}
+		sc := bufio.NewScanner(res.Body)
+		for sc.Scan() {
+			line := sc.Text()
+			rest, ok := strings.CutPrefix(line, prefix)
+			if !ok {
+				continue
+			}
+			le, value, ok := strings.Cut(rest, `"} `)
+			if !ok {
+				continue
+			}
+			bound, err := strconv.ParseFloat(le, 64)
+			if le == "+Inf" {
+				bound, err = math.Inf(1), nil
+			}
+			v, err2 := strconv.ParseFloat(value, 64)
+			if err == nil && err2 == nil {
+				out[bound] += v
+			}
+		}
+		res.Body.Close()
+	}
+	return out
+}
+
+// lagP99 is the bucket bound under which 99% of the indexing steps between two readings
+// fell (each step observes its oldest event's lag), and the number of steps.
+func lagP99(before, after map[float64]float64) (time.Duration, float64) {
+	bounds := make([]float64, 0, len(after))
+	for b := range after {
+		bounds = append(bounds, b)
+	}
+	slices.Sort(bounds)
+	total := after[math.Inf(1)] - before[math.Inf(1)]
+	if total <= 0 {
+		return 0, 0
+	}
+	for _, b := range bounds {
+		if after[b]-before[b] >= 0.99*total {
+			if math.IsInf(b, 1) {
+				return -1, total
+			}
+			return time.Duration(b * float64(time.Second)), total
+		}
+	}
+	return -1, total
 }
 
 func parsePIDs(s string) []int {
