@@ -28,7 +28,7 @@ import (
 // exist, indexes them and moves the watermark in the same transaction, so a crash
 // loses nothing: the next start indexes from the watermark. The rows are made by the
 // writer as it writes each event and kept in memory until the step; an event the
-// memory does not hold (after a restart, past maxPending, or published by another
+// memory does not hold (after a restart, past maxPendingBytes, or published by another
 // process on the same folder) is read back from the events table.
 //
 // A search waits for the steps to cover the events committed before it began
@@ -44,8 +44,11 @@ const (
 )
 
 const (
-	indexChunk = 4096  // events one step indexes at most
-	maxPending = 65536 // rows held in memory for the indexer (a few MB); beyond, read back
+	indexChunk = 4096 // events one step indexes at most
+	// maxPendingBytes bounds the text of the rows held in memory for the indexer (events
+	// of 9 KB descriptions at full load fill it in about a second); beyond, the rows
+	// are read back from the events table at the step.
+	maxPendingBytes = 16 << 20
 )
 
 const (
@@ -61,15 +64,19 @@ type searchRow struct {
 	at          int64 // when its event was committed, unix ms (the indexer's lag)
 }
 
+// size is what the row holds in memory, about.
+func (r searchRow) size() int { return len(r.text) + len(r.scope) + 64 }
+
 // indexer is the trailing indexer's state.
 type indexer struct {
 	// pending and step belong to the writer goroutine (commitBatch and the steps it
 	// runs): rows of committed events above the watermark, in seq order, and the step
 	// of the batch being committed.
-	pending []searchRow
-	step    *indexStep
-	delay   time.Duration // how long events gather after a commit (indexDelay)
-	wrote   atomic.Bool   // this process committed events (Close indexes them before it stops)
+	pending      []searchRow
+	pendingBytes int
+	maxBytes     int           // maxPendingBytes (smaller in a test)
+	delay        time.Duration // how long events gather after a commit (indexDelay)
+	wrote        atomic.Bool   // this process committed events (Close indexes them before it stops)
 
 	mark      atomic.Int64 // the watermark, as committed
 	committed atomic.Int64 // the last seq this process committed, or found at Open
@@ -112,6 +119,7 @@ func (db *DB) startIndexer(ctx context.Context, delay time.Duration, onIndexed f
 	ix.stop, ix.stopped = make(chan struct{}), make(chan struct{})
 	ix.onIndexed = onIndexed
 	ix.delay = cmp.Or(delay, indexDelay)
+	ix.maxBytes = maxPendingBytes
 	if last > mark {
 		ix.wake <- struct{}{} // a crash left events unindexed
 	}
@@ -373,6 +381,7 @@ func (ix *indexer) afterCommit(b *batch) {
 	if s := b.indexed; s != nil {
 		i := 0
 		for i < len(ix.pending) && ix.pending[i].seq <= s.through {
+			ix.pendingBytes -= ix.pending[i].size()
 			i++
 		}
 		ix.pending = slices.Delete(ix.pending, 0, i)
@@ -383,8 +392,9 @@ func (ix *indexer) afterCommit(b *batch) {
 	}
 	mark := ix.mark.Load()
 	for _, r := range b.searchRows {
-		if r.seq > mark && len(ix.pending) < maxPending {
+		if r.seq > mark && ix.pendingBytes+r.size() <= ix.maxBytes {
 			ix.pending = append(ix.pending, r)
+			ix.pendingBytes += r.size()
 		}
 	}
 	if len(ix.pending) > 0 {

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -222,4 +223,28 @@ func TestIndexerStepsThroughABacklog(t *testing.T) {
 		t.Fatalf("%d left", lag)
 	}
 	mustCheck(t, db2)
+}
+
+// The rows held for the indexer are bounded in bytes: past the bound, rows are not
+// kept, and the step reads those events back — large descriptions cannot grow memory.
+func TestIndexerMemoryIsBounded(t *testing.T) {
+	t.Parallel()
+	db := slowIndexStore(t, t.TempDir())
+	db.ix.maxBytes = 3000 // before any publish: the writer reads it after a commit
+	acme := shopStore(t, db)
+	long := strings.Repeat("word ", 200) // 1 KB of text per event
+	for i := range 12 {
+		if _, err := db.PublishEvent(t.Context(), acme, &tidings.NewEvent{Project: "shop", Channel: "orders",
+			Event: fmt.Sprintf("report %d", i), Description: long, Parser: tidings.ParserText}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Every publish has returned, after its batch handed its rows over: read on this side.
+	if db.ix.pendingBytes > 3000 || len(db.ix.pending) >= 12 {
+		t.Fatalf("%d rows of %d bytes held: over the bound of 3000", len(db.ix.pending), db.ix.pendingBytes)
+	}
+	if n := searchCount(t, db, "shop", "report"); n != 12 {
+		t.Fatalf("finds %d of 12, some read back", n)
+	}
+	mustCheck(t, db)
 }
