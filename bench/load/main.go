@@ -249,8 +249,7 @@ func markdownEvent() string {
 
 func run(client *http.Client, t target, token string, p phase, clients int, d time.Duration) result {
 	cpu0 := cpuTime(t.pids)
-	w0, b0 := batchTotals(t.metrics)
-	lag0 := lagBuckets(t.metrics)
+	before := readTotals(t.metrics)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var errs atomic.Int64
@@ -305,10 +304,11 @@ func run(client *http.Client, t target, token string, p phase, clients int, d ti
 			r.cpuPerReq = cpu / time.Duration(len(all))
 		}
 	}
-	if w1, b1 := batchTotals(t.metrics); b1 > b0 {
-		r.batch = (w1 - w0) / (b1 - b0)
+	after := readTotals(t.metrics)
+	if after.batches > before.batches {
+		r.batch = (after.writes - before.writes) / (after.batches - before.batches)
 	}
-	r.indexLag, r.indexSteps = lagP99(lag0, lagBuckets(t.metrics))
+	r.indexLag, r.indexSteps = lagP99(before.lag, after.lag)
 	return r
 }
 

@@ -38,9 +38,9 @@ func cpuTime(pids []int) time.Duration {
 	return total
 }
 
-// batchTotals reads the group committer's histogram totals (sum of writes, number of
-// batches) from the servers' Prometheus endpoints.
-func batchTotals(urls []string) (writes, batches float64) {
+// scrape reads the servers' Prometheus endpoints once and hands each sample (the name
+// with its labels, and the value) to fn.
+func scrape(urls []string, fn func(name string, v float64)) {
 	for _, u := range urls {
 		res, err := http.Get(u)
 		if err != nil {
@@ -49,55 +49,45 @@ func batchTotals(urls []string) (writes, batches float64) {
 		sc := bufio.NewScanner(res.Body)
 		for sc.Scan() {
 			name, value, ok := strings.Cut(sc.Text(), " ")
-			if !ok {
+			if !ok || strings.HasPrefix(name, "#") {
 				continue
 			}
-			v, _ := strconv.ParseFloat(value, 64)
-			switch name {
-			case "tidings_commit_batch_size_sum":
-				writes += v
-			case "tidings_commit_batch_size_count":
-				batches += v
+			if v, err := strconv.ParseFloat(value, 64); err == nil {
+				fn(name, v)
 			}
 		}
 		res.Body.Close()
 	}
-	return writes, batches
 }
 
-// lagBuckets reads the full-text indexer's lag histogram (cumulative counts by upper
-// bound in seconds) from the servers' Prometheus endpoints.
-func lagBuckets(urls []string) map[float64]float64 {
-	out := map[float64]float64{}
-	const prefix = `tidings_search_index_lag_seconds_bucket{le="`
-	for _, u := range urls {
-		res, err := http.Get(u)
-		if err != nil {
-			continue
-		}
-		sc := bufio.NewScanner(res.Body)
-		for sc.Scan() {
-			line := sc.Text()
-			rest, ok := strings.CutPrefix(line, prefix)
+// serverTotals is what a phase reads from the servers' metrics at its start and end.
+type serverTotals struct {
+	writes, batches float64             // the group committer's histogram totals
+	lag             map[float64]float64 // the indexer's lag histogram: cumulative counts by bound (s)
+}
+
+func readTotals(urls []string) serverTotals {
+	t := serverTotals{lag: map[float64]float64{}}
+	const lagBucket = `tidings_search_index_lag_seconds_bucket{le="`
+	scrape(urls, func(name string, v float64) {
+		switch name {
+		case "tidings_commit_batch_size_sum":
+			t.writes += v
+		case "tidings_commit_batch_size_count":
+			t.batches += v
+		default:
+			le, ok := strings.CutPrefix(name, lagBucket)
 			if !ok {
-				continue
+				return
 			}
-			le, value, ok := strings.Cut(rest, `"} `)
-			if !ok {
-				continue
-			}
-			bound, err := strconv.ParseFloat(le, 64)
-			if le == "+Inf" {
-				bound, err = math.Inf(1), nil
-			}
-			v, err2 := strconv.ParseFloat(value, 64)
-			if err == nil && err2 == nil {
-				out[bound] += v
+			le = strings.TrimSuffix(le, `"}`)
+			bound, err := strconv.ParseFloat(le, 64) // "+Inf" parses as +Inf
+			if err == nil {
+				t.lag[bound] += v
 			}
 		}
-		res.Body.Close()
-	}
-	return out
+	})
+	return t
 }
 
 // lagP99 is the bucket bound under which 99% of the indexing steps between two readings
