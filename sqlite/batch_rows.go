@@ -43,6 +43,15 @@ func insertTags(n int) string {
 		strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?), ", n), ", ")
 }
 
+// eventChunk is how many events one statement writes (13 parameters each).
+const eventChunk = 32
+
+// insertEventRows is the statement that writes n events at once.
+func insertEventRows(n int) string {
+	return `INSERT INTO events (seq, id, project_id, channel_id, event, description, icon, notify, tags, parser, user_id, ts, created_at) VALUES ` +
+		strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), ", n), ", ")
+}
+
 // searchChunk is how many rows of the full-text index one statement writes.
 const searchChunk = 64
 
@@ -50,11 +59,12 @@ func insertSearch(n int) string {
 	return `INSERT INTO events_fts (rowid, text, scope) VALUES ` + strings.TrimSuffix(strings.Repeat("(?, ?, ?), ", n), ", ")
 }
 
-// tagStatements and searchStatements write 128 (64), 64, 32 … 1 rows at once: all are
+// eventStatements, tagStatements and searchStatements write 32 (128, 64), … 1 rows at once: all are
 // prepared at Open, so that a batch's rows of any count are written by prepared
 // statements (parsing a statement of the batch's odd count each time was 5% of a
 // publish's CPU).
 var (
+	eventStatements  = rowStatements(insertEventRows, eventChunk)
 	tagStatements    = rowStatements(insertTags, tagChunk)
 	searchStatements = rowStatements(insertSearch, searchChunk)
 )
@@ -161,6 +171,12 @@ func (b *batch) writeDerived(ctx context.Context) error {
 	if err := b.flushInsights(ctx); err != nil {
 		return err
 	}
+	// The events first: the tag index's rows and the counts are of these events.
+	if err := b.execRows(ctx, eventStatements, eventChunk, 13, b.eventRows); err != nil {
+		return err
+	}
+	clear(b.eventRows) // let the texts go
+	b.eventRows = b.eventRows[:0]
 	if err := b.writeTagRows(ctx); err != nil {
 		return err
 	}
@@ -185,9 +201,7 @@ func (b *batch) writeDerived(ctx context.Context) error {
 func (b *batch) writeCounts(ctx context.Context) error {
 	now := ms(b.now)
 	for k, n := range b.users {
-		if _, err := b.tx.ExecContext(ctx, `INSERT INTO people (project_id, user_id, first_seen, last_seen, events) VALUES (?, ?, ?, ?, ?)
-			ON CONFLICT (project_id, user_id) DO UPDATE SET last_seen = max(last_seen, excluded.last_seen), events = events + excluded.events`,
-			k.project, k.id, now, now, n); err != nil {
+		if err := b.exec(ctx, sqlCountPerson, k.project, k.id, now, now, n); err != nil {
 			return err
 		}
 	}

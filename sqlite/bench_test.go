@@ -3,6 +3,10 @@ package sqlite_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -66,24 +70,136 @@ func BenchmarkPublishLoadEvent(b *testing.B) {
 		{Key: "region", Kind: tidings.KindString, Value: "eu-west"},
 		{Key: "trial", Kind: tidings.KindBool, Value: "false"},
 	}
+	io0 := writeIO()
+	parallelCPU(b, "event", func() error {
+		_, err := db.PublishEvent(ctx, a.ID, &tidings.NewEvent{Project: "load", Channel: "events",
+			Event: "New Subscription", Description: "Ada upgraded to the yearly premium plan after the trial",
+			Icon: "💰", UserID: "user-1042", Tags: tags, Parser: tidings.ParserText})
+		return err
+	}, func() { sqlite.WaitIndexed(ctx, db) }) // the full-text index's work is the publishes' too
+	if io1 := writeIO(); io1.calls > 0 {
+		b.ReportMetric(float64(io1.calls-io0.calls)/float64(b.N), "writes/event")
+		b.ReportMetric(float64(io1.bytes-io0.bytes)/float64(b.N), "written-B/event")
+	}
+}
+
+// ioCount is what /proc/self/io says the process has written: write calls and bytes
+// handed to the kernel (zero where /proc is missing).
+type ioCount struct{ calls, bytes int64 }
+
+func writeIO() ioCount {
+	var c ioCount
+	data, _ := os.ReadFile("/proc/self/io")
+	for _, line := range strings.Split(string(data), "\n") {
+		name, value, _ := strings.Cut(line, ": ")
+		n, _ := strconv.ParseInt(value, 10, 64)
+		switch name {
+		case "syscw":
+			c.calls = n
+		case "wchar":
+			c.bytes = n
+		}
+	}
+	return c
+}
+
+// BenchmarkPublishDistinctUsers is BenchmarkPublishLoadEvent with a new user_id on each
+// event, as a product's signups and payments name their own users: each batch creates
+// (or counts) a person per event.
+//
+//	taskset -c 1 go test -run '^$' -bench PublishDistinctUsers -cpu 1 -benchtime 40000x ./sqlite
+func BenchmarkPublishDistinctUsers(b *testing.B) {
+	ctx := context.Background()
+	db, a := openLoad(b)
+	var n atomic.Int64
+	parallelCPU(b, "event", func() error {
+		_, err := db.PublishEvent(ctx, a.ID, &tidings.NewEvent{Project: "load", Channel: "events",
+			Event: "New Subscription", Description: "upgraded to the yearly premium plan after the trial",
+			Icon: "💰", UserID: fmt.Sprintf("user-%d", n.Add(1)), Parser: tidings.ParserText})
+		return err
+	}, func() { sqlite.WaitIndexed(ctx, db) })
+}
+
+// BenchmarkIdentify sets two properties of a new user per call from 64 clients (POST
+// /v1/identify without HTTP):
+//
+//	taskset -c 1 go test -run '^$' -bench Identify -cpu 1 -benchtime 20000x ./sqlite
+func BenchmarkIdentify(b *testing.B) {
+	ctx := context.Background()
+	db, a := openLoad(b)
+	props := tidings.Tags{{Key: "plan", Kind: tidings.KindString, Value: "premium"}, {Key: "seats", Kind: tidings.KindNumber, Value: "3"}}
+	var n atomic.Int64
+	parallelCPU(b, "call", func() error {
+		_, err := db.Identify(ctx, a.ID, &tidings.Identify{Project: "load", UserID: fmt.Sprintf("user-%d", n.Add(1)), Properties: props})
+		return err
+	}, nil)
+}
+
+// BenchmarkFinishDelivery ends outbox jobs from 64 deliverers at once (each a sent
+// webhook or push), the writer's share of a notification:
+//
+//	taskset -c 1 go test -run '^$' -bench FinishDelivery -cpu 1 -benchtime 20000x ./sqlite
+func BenchmarkFinishDelivery(b *testing.B) {
+	ctx := context.Background()
+	db, a := openLoad(b)
+	now := time.Now()
+	var ids []int64
+	for len(ids) < b.N {
+		jobs := make([]*tidings.Delivery, min(b.N-len(ids), 1000))
+		for i := range jobs {
+			jobs[i] = &tidings.Delivery{Kind: tidings.DeliverWebhook, AccountID: a.ID, Target: "wh", NextAt: now, CreatedAt: now}
+		}
+		if err := db.ReplaceDelivery(ctx, 0, jobs, nil); err != nil {
+			b.Fatal(err)
+		}
+		claimed, err := db.ClaimDeliveries(ctx, now, time.Hour, len(jobs))
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, d := range claimed {
+			ids = append(ids, d.ID)
+		}
+	}
+	var next atomic.Int64
+	parallelCPU(b, "job", func() error { return db.FinishDelivery(ctx, ids[next.Add(1)-1]) }, nil)
+}
+
+// BenchmarkFindProject looks up a project as nearly every read request does first
+// (GET /v1/events, /v1/insights, a dashboard page):
+//
+//	taskset -c 1 go test -run '^$' -bench FindProject -cpu 1 ./sqlite
+func BenchmarkFindProject(b *testing.B) {
+	ctx := context.Background()
+	db, a := openLoad(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := db.FindProject(ctx, a.ID, "load"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// parallelCPU runs op b.N times in all from 64 clients (the group committer batches
+// them), then settle (nil: nothing to wait for) whose work counts too, and reports the
+// rate and the process's CPU time per op: "<unit>s/s" and "cpu-µs/<unit>".
+func parallelCPU(b *testing.B, unit string, op func() error, settle func()) {
 	b.SetParallelism(64)
 	cpu0 := cpuTime()
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			_, err := db.PublishEvent(ctx, a.ID, &tidings.NewEvent{Project: "load", Channel: "events",
-				Event: "New Subscription", Description: "Ada upgraded to the yearly premium plan after the trial",
-				Icon: "💰", UserID: "user-1042", Tags: tags, Parser: tidings.ParserText})
-			if err != nil {
+			if err := op(); err != nil {
 				b.Error(err)
 				return
 			}
 		}
 	})
-	sqlite.WaitIndexed(ctx, db) // the full-text index's work is the publishes' too
+	if settle != nil {
+		settle()
+	}
 	b.StopTimer()
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
-	b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/float64(b.N), "cpu-µs/event")
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), unit+"s/s")
+	b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/float64(b.N), "cpu-µs/"+unit)
 }
 
 // cpuTime is the process's user and system CPU time so far.
@@ -100,20 +216,10 @@ func cpuTime() time.Duration {
 func BenchmarkIncrementInsight(b *testing.B) {
 	ctx := context.Background()
 	db, a := openLoad(b)
-	b.SetParallelism(64)
-	cpu0 := cpuTime()
-	b.ResetTimer()
-	b.RunParallel(func(pb *testing.PB) {
-		for pb.Next() {
-			if _, err := db.ApplyInsight(ctx, a.ID, &tidings.InsightChange{Project: "load", Title: "Signups", Value: "1", Change: "increment"}); err != nil {
-				b.Error(err)
-				return
-			}
-		}
-	})
-	b.StopTimer()
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "changes/s")
-	b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/float64(b.N), "cpu-µs/change")
+	parallelCPU(b, "change", func() error {
+		_, err := db.ApplyInsight(ctx, a.ID, &tidings.InsightChange{Project: "load", Title: "Signups", Value: "1", Change: "increment"})
+		return err
+	}, nil)
 }
 
 // openLoad opens a store in a temporary folder with bench/load's account, project and

@@ -7,7 +7,7 @@ import (
 
 // CountEventsAfter counts events accepted after the event with ID after, up to max.
 func (db *DB) CountEventsAfter(ctx context.Context, accountID int64, project, after string, max int) (int, error) {
-	p, err := findProject(ctx, db.read, accountID, project)
+	p, err := findProject(ctx, db.reads, accountID, project)
 	if err != nil {
 		return 0, err
 	}
@@ -45,7 +45,7 @@ func countsQuery(project, channel, since, width int64) eventQuery {
 // CountEventsBy counts events per bucket from since on. Buckets of whole hours from
 // the start of an hour come from the hourly counts; anything finer reads the events.
 func (db *DB) CountEventsBy(ctx context.Context, accountID int64, project, channel string, since time.Time, bucket time.Duration) (map[time.Time]int, error) {
-	p, err := findProject(ctx, db.read, accountID, project)
+	p, err := findProject(ctx, db.reads, accountID, project)
 	if err != nil {
 		return nil, err
 	}

@@ -21,6 +21,7 @@ import (
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 
 	"github.com/tidings-dev/tidings"
+	"github.com/tidings-dev/tidings/internal/changemark"
 	"github.com/tidings-dev/tidings/internal/groupcommit"
 	"github.com/tidings-dev/tidings/internal/tokencache"
 )
@@ -50,21 +51,22 @@ type Options struct {
 
 // DB is a tidings.Store on SQLite.
 type DB struct {
-	write  *sql.DB // one connection: the group committer and management writes
-	read   *sql.DB // a pool for readers; WAL lets them run beside the writer
-	now    func() time.Time
-	writer *groupcommit.Committer[*writeJob, *writeResult]
+	write     *sql.DB // one connection: the group committer and management writes
+	read      *sql.DB // a pool for readers; WAL lets them run beside the writer
+	now       func() time.Time
+	writer    *groupcommit.Committer[*writeJob, *writeResult]
+	spareRows spareRows // the writer's row buffers, kept between batches
 	// prepared holds the write path's statements, made at Open and read-only after.
 	prepared map[string]*sql.Stmt
-	// findToken runs on every API request: prepared once for the read pool, so that
-	// SQLite does not parse it each time (it was a tenth of a publish's CPU).
-	findToken *sql.Stmt
-	tokens    *tokencache.Cache // FindToken's results for a second; cleared by writes that invalidate tokens
-	// tokensChanged is a file every process sharing the folder touches after a write
-	// that can invalidate a token (the CLI revoking one beside the server): a change of
-	// its time clears the cache. A stat costs far less than the query the cache saves.
-	tokensChanged string
-	tokensSeen    atomic.Int64 // the file's modification time (ns) when last looked at
+	// reads runs the read pool's most common lookups (every API request's token, its
+	// project, a user) by statements prepared once, any other query unprepared.
+	reads  prepared
+	tokens *tokencache.Cache // FindToken's results for a second; cleared by writes that invalidate tokens
+	// tokensChanged is a mark (a file each process maps) that every process sharing the
+	// folder bumps after a write that can invalidate a token (the CLI revoking one beside
+	// the server): a change clears the cache. Looking costs a memory read per request.
+	tokensChanged *changemark.Mark
+	tokensSeen    atomic.Uint64 // the mark's value when last looked at
 	health        writeHealth
 	outbox        chan struct{} // a job was added to the outbox
 	ix            indexer       // the full-text index's trailing indexer
@@ -108,23 +110,26 @@ func Open(ctx context.Context, dir string, opts Options) (*DB, error) {
 	read.SetMaxIdleConns(8)
 
 	db := &DB{write: write, read: read, now: opts.Now, prepared: map[string]*sql.Stmt{}, outbox: make(chan struct{}, 1),
-		tokens: tokencache.New(nil), tokensChanged: filepath.Join(dir, "tokens-changed")}
+		tokens: tokencache.New(nil)}
 	if db.now == nil {
 		db.now = time.Now
 	}
-	if err := db.migrate(ctx, opts.Log, opts.SkipSearchBackfill); err != nil {
+	if db.tokensChanged, err = changemark.Open(filepath.Join(dir, "tokens-changed")); err != nil {
 		db.write.Close()
 		db.read.Close()
+		return nil, fmt.Errorf("open the token mark: %w", err)
+	}
+	db.tokensSeen.Store(db.tokensChanged.Value())
+	if err := db.migrate(ctx, opts.Log, opts.SkipSearchBackfill); err != nil {
+		db.closeFiles()
 		return nil, err
 	}
-	if db.findToken, err = read.PrepareContext(ctx, `SELECT `+tokenColumns+` WHERE t.id = ?`); err != nil {
-		db.write.Close()
-		db.read.Close()
+	if db.reads, err = prepareReads(ctx, read); err != nil {
+		db.closeFiles()
 		return nil, err
 	}
 	if err := db.prepare(ctx); err != nil {
-		db.write.Close()
-		db.read.Close()
+		db.closeFiles()
 		return nil, err
 	}
 	maxBatch := opts.MaxBatch
@@ -200,8 +205,13 @@ func (db *DB) Close() error {
 	for _, s := range db.prepared {
 		s.Close()
 	}
-	db.findToken.Close()
-	return errors.Join(db.read.Close(), db.write.Close())
+	return db.closeFiles()
+}
+
+// closeFiles closes the connections and the token mark.
+func (db *DB) closeFiles() error {
+	db.reads.close()
+	return errors.Join(db.read.Close(), db.write.Close(), db.tokensChanged.Close())
 }
 
 func ms(t time.Time) int64 { return t.UnixMilli() }

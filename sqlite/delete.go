@@ -16,7 +16,7 @@ import (
 // the search index along), its rows of the tag index, and it from the tag and hourly
 // counts, in one group-committed transaction.
 func (db *DB) DeleteEvent(ctx context.Context, accountID int64, project, id string) error {
-	p, err := findProject(ctx, db.read, accountID, project)
+	p, err := findProject(ctx, db.reads, accountID, project)
 	if err != nil {
 		return err
 	}

@@ -127,19 +127,14 @@ func (b *batch) writeEvent(ctx context.Context, accountID int64, p *tidings.Proj
 		return nil, fmt.Errorf("event id %q is not a UUID", ev.ID)
 	}
 	tags := ev.Tags.JSON()
-	s, err := b.stmt(ctx, sqlInsertEvent)
-	if err != nil {
-		return nil, err
-	}
 	ts := ms(ev.Timestamp)
 	seq, err := b.nextSeq(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := s.ExecContext(ctx, seq, id, p.ID, channelID, ev.Event, ev.Description, ev.Icon, ev.Notify,
-		string(tags), ev.Parser, ev.UserID, ts, ms(b.now)); err != nil {
-		return nil, err
-	}
+	// The row is written with the batch's others (writeDerived).
+	b.eventRows = append(b.eventRows, seq, id, p.ID, channelID, ev.Event, ev.Description, ev.Icon, ev.Notify,
+		string(tags), ev.Parser, ev.UserID, ts, ms(b.now))
 	tagIDs := make([]int64, 0, len(ev.Tags))
 	for _, t := range ev.Tags {
 		tagID, err := b.tag(ctx, p.ID, t.Key, t.Value)

@@ -18,7 +18,7 @@ func (db *DB) ListEvents(ctx context.Context, accountID int64, q tidings.EventQu
 	if err := q.CheckUsers(); err != nil {
 		return nil, err
 	}
-	p, err := findProject(ctx, db.read, accountID, q.Project)
+	p, err := findProject(ctx, db.reads, accountID, q.Project)
 	if err != nil {
 		return nil, err
 	}
@@ -151,7 +151,7 @@ func idBytes(id string) ([]byte, bool) {
 
 // FindEvent returns one event of the account's project.
 func (db *DB) FindEvent(ctx context.Context, accountID int64, project, id string) (*tidings.Event, error) {
-	p, err := findProject(ctx, db.read, accountID, project)
+	p, err := findProject(ctx, db.reads, accountID, project)
 	if err != nil {
 		return nil, err
 	}
@@ -184,7 +184,7 @@ func afterQuery(columns string, after []byte, project int64, limit int) eventQue
 
 // EventsAfter returns events accepted after the event with ID after, oldest first.
 func (db *DB) EventsAfter(ctx context.Context, accountID int64, project, after string, limit int) ([]*tidings.Event, error) {
-	p, err := findProject(ctx, db.read, accountID, project)
+	p, err := findProject(ctx, db.reads, accountID, project)
 	if err != nil {
 		return nil, err
 	}

@@ -76,6 +76,7 @@ type indexer struct {
 	pendingBytes int
 	maxBytes     int           // maxPendingBytes (smaller in a test)
 	delay        time.Duration // how long events gather after a commit (indexDelay)
+	maxWait      time.Duration // how long a search waits for the index (maxIndexWait; shorter in a test)
 	wrote        atomic.Bool   // this process committed events (Close indexes them before it stops)
 
 	mark      atomic.Int64 // the watermark, as committed
@@ -119,6 +120,7 @@ func (db *DB) startIndexer(ctx context.Context, delay time.Duration, onIndexed f
 	ix.stop, ix.stopped = make(chan struct{}), make(chan struct{})
 	ix.onIndexed = onIndexed
 	ix.delay = cmp.Or(delay, indexDelay)
+	ix.maxWait = maxIndexWait
 	ix.maxBytes = maxPendingBytes
 	if last > mark {
 		ix.wake <- struct{}{} // a crash left events unindexed
@@ -212,14 +214,14 @@ func (db *DB) indexOnce(ctx context.Context) (indexStep, error) {
 }
 
 // waitIndexed waits until the full-text index holds every event committed before it
-// was called (at most maxIndexWait: then the search goes on without the newest).
+// was called (at most ix.maxWait: then the search goes on without the newest).
 func (db *DB) waitIndexed(ctx context.Context) {
 	ix := &db.ix
 	target := ix.committed.Load()
 	if ix.mark.Load() >= target {
 		return
 	}
-	timeout := time.NewTimer(maxIndexWait)
+	timeout := time.NewTimer(ix.maxWait)
 	defer timeout.Stop()
 	for {
 		ix.mu.Lock()

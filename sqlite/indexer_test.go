@@ -248,3 +248,66 @@ func TestIndexerMemoryIsBounded(t *testing.T) {
 	}
 	mustCheck(t, db)
 }
+
+// The full-text index merges its segments 16 at a time, incrementally (migration
+// 00016), and a search still finds what was published before and after merges.
+func TestSearchIndexMergeSettings(t *testing.T) {
+	t.Parallel()
+	db := slowIndexStore(t, t.TempDir())
+	for k, want := range map[string]int{"automerge": 16, "crisismerge": 64} {
+		var got int
+		if err := db.read.QueryRowContext(t.Context(), `SELECT v FROM events_fts_config WHERE k = ?`, k).Scan(&got); err != nil || got != want {
+			t.Fatalf("%s = %d (%v), want %d", k, got, err, want)
+		}
+	}
+	acme := shopStore(t, db)
+	// 40 steps of one event each: 40 segments, merged on the way.
+	for i := range 40 {
+		publishN(t, db, acme, 1, fmt.Sprintf("merged%d", i))
+		db.waitIndexed(t.Context())
+	}
+	for _, q := range []string{"merged0", "merged17", "merged39"} {
+		if n := searchCount(t, db, "shop", q); n != 1 {
+			t.Fatalf("search %q finds %d, want 1", q, n)
+		}
+	}
+	mustCheck(t, db)
+}
+
+// A search waits for the index only so long (maxIndexWait): with the indexer stopped,
+// it answers from what is indexed, without an error, and so does a search whose
+// request ends while it waits.
+func TestSearchWaitIsBounded(t *testing.T) {
+	t.Parallel()
+	db := slowIndexStore(t, t.TempDir())
+	acme := shopStore(t, db)
+	publishN(t, db, acme, 3, "indexed")
+	if n := searchCount(t, db, "shop", "indexed"); n != 3 {
+		t.Fatalf("search finds %d of 3", n)
+	}
+	ix := &db.ix
+	ix.maxWait = 50 * time.Millisecond
+	ix.closing.Do(func() { close(ix.stop) }) // the indexer stops; Close will not index
+	<-ix.stopped
+	publishN(t, db, acme, 2, "stranded")
+	if n := searchCount(t, db, "shop", "stranded"); n != 0 {
+		t.Fatalf("found %d events the index does not hold", n)
+	}
+	if n := searchCount(t, db, "shop", "indexed"); n != 3 {
+		t.Fatalf("after the wait, the search finds %d of the 3 indexed", n)
+	}
+	ix.maxWait = time.Hour
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	done := make(chan struct{})
+	go func() { db.waitIndexed(ctx); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(time.Minute):
+		t.Fatal("a search whose request ended still waits for the index")
+	}
+	if lag, _ := db.SearchLag(); lag != 2 {
+		t.Fatalf("lag %d, want the 2 unindexed events", lag)
+	}
+	mustCheck(t, db)
+}

@@ -93,7 +93,7 @@ func (b *batch) flushInsights(ctx context.Context) error {
 
 // ListInsights returns the project's insights ordered by title.
 func (db *DB) ListInsights(ctx context.Context, accountID int64, project string) ([]*tidings.Insight, error) {
-	p, err := findProject(ctx, db.read, accountID, project)
+	p, err := findProject(ctx, db.reads, accountID, project)
 	if err != nil {
 		return nil, err
 	}
@@ -118,7 +118,7 @@ func (db *DB) ListInsights(ctx context.Context, accountID int64, project string)
 
 // InsightHistory returns up to limit most recent points of one insight, oldest first.
 func (db *DB) InsightHistory(ctx context.Context, accountID int64, project, title string, limit int) ([]tidings.InsightPoint, error) {
-	p, err := findProject(ctx, db.read, accountID, project)
+	p, err := findProject(ctx, db.reads, accountID, project)
 	if err != nil {
 		return nil, err
 	}
@@ -152,7 +152,7 @@ func (db *DB) InsightHistory(ctx context.Context, accountID int64, project, titl
 
 // DeleteInsight deletes an insight; its history goes with it (foreign key).
 func (db *DB) DeleteInsight(ctx context.Context, accountID int64, project, title string) error {
-	p, err := findProject(ctx, db.read, accountID, project)
+	p, err := findProject(ctx, db.reads, accountID, project)
 	if err != nil {
 		return err
 	}

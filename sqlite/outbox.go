@@ -116,8 +116,9 @@ func (db *DB) ClaimDeliveries(ctx context.Context, now time.Time, lease time.Dur
 
 // ReplaceDelivery deletes job id and adds jobs, in one transaction.
 func (db *DB) ReplaceDelivery(ctx context.Context, id int64, jobs []*tidings.Delivery, records []*tidings.PushRecord) error {
-	err := db.inBatch(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `DELETE FROM deliveries WHERE id = ?`, id); err != nil {
+	err := db.inBatch(ctx, func(ctx context.Context, sqlTx *sql.Tx) error {
+		tx := db.preparedIn(sqlTx)
+		if _, err := tx.ExecContext(ctx, sqlDeleteDelivery, id); err != nil {
 			return err
 		}
 		for _, d := range jobs {
@@ -136,16 +137,22 @@ func (db *DB) ReplaceDelivery(ctx context.Context, id int64, jobs []*tidings.Del
 // FinishDelivery deletes a finished job.
 func (db *DB) FinishDelivery(ctx context.Context, id int64) error {
 	return db.inBatch(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `DELETE FROM deliveries WHERE id = ?`, id)
+		_, err := db.preparedIn(tx).ExecContext(ctx, sqlDeleteDelivery, id)
 		return err
 	})
 }
 
+// The statements of a delivery's end, prepared with the write path's: they run once per
+// notification sent.
+const (
+	sqlDeleteDelivery = `DELETE FROM deliveries WHERE id = ?`
+	sqlRetryDelivery  = `UPDATE deliveries SET attempts = ?, next_at = ?, leased_until = 0 WHERE id = ?`
+)
+
 // RetryDelivery schedules a job again and releases its lease.
 func (db *DB) RetryDelivery(ctx context.Context, id int64, attempts int, next time.Time) error {
 	return db.inBatch(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `UPDATE deliveries SET attempts = ?, next_at = ?, leased_until = 0 WHERE id = ?`,
-			attempts, ms(next), id)
+		_, err := db.preparedIn(tx).ExecContext(ctx, sqlRetryDelivery, attempts, ms(next), id)
 		return err
 	})
 }

@@ -12,18 +12,19 @@ import (
 
 // Identify merges properties into a user, in a group-committed transaction.
 func (db *DB) Identify(ctx context.Context, accountID int64, c *tidings.Identify) (*tidings.Person, error) {
-	p, err := findProject(ctx, db.read, accountID, c.Project)
+	p, err := findProject(ctx, db.reads, accountID, c.Project)
 	if err != nil {
 		return nil, err
 	}
 	stamp := db.stamp()
 	var u *tidings.Person
-	err = db.inBatch(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	err = db.inBatch(ctx, func(ctx context.Context, sqlTx *sql.Tx) error {
+		tx := db.preparedIn(sqlTx)
 		claim, err := claimFor(ctx, tx, accountID, c.Key, stamp)
 		if err != nil {
 			return err
 		}
-		if _, err := upsertProperties(ctx, tx, "people", "user_id", p.ID, c.UserID, c.Properties, c.Remove, ms(stamp)); err != nil {
+		if _, err := upsertProperties(ctx, tx, peopleTable, p.ID, c.UserID, c.Properties, c.Remove, ms(stamp)); err != nil {
 			return err
 		}
 		if u, err = findPerson(ctx, tx, p, c.UserID); err != nil {
@@ -39,13 +40,14 @@ func (db *DB) Identify(ctx context.Context, accountID int64, c *tidings.Identify
 
 // Group merges properties into a group and adds the user to it, in one transaction.
 func (db *DB) Group(ctx context.Context, accountID int64, c *tidings.GroupChange) (*tidings.Group, error) {
-	p, err := findProject(ctx, db.read, accountID, c.Project)
+	p, err := findProject(ctx, db.reads, accountID, c.Project)
 	if err != nil {
 		return nil, err
 	}
 	stamp := db.stamp()
 	var g *tidings.Group
-	err = db.inBatch(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	err = db.inBatch(ctx, func(ctx context.Context, sqlTx *sql.Tx) error {
+		tx := db.preparedIn(sqlTx)
 		claim, err := claimFor(ctx, tx, accountID, c.Key, stamp)
 		if err != nil {
 			return err
@@ -65,35 +67,62 @@ func (db *DB) Group(ctx context.Context, accountID int64, c *tidings.GroupChange
 }
 
 // joinGroup merges the change's properties into its group and adds its user, if any.
-func joinGroup(ctx context.Context, tx *sql.Tx, p *tidings.Project, c *tidings.GroupChange, now int64) error {
-	group, err := upsertProperties(ctx, tx, "groups", "group_id", p.ID, c.GroupID, c.Properties, c.Remove, now)
+func joinGroup(ctx context.Context, tx prepared, p *tidings.Project, c *tidings.GroupChange, now int64) error {
+	group, err := upsertProperties(ctx, tx, groupsTable, p.ID, c.GroupID, c.Properties, c.Remove, now)
 	if err != nil || c.UserID == "" {
 		return err
 	}
-	person, err := upsertProperties(ctx, tx, "people", "user_id", p.ID, c.UserID, nil, nil, now)
+	person, err := upsertProperties(ctx, tx, peopleTable, p.ID, c.UserID, nil, nil, now)
 	if err != nil {
 		return err
 	}
-	var member, groups int
-	if err := tx.QueryRowContext(ctx, `SELECT count(*) FILTER (WHERE group_ref = ?), count(*) FROM group_members WHERE person_ref = ?`,
-		group, person).Scan(&member, &groups); err != nil {
+	var member, memberships int
+	if err := tx.QueryRowContext(ctx, sqlGroupMembership, group, person).Scan(&member, &memberships); err != nil {
 		return err
 	}
-	if member == 0 && groups >= tidings.MaxUserGroups {
+	if member == 0 && memberships >= tidings.MaxUserGroups {
 		return tidings.TooManyGroups(c.UserID)
 	}
-	_, err = tx.ExecContext(ctx, `INSERT OR IGNORE INTO group_members (group_ref, person_ref) VALUES (?, ?)`, group, person)
+	_, err = tx.ExecContext(ctx, sqlJoinGroup, group, person)
 	return err
 }
+
+// The statements of identify and group, prepared with the write path's (preparedIn).
+const (
+	sqlGroupMembership = `SELECT count(*) FILTER (WHERE group_ref = ?), count(*) FROM group_members WHERE person_ref = ?`
+	sqlJoinGroup       = `INSERT OR IGNORE INTO group_members (group_ref, person_ref) VALUES (?, ?)`
+	sqlGroupSummary    = `SELECT g.properties, g.first_seen, g.last_seen,
+		(SELECT count(*) FROM group_members m WHERE m.group_ref = g.id) FROM groups g WHERE g.project_id = ? AND g.group_id = ?`
+	sqlFindPerson       = `SELECT ` + personColumns + ` FROM people u WHERE u.project_id = ? AND u.user_id = ?`
+	sqlPersonGroupCount = `SELECT count(*) FROM group_members WHERE person_ref = ?`
+	sqlPersonGroups     = `SELECT g.group_id FROM group_members m JOIN groups g ON g.id = m.group_ref
+		WHERE m.person_ref = ? ORDER BY g.last_seen DESC, g.id DESC LIMIT ?`
+)
+
+// propertyTable is a table of named rows with properties (people or groups) and its
+// statements.
+type propertyTable struct{ find, insert, update string }
+
+func newPropertyTable(table, idColumn string) propertyTable {
+	return propertyTable{
+		find: `SELECT id, properties FROM ` + table + ` WHERE project_id = ? AND ` + idColumn + ` = ?`,
+		insert: `INSERT INTO ` + table + ` (project_id, ` + idColumn + `, properties, first_seen, last_seen)
+			VALUES (?, ?, ?, ?, ?) RETURNING id`,
+		update: `UPDATE ` + table + ` SET properties = ?, last_seen = max(last_seen, ?) WHERE id = ?`,
+	}
+}
+
+var (
+	peopleTable = newPropertyTable("people", "user_id")
+	groupsTable = newPropertyTable("groups", "group_id")
+)
 
 // groupSummary reads a group with its number of members: what a group call answers.
 func groupSummary(ctx context.Context, q querier, p *tidings.Project, groupID string) (*tidings.Group, error) {
 	g := &tidings.Group{Project: p.Name, GroupID: groupID}
 	var props string
 	var first, last int64
-	err := q.QueryRowContext(ctx, `SELECT g.properties, g.first_seen, g.last_seen,
-		(SELECT count(*) FROM group_members m WHERE m.group_ref = g.id) FROM groups g WHERE g.project_id = ? AND g.group_id = ?`,
-		p.ID, groupID).Scan(&props, &first, &last, &g.Members)
+	err := q.QueryRowContext(ctx, sqlGroupSummary, p.ID, groupID).Scan(&props, &first, &last, &g.Members)
 	if err != nil {
 		return nil, err
 	}
@@ -101,13 +130,12 @@ func groupSummary(ctx context.Context, q querier, p *tidings.Project, groupID st
 	return g, json.Unmarshal([]byte(props), &g.Properties)
 }
 
-// upsertProperties merges properties into the row of table (people or groups) named
-// id in the project, creating it, and returns its row id.
-func upsertProperties(ctx context.Context, tx *sql.Tx, table, idColumn string, project int64, id string, set tidings.Tags, remove []string, now int64) (int64, error) {
+// upsertProperties merges properties into the row of t named id in the project,
+// creating it, and returns its row id.
+func upsertProperties(ctx context.Context, tx prepared, t propertyTable, project int64, id string, set tidings.Tags, remove []string, now int64) (int64, error) {
 	var ref int64
 	var stored string
-	err := tx.QueryRowContext(ctx, `SELECT id, properties FROM `+table+` WHERE project_id = ? AND `+idColumn+` = ?`, project, id).
-		Scan(&ref, &stored)
+	err := tx.QueryRowContext(ctx, t.find, project, id).Scan(&ref, &stored)
 	if errors.Is(err, sql.ErrNoRows) {
 		stored = "{}"
 	} else if err != nil {
@@ -123,11 +151,10 @@ func upsertProperties(ctx context.Context, tx *sql.Tx, table, idColumn string, p
 	}
 	out := merged.JSON()
 	if ref == 0 {
-		err = tx.QueryRowContext(ctx, `INSERT INTO `+table+` (project_id, `+idColumn+`, properties, first_seen, last_seen)
-			VALUES (?, ?, ?, ?, ?) RETURNING id`, project, id, string(out), now, now).Scan(&ref)
+		err = tx.QueryRowContext(ctx, t.insert, project, id, string(out), now, now).Scan(&ref)
 		return ref, err
 	}
-	_, err = tx.ExecContext(ctx, `UPDATE `+table+` SET properties = ?, last_seen = max(last_seen, ?) WHERE id = ?`, string(out), now, ref)
+	_, err = tx.ExecContext(ctx, t.update, string(out), now, ref)
 	return ref, err
 }
 
@@ -147,11 +174,11 @@ func scanPerson(project string, r interface{ Scan(...any) error }) (*tidings.Per
 
 // FindPerson returns one user with its groups.
 func (db *DB) FindPerson(ctx context.Context, accountID int64, project, userID string) (*tidings.Person, error) {
-	p, err := findProject(ctx, db.read, accountID, project)
+	p, err := findProject(ctx, db.reads, accountID, project)
 	if err != nil {
 		return nil, err
 	}
-	return findPerson(ctx, db.read, p, userID)
+	return findPerson(ctx, db.reads, p, userID)
 }
 
 // reader is a database or a transaction.
@@ -161,19 +188,17 @@ type reader interface {
 }
 
 func findPerson(ctx context.Context, r reader, p *tidings.Project, userID string) (*tidings.Person, error) {
-	u, ref, err := scanPerson(p.Name, r.QueryRowContext(ctx,
-		`SELECT `+personColumns+` FROM people u WHERE u.project_id = ? AND u.user_id = ?`, p.ID, userID))
+	u, ref, err := scanPerson(p.Name, r.QueryRowContext(ctx, sqlFindPerson, p.ID, userID))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, tidings.PersonNotFound(p.Name, userID)
 	}
 	if err != nil {
 		return nil, err
 	}
-	if err := r.QueryRowContext(ctx, `SELECT count(*) FROM group_members WHERE person_ref = ?`, ref).Scan(&u.GroupCount); err != nil {
+	if err := r.QueryRowContext(ctx, sqlPersonGroupCount, ref).Scan(&u.GroupCount); err != nil {
 		return nil, err
 	}
-	rows, err := r.QueryContext(ctx, `SELECT g.group_id FROM group_members m JOIN groups g ON g.id = m.group_ref
-		WHERE m.person_ref = ? ORDER BY g.last_seen DESC, g.id DESC LIMIT ?`, ref, tidings.MaxUserGroups)
+	rows, err := r.QueryContext(ctx, sqlPersonGroups, ref, tidings.MaxUserGroups)
 	if err != nil {
 		return nil, err
 	}
@@ -192,7 +217,7 @@ func findPerson(ctx context.Context, r reader, p *tidings.Project, userID string
 // filters are checked on each user walked (a project's users are far fewer than its
 // events; the walk stops at the page's end).
 func (db *DB) ListPeople(ctx context.Context, accountID int64, q tidings.PersonQuery) (*tidings.PersonPage, error) {
-	p, err := findProject(ctx, db.read, accountID, q.Project)
+	p, err := findProject(ctx, db.reads, accountID, q.Project)
 	if err != nil {
 		return nil, err
 	}
@@ -264,7 +289,7 @@ func scanGroup(project string, r interface{ Scan(...any) error }) (*tidings.Grou
 
 // ListGroups returns a page of the project's groups, most recently seen first.
 func (db *DB) ListGroups(ctx context.Context, accountID int64, project, before string, limit int) (*tidings.GroupPage, error) {
-	p, err := findProject(ctx, db.read, accountID, project)
+	p, err := findProject(ctx, db.reads, accountID, project)
 	if err != nil {
 		return nil, err
 	}
@@ -309,7 +334,7 @@ func (db *DB) ListGroups(ctx context.Context, accountID int64, project, before s
 
 // FindGroup returns one group with its members' IDs.
 func (db *DB) FindGroup(ctx context.Context, accountID int64, project, groupID string) (*tidings.Group, error) {
-	p, err := findProject(ctx, db.read, accountID, project)
+	p, err := findProject(ctx, db.reads, accountID, project)
 	if err != nil {
 		return nil, err
 	}

@@ -47,7 +47,7 @@ func (db *DB) CreateProject(ctx context.Context, accountID int64, name string) (
 
 // FindProject returns the account's project by name.
 func (db *DB) FindProject(ctx context.Context, accountID int64, name string) (*tidings.Project, error) {
-	return findProject(ctx, db.read, accountID, name)
+	return findProject(ctx, db.reads, accountID, name)
 }
 
 // ListProjects returns the account's projects by name.
@@ -79,7 +79,7 @@ func (db *DB) setProject(ctx context.Context, accountID int64, project, column s
 		return err
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
-		_, err := findProject(ctx, db.read, accountID, project)
+		_, err := findProject(ctx, db.reads, accountID, project)
 		return err
 	}
 	return nil
@@ -103,7 +103,7 @@ func (db *DB) CreateChannel(ctx context.Context, accountID int64, project, name 
 	if err := tidings.ValidateName("channel", name); err != nil {
 		return nil, err
 	}
-	p, err := findProject(ctx, db.read, accountID, project)
+	p, err := findProject(ctx, db.reads, accountID, project)
 	if err != nil {
 		return nil, err
 	}
@@ -122,7 +122,7 @@ func (db *DB) CreateChannel(ctx context.Context, accountID int64, project, name 
 
 // ListChannels returns the project's channels by name.
 func (db *DB) ListChannels(ctx context.Context, accountID int64, project string) ([]*tidings.Channel, error) {
-	p, err := findProject(ctx, db.read, accountID, project)
+	p, err := findProject(ctx, db.reads, accountID, project)
 	if err != nil {
 		return nil, err
 	}
@@ -157,7 +157,7 @@ func (db *DB) channelID(ctx context.Context, p *tidings.Project, name string) (i
 
 // CountEvents returns how many events the project or channel holds.
 func (db *DB) CountEvents(ctx context.Context, accountID int64, project, channel string) (int, error) {
-	p, err := findProject(ctx, db.read, accountID, project)
+	p, err := findProject(ctx, db.reads, accountID, project)
 	if err != nil {
 		return 0, err
 	}
@@ -191,7 +191,7 @@ func (db *DB) DeleteProject(ctx context.Context, accountID int64, project string
 
 // DeleteChannel deletes the channel with its events and the tokens limited to it.
 func (db *DB) DeleteChannel(ctx context.Context, accountID int64, project, channel string) error {
-	p, err := findProject(ctx, db.read, accountID, project)
+	p, err := findProject(ctx, db.reads, accountID, project)
 	if err != nil {
 		return err
 	}

@@ -181,12 +181,13 @@ func (db *DB) SetNotifyPrefs(ctx context.Context, userID int64, p *tidings.Notif
 	return err
 }
 
+const sqlRecordPush = `INSERT INTO push_records (event_id, subscription_id, account_id, user_id, status, at)
+	SELECT ?, ?, account_id, user_id, ?, ? FROM push_subscriptions WHERE id = ?
+	ON CONFLICT (event_id, subscription_id) DO UPDATE SET status = excluded.status, at = excluded.at`
+
 func recordPushes(ctx context.Context, x execer, records []*tidings.PushRecord) error {
 	for _, r := range records {
-		if _, err := x.ExecContext(ctx, `INSERT INTO push_records (event_id, subscription_id, account_id, user_id, status, at)
-			SELECT ?, ?, account_id, user_id, ?, ? FROM push_subscriptions WHERE id = ?
-			ON CONFLICT (event_id, subscription_id) DO UPDATE SET status = excluded.status, at = excluded.at`,
-			r.EventID, r.SubscriptionID, r.Status, ms(r.At), r.SubscriptionID); err != nil {
+		if _, err := x.ExecContext(ctx, sqlRecordPush, r.EventID, r.SubscriptionID, r.Status, ms(r.At), r.SubscriptionID); err != nil {
 			return err
 		}
 	}
@@ -195,7 +196,7 @@ func recordPushes(ctx context.Context, x execer, records []*tidings.PushRecord) 
 
 // RecordPushes keeps what became of events for devices.
 func (db *DB) RecordPushes(ctx context.Context, records []*tidings.PushRecord) error {
-	return db.inBatch(ctx, func(ctx context.Context, tx *sql.Tx) error { return recordPushes(ctx, tx, records) })
+	return db.inBatch(ctx, func(ctx context.Context, tx *sql.Tx) error { return recordPushes(ctx, db.preparedIn(tx), records) })
 }
 
 // EventPushes returns what became of one event.

@@ -4,8 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"io/fs"
-	"os"
 	"strings"
 	"time"
 
@@ -19,7 +17,7 @@ func (db *DB) CreateToken(ctx context.Context, t *tidings.Token) error {
 	}
 	var projectID, channelID sql.NullInt64
 	if t.Project != "" {
-		p, err := findProject(ctx, db.read, t.AccountID, t.Project)
+		p, err := findProject(ctx, db.reads, t.AccountID, t.Project)
 		if err != nil {
 			return err
 		}
@@ -65,16 +63,20 @@ func scanToken(s scanner) (*tidings.Token, error) {
 	return t, nil
 }
 
+// sqlFindToken runs on every API request, prepared on the read pool.
+const sqlFindToken = `SELECT ` + tokenColumns + ` WHERE t.id = ?`
+
 // FindToken returns the token with the given ID. A token read less than a second ago
-// comes from memory; a revocation in this process clears that memory, so it counts from
-// the next request here, and within a second in other processes sharing the store.
+// comes from memory; a revocation clears that memory, in this process at once and in
+// the others sharing the folder on their next request (the token mark), so it counts
+// from the next request everywhere.
 func (db *DB) FindToken(ctx context.Context, id string) (*tidings.Token, error) {
 	db.checkTokensChanged()
 	t, gen := db.tokens.Get(id)
 	if t != nil {
 		return t, nil
 	}
-	t, err := scanToken(db.findToken.QueryRowContext(ctx, id))
+	t, err := scanToken(db.reads.QueryRowContext(ctx, sqlFindToken, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, tidings.UnknownToken(id)
 	}
@@ -141,19 +143,12 @@ func (db *DB) TouchTokens(ctx context.Context, lastUsed map[string]time.Time) er
 // data folder to clear theirs, after a write that may have made a token invalid.
 func (db *DB) tokensInvalidated() {
 	db.tokens.Clear()
-	now := time.Now()
-	if err := os.Chtimes(db.tokensChanged, now, now); errors.Is(err, fs.ErrNotExist) {
-		os.WriteFile(db.tokensChanged, nil, 0o600)
-	}
+	db.tokensChanged.Bump()
 }
 
-// checkTokensChanged clears the token cache if another process changed tokens.
+// checkTokensChanged clears the token cache if a process changed tokens.
 func (db *DB) checkTokensChanged() {
-	fi, err := os.Stat(db.tokensChanged)
-	if err != nil {
-		return
-	}
-	if m := fi.ModTime().UnixNano(); db.tokensSeen.Swap(m) != m {
+	if v := db.tokensChanged.Value(); db.tokensSeen.Swap(v) != v {
 		db.tokens.Clear()
 	}
 }

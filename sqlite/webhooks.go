@@ -44,7 +44,7 @@ func queryWebhooks(ctx context.Context, q *sql.DB, where string, args ...any) ([
 
 // CreateWebhook stores w in the account's project (and channel).
 func (db *DB) CreateWebhook(ctx context.Context, accountID int64, w *tidings.Webhook) error {
-	p, err := findProject(ctx, db.read, accountID, w.Project)
+	p, err := findProject(ctx, db.reads, accountID, w.Project)
 	if err != nil {
 		return err
 	}

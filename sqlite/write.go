@@ -49,8 +49,6 @@ func (db *DB) submit(ctx context.Context, w *writeJob) (*writeResult, error) {
 const (
 	sqlFindChannel   = `SELECT id FROM channels WHERE project_id = ? AND name = ?`
 	sqlCreateChannel = `INSERT INTO channels (project_id, name, created_at) VALUES (?, ?, ?) RETURNING id`
-	sqlInsertEvent   = `INSERT INTO events (seq, id, project_id, channel_id, event, description, icon, notify, tags, parser, user_id, ts, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	// An event's seq is taken from event_seq, never from max(seq)+1 (SQLite's default
 	// for a rowid): a seq freed by a deletion is never given again, so a row of an index
 	// written for a deleted event can never be taken for a new one.
@@ -59,6 +57,10 @@ const (
 	sqlFindTag   = `SELECT id FROM tags WHERE project_id = ? AND key = ? AND value = ?`
 	sqlCreateTag = `INSERT INTO tags (project_id, key, value) VALUES (?, ?, ?) RETURNING id`
 
+	// sqlCountPerson creates or counts the user an event names: once per user a batch
+	// (a statement parsed each time cost as much as the row).
+	sqlCountPerson = `INSERT INTO people (project_id, user_id, first_seen, last_seen, events) VALUES (?, ?, ?, ?, ?)
+		ON CONFLICT (project_id, user_id) DO UPDATE SET last_seen = max(last_seen, excluded.last_seen), events = events + excluded.events`
 	sqlCountHour = `INSERT INTO event_counts (channel_id, hour, n) VALUES (?, ?, ?)
 		ON CONFLICT (channel_id, hour) DO UPDATE SET n = n + excluded.n`
 	sqlCountTag      = `UPDATE tags SET count = count + ? WHERE id = ?`
@@ -93,6 +95,10 @@ type batch struct {
 	// users counts the batch's events per (project, user_id): people rows are
 	// created or counted once per batch, not once per event.
 	users map[userKey]int64
+	// eventRows are the batch's events (13 values each), written together by
+	// writeDerived: one statement per eventChunk events, not one per event. Nothing in
+	// the batch reads an event before then: a job that is not an event runs after it.
+	eventRows []any
 	// tagRows are the batch's rows of the tag index (4 values each), written together
 	// at the end of the batch: one statement per tagChunk rows, not one per tag.
 	tagRows []any
@@ -120,13 +126,18 @@ func (b *batch) nextSeq(ctx context.Context) (int64, error) {
 	return b.seq, nil
 }
 
-var writeStatements = []string{sqlFindChannel, sqlCreateChannel, sqlInsertEvent, sqlFindTag, sqlCreateTag,
-	sqlCountHour, sqlCountTag, sqlFindInsight,
+var writeStatements = []string{sqlFindChannel, sqlCreateChannel, sqlFindTag, sqlCreateTag,
+	sqlCountHour, sqlCountTag, sqlCountPerson, sqlFindInsight,
 	sqlUpsertInsight, sqlInsertPoint, sqlSavepoint, sqlRelease, sqlRollbackTo, sqlFindProject, sqlLastSeq, sqlSetSeq,
 	sqlInsertDelivery, sqlProjectHasAllWebhook, sqlClaimKey, sqlDropClaim, sqlKeepAnswer,
 	sqlSearchMark, sqlSetSearchMark, sqlEventsAbove}
 
-func init() { writeStatements = slices.Concat(writeStatements, tagStatements, searchStatements) }
+func init() {
+	writeStatements = slices.Concat(writeStatements, eventStatements, tagStatements, searchStatements,
+		[]string{sqlGroupMembership, sqlJoinGroup, sqlGroupSummary, sqlFindPerson, sqlPersonGroupCount, sqlPersonGroups,
+			peopleTable.find, peopleTable.insert, peopleTable.update, groupsTable.find, groupsTable.insert, groupsTable.update,
+			sqlDeleteDelivery, sqlRetryDelivery, sqlRecordPush})
+}
 
 // prepare readies the write path's statements on the writing connection. It runs
 // before the writer starts: later, a batch's transaction holds that one connection.
@@ -204,7 +215,8 @@ func (db *DB) commitBatch(ctx context.Context, jobs []*job) error {
 		projects: map[projectKey]*tidings.Project{}, channels: map[channelKey]int64{}, tags: map[tagKey]int64{},
 		allWebhooks: map[int64]bool{}, hours: map[hourKey]int64{}, jobHours: map[hourKey]int64{},
 		tagUses: map[int64]int64{}, jobTag: map[int64]int64{}, users: map[userKey]int64{},
-		insights: map[insightKey]*pendingInsight{}}
+		insights: map[insightKey]*pendingInsight{}, eventRows: db.spareRows.events, tagRows: db.spareRows.tags}
+	defer db.spareRows.keep(b)
 	for _, j := range jobs {
 		if j.In.event != nil || j.In.events != nil || j.In.insight != nil {
 			out, refusal, err := b.apply(ctx, j.In)
@@ -279,4 +291,98 @@ func nullIfNoRows(err error) error {
 		return nil
 	}
 	return err
+}
+
+// spareRows are the row buffers of the writer's last batch, emptied, for its next: a
+// batch grew them from nothing, and they were a sixth of a publish's allocated bytes.
+// Only the writer goroutine (commitBatch) uses them.
+type spareRows struct{ events, tags []any }
+
+// maxSpareRows bounds what a kept buffer may hold (values; 16 B each): a batch of large
+// events with many tags does not pin its buffers' memory after it.
+const maxSpareRows = 1 << 14
+
+func (s *spareRows) keep(b *batch) {
+	s.events, s.tags = spare(b.eventRows), spare(b.tagRows)
+}
+
+func spare(rows []any) []any {
+	if cap(rows) > maxSpareRows {
+		return nil
+	}
+	clear(rows[:cap(rows)]) // let the batch's texts go
+	return rows[:0]
+}
+
+// prepared runs queries on a transaction or on the read pool, by prepared statements
+// where the query is one of them and unprepared otherwise. modernc's driver caches no
+// statement: a query run plainly is parsed each time, which cost as much as running it.
+type prepared struct {
+	raw interface {
+		ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+		QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+		QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	}
+	tx    *sql.Tx // the statements are the writer's, bound to this transaction; nil on the read pool
+	stmts map[string]*sql.Stmt
+}
+
+// preparedIn runs a job's queries (identify, group, the outbox's) in its transaction
+// by the write path's statements.
+func (db *DB) preparedIn(tx *sql.Tx) prepared { return prepared{raw: tx, tx: tx, stmts: db.prepared} }
+
+func (p prepared) stmt(ctx context.Context, query string) *sql.Stmt {
+	s := p.stmts[query]
+	if s != nil && p.tx != nil {
+		s = p.tx.StmtContext(ctx, s)
+	}
+	return s
+}
+
+func (p prepared) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	if s := p.stmt(ctx, query); s != nil {
+		return s.ExecContext(ctx, args...)
+	}
+	return p.raw.ExecContext(ctx, query, args...)
+}
+
+func (p prepared) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	if s := p.stmt(ctx, query); s != nil {
+		return s.QueryRowContext(ctx, args...)
+	}
+	return p.raw.QueryRowContext(ctx, query, args...)
+}
+
+func (p prepared) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	if s := p.stmt(ctx, query); s != nil {
+		return s.QueryContext(ctx, args...)
+	}
+	return p.raw.QueryContext(ctx, query, args...)
+}
+
+// readStatements are prepared on the read pool at Open: every API request looks up its
+// token, nearly every read its project.
+var readStatements = []string{sqlFindToken, sqlFindProject, sqlFindPerson, sqlPersonGroupCount, sqlPersonGroups, sqlGroupSummary}
+
+func prepareReads(ctx context.Context, read *sql.DB) (prepared, error) {
+	r := prepared{raw: read, stmts: map[string]*sql.Stmt{}}
+	for _, q := range readStatements {
+		s, err := read.PrepareContext(ctx, q)
+		if err != nil {
+			r.close()
+			return prepared{}, fmt.Errorf("prepare %q: %w", q, err)
+		}
+		r.stmts[q] = s
+	}
+	return r, nil
+}
+
+// close closes the read pool's statements (the writer's are closed by Close).
+func (p prepared) close() {
+	if p.tx != nil {
+		return
+	}
+	for _, s := range p.stmts {
+		s.Close()
+	}
 }
