@@ -34,7 +34,7 @@ func decodeBatch(body []byte) ([]json.RawMessage, error) {
 	var p tidings.Problems
 	f := newFields(obj, "", &p)
 	raw, ok := f.get("events")
-	f.rejectUnknown(obj, "events")
+	f.rejectUnknown("events")
 	switch {
 	case !ok:
 		p.Add("events", "required", "is required: an array of 1 to %d events, each as POST /v1/log takes it", MaxBatchEvents)

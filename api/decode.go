@@ -21,16 +21,27 @@ const MaxBodyBytes = 64 << 10
 // refused from its Content-Length without reading it, or as soon as the limit is
 // crossed while reading.
 func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
-	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	if err != nil || mt != "application/json" {
-		return nil, tidings.Errorf(tidings.EUnsupportedMediaType,
-			"send the body as JSON with the header Content-Type: application/json")
+	if ct := r.Header.Get("Content-Type"); ct != "application/json" { // the common case, without parsing
+		mt, _, err := mime.ParseMediaType(ct)
+		if err != nil || mt != "application/json" {
+			return nil, tidings.Errorf(tidings.EUnsupportedMediaType,
+				"send the body as JSON with the header Content-Type: application/json")
+		}
 	}
 	if r.ContentLength > limit {
 		// Answer now and close: without "Connection: close" net/http would first
 		// read up to 256 KiB of the unread body, waiting for a client that holds it back.
 		w.Header().Set("Connection", "close")
 		return nil, tooLarge(limit)
+	}
+	if r.ContentLength >= 0 {
+		// A known length within the limit: read it into a buffer of that size at once
+		// (net/http ends the body there).
+		body := make([]byte, r.ContentLength)
+		if _, err := io.ReadFull(r.Body, body); err != nil {
+			return nil, tidings.Errorf(tidings.EInvalidJSON, "the request body could not be read")
+		}
+		return body, nil
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 	var mbe *http.MaxBytesError
@@ -170,28 +181,55 @@ func syntaxError(err error) error {
 
 // fields reads typed members of an object and collects every problem.
 type fields struct {
-	p       *tidings.Problems
-	prefix  string
-	members map[string]json.RawMessage
-	used    map[string]bool
+	p      *tidings.Problems
+	prefix string
+	obj    object         // its keys are unique (decodeObject refuses a key sent twice)
+	used   []bool         // by member: a reader asked for it
+	index  map[string]int // by key, for a large object only
 }
 
+// scanMembers is the largest object whose members are found by a scan: our bodies have
+// a dozen, and a map per object cost more than the scans. A larger (hostile) one gets a
+// map, so that its cost stays linear in its size.
+const scanMembers = 16
+
 func newFields(obj object, prefix string, p *tidings.Problems) *fields {
-	f := &fields{p: p, prefix: prefix, members: map[string]json.RawMessage{}, used: map[string]bool{}}
-	for _, m := range obj {
-		f.members[m.key] = m.raw
+	f := &fields{p: p, prefix: prefix, obj: obj, used: make([]bool, len(obj))}
+	if len(obj) > scanMembers {
+		f.index = make(map[string]int, len(obj))
+		for i, m := range obj {
+			f.index[m.key] = i
+		}
 	}
 	return f
 }
 
+// member finds key's member, marking it asked for; -1 if absent.
+func (f *fields) member(key string) int {
+	if f.index != nil {
+		i, ok := f.index[key]
+		if !ok {
+			return -1
+		}
+		f.used[i] = true
+		return i
+	}
+	for i := range f.obj {
+		if f.obj[i].key == key {
+			f.used[i] = true
+			return i
+		}
+	}
+	return -1
+}
+
 // get returns the raw value of key; null counts as absent.
 func (f *fields) get(key string) (json.RawMessage, bool) {
-	f.used[key] = true
-	raw, ok := f.members[key]
-	if !ok || string(raw) == "null" {
+	i := f.member(key)
+	if i < 0 || string(f.obj[i].raw) == "null" {
 		return nil, false
 	}
-	return raw, true
+	return f.obj[i].raw, true
 }
 
 func (f *fields) path(key string) string { return f.prefix + key }
@@ -216,8 +254,7 @@ func (f *fields) str(key string) (v string, set bool) {
 
 // required reads a required string, reporting it when missing.
 func (f *fields) required(key string) string {
-	if _, ok := f.members[key]; !ok || string(f.members[key]) == "null" {
-		f.used[key] = true
+	if _, ok := f.get(key); !ok {
 		f.p.Add(f.path(key), "required", "is required")
 		return ""
 	}
@@ -263,9 +300,9 @@ func scalarOf(raw json.RawMessage) (text, kind string) {
 }
 
 // rejectUnknown reports every member that no reader asked for, naming the allowed ones.
-func (f *fields) rejectUnknown(obj object, allowed string) {
-	for _, m := range obj {
-		if !f.used[m.key] {
+func (f *fields) rejectUnknown(allowed string) {
+	for i, m := range f.obj {
+		if !f.used[i] {
 			f.p.Add(f.path(m.key), "unknown_field", "unknown field (allowed: %s)", allowed)
 		}
 	}

@@ -62,7 +62,7 @@ func decodeInsight(body []byte, changeDefault func(project string) string) (*tid
 			f.wrongType("value", "a string, number or boolean")
 		}
 	}
-	f.rejectUnknown(obj, insightFields.String())
+	f.rejectUnknown(insightFields.String())
 	c.Check(&p)
 	p.SortBy(insightFields)
 	if err := p.Err(); err != nil {
@@ -106,9 +106,9 @@ func decodeIncrement(body []byte) (*tidings.InsightChange, error) {
 		} else {
 			p.Add("value.$inc", "required", "is required")
 		}
-		vf.rejectUnknown(inner, "$inc")
+		vf.rejectUnknown("$inc")
 	}
-	f.rejectUnknown(obj, incrementFields.String())
+	f.rejectUnknown(incrementFields.String())
 	c.Check(&p)
 	p.SortBy(incrementFields)
 	if err := p.Err(); err != nil {

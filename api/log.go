@@ -41,7 +41,7 @@ func decodeLog(body []byte, now time.Time) (*tidings.NewEvent, error) {
 	if raw, ok := f.get("timestamp"); ok {
 		e.Timestamp = decodeTimestamp(raw, &p)
 	}
-	f.rejectUnknown(obj, logFields.String())
+	f.rejectUnknown(logFields.String())
 	e.Check(&p, now)
 	p.SortBy(logFields)
 	if err := p.Err(); err != nil {

@@ -282,3 +282,22 @@ func TestProblemsInFieldOrder(t *testing.T) {
 		t.Fatalf("HTML-escaped JSON: %s", r.body)
 	}
 }
+
+// A body with more members than are found by a scan (scanMembers) finds them by a map:
+// the known fields are read, and every unknown one is named.
+func TestLogManyMembers(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, noLimits)
+	r := e.do("POST", "/v1/log", e.full, merge(goodLog, manyTags(40)))
+	for _, k := range []string{"k0", "k17", "k39"} {
+		wantField(t, r, k, "unknown_field")
+	}
+	for _, known := range []string{"project", "channel", "event"} {
+		if r.has(known, "required") {
+			t.Fatalf("%s not found among 44 members: %s", known, r.body)
+		}
+	}
+	if n := strings.Count(string(r.body), `"unknown_field"`); n != 40 {
+		t.Fatalf("%d unknown fields named, want 40: %s", n, r.body)
+	}
+}

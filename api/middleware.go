@@ -99,7 +99,13 @@ func Middleware(next http.Handler, log *slog.Logger, m *metrics.Metrics) http.Ha
 			if info.accountID != 0 {
 				attrs = append(attrs, slog.Int64("account", info.accountID))
 			}
-			log.LogAttrs(r.Context(), slog.LevelInfo, "request", attrs...)
+			// The record is handed to the handler directly: Logger.LogAttrs would also
+			// look up its caller (runtime.Callers), which no handler of ours prints.
+			if h := log.Handler(); h.Enabled(r.Context(), slog.LevelInfo) {
+				rec := slog.NewRecord(start.Add(d), slog.LevelInfo, "request", 0)
+				rec.AddAttrs(attrs...)
+				h.Handle(r.Context(), rec)
+			}
 			if m != nil {
 				m.ObserveRequest(route, status, d)
 			}
@@ -108,9 +114,6 @@ func Middleware(next http.Handler, log *slog.Logger, m *metrics.Metrics) http.Ha
 	})
 }
 
-// firstSegment is what the log keeps of an unmatched path: its first segment, shortened
-// ("/reset/…"). The rest may be a secret (a reset link with a slash added), and an
-// attacker must not fill the log with it either.
 // requestState is what the middleware allocates per request, in one piece.
 type requestState struct {
 	info requestInfo
@@ -132,6 +135,9 @@ func newRequestID() string {
 
 const hexDigits = "0123456789abcdef"
 
+// firstSegment is what the log keeps of an unmatched path: its first segment, shortened
+// ("/reset/…"). The rest may be a secret (a reset link with a slash added), and an
+// attacker must not fill the log with it either.
 func firstSegment(path string) string {
 	rest := strings.TrimPrefix(path, "/")
 	if i := strings.IndexByte(rest, '/'); i >= 0 {

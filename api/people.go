@@ -52,7 +52,7 @@ func decodeIdentify(body []byte) (*tidings.Identify, error) {
 	f := newFields(obj, "", &p)
 	c := &tidings.Identify{Project: f.required("project"), UserID: f.required("user_id")}
 	c.Properties, c.Remove = decodeProperties(f, &p)
-	f.rejectUnknown(obj, identifyFields.String())
+	f.rejectUnknown(identifyFields.String())
 	if !p.Has("project") && !p.Has("user_id") {
 		c.Check(&p)
 	}
@@ -75,7 +75,7 @@ func decodeGroup(body []byte) (*tidings.GroupChange, error) {
 		c.UserID = uid
 	}
 	c.Properties, c.Remove = decodeProperties(f, &p)
-	f.rejectUnknown(obj, groupFields.String())
+	f.rejectUnknown(groupFields.String())
 	if !p.Has("project") && !p.Has("group_id") {
 		c.Check(&p)
 	}

@@ -6,11 +6,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"text/tabwriter"
 
 	"github.com/tidings-dev/tidings"
+	"github.com/tidings-dev/tidings/internal/logbuf"
 	"github.com/tidings-dev/tidings/sqlite"
 )
 
@@ -35,7 +37,11 @@ func backup(ctx context.Context, c *cli, _ []string) error {
 }
 
 func runServe(ctx context.Context, c *cli, _ []string) error {
-	m := &Main{Config: c.cfg, Logger: newLogger(c.stderr, c.cfg.LogFormat)}
+	// The log's lines are written in batches (internal/logbuf): a warning or an error
+	// at once, the rest within 100 ms, and all at the end.
+	lw := logbuf.New(c.stderr)
+	defer lw.Close()
+	m := &Main{Config: c.cfg, Logger: slog.New(logbuf.Handler(newLogger(lw, c.cfg.LogFormat).Handler(), lw))}
 	if err := m.Run(ctx); err != nil {
 		return err
 	}

@@ -206,14 +206,26 @@ func (m *Main) handler(dash *web.Server, met *metrics.Metrics) http.Handler {
 
 // compress answers with gzip or zstd when the client takes it: pages, CSS, JS, SVG and
 // JSON. The live streams are never compressed: a compressor holds bytes back, and each
-// event must leave at once.
+// event must leave at once. Nor are the answers to single writes (an event, an insight,
+// a user, a group): one object, which SDKs read and drop, and the wrapper cost 3% of the
+// CPU of a publish (docs/performance.md).
 func compress(h http.Handler) http.Handler {
 	wrap, err := gzhttp.NewWrapper(gzhttp.ExceptContentTypes([]string{"text/event-stream"}), gzhttp.MinSize(512))
 	if err != nil {
 		panic(err) // only for invalid options
 	}
-	return wrap(h)
+	zipped := wrap(h)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && singleWrite[strings.TrimPrefix(r.URL.Path, "/api")] {
+			h.ServeHTTP(w, r)
+			return
+		}
+		zipped.ServeHTTP(w, r)
+	})
 }
+
+// singleWrite are the API's paths whose writes answer with one object.
+var singleWrite = map[string]bool{"/v1/log": true, "/v1/insight": true, "/v1/identify": true, "/v1/group": true}
 
 // serveHTTP listens on the public address and serves h; stopping it lets the requests
 // under way finish (each waits for its batch to commit) and ends the live streams.

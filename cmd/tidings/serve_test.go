@@ -386,7 +386,8 @@ func TestPrivateTargetsWarned(t *testing.T) {
 }
 
 // TestAnswersCompressed: pages, assets and JSON go out compressed to a client that takes
-// gzip; a live stream never is, and its events still arrive one by one.
+// gzip, but not a single write's answer; a live stream never is, and its events still
+// arrive one by one.
 func TestAnswersCompressed(t *testing.T) {
 	testbackend.Once(t)
 	t.Parallel()
@@ -426,6 +427,34 @@ func TestAnswersCompressed(t *testing.T) {
 		res.Body.Close()
 		if path == "" || res.Header.Get("Content-Encoding") != "gzip" {
 			t.Fatalf("%q: Content-Encoding %q", path, res.Header.Get("Content-Encoding"))
+		}
+	}
+
+	// A single write's answer is one object, sent as it is; a batch's is compressed.
+	long := strings.Repeat("a long description ", 60)
+	for _, w := range []struct{ path, body, want string }{
+		{"/v1/log", `{"project":"my-saas","channel":"payments","event":"plain","description":"` + long + `"}`, ""},
+		{"/api/v1/log", `{"project":"my-saas","channel":"payments","event":"plain","description":"` + long + `"}`, ""},
+		{"/v1/log/batch", `{"events":[{"project":"my-saas","channel":"payments","event":"zipped","description":"` + long + `"}]}`, "gzip"},
+	} {
+		req, _ := http.NewRequest("POST", m.URL()+w.path, strings.NewReader(w.body))
+		req.Header.Set("Accept-Encoding", "gzip")
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer "+token)
+		res, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != 200 || res.Header.Get("Content-Encoding") != w.want {
+			t.Fatalf("POST %s: status %d, Content-Encoding %q, want %q", w.path, res.StatusCode, res.Header.Get("Content-Encoding"), w.want)
+		}
+		if w.want == "gzip" {
+			b = mustGunzip(t, b)
+		}
+		if !strings.Contains(string(b), long) {
+			t.Fatalf("POST %s: answer %.200s", w.path, b)
 		}
 	}
 
