@@ -53,7 +53,7 @@ func newPair(t testing.TB) *pair {
 	if _, err := p.b.CreateChannel(ctx, p.account.ID, "my-saas", "payments"); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(100 * time.Millisecond) // both relays listen
+	pgtest.WaitListening(t, url, 2)
 	return p
 }
 
@@ -145,6 +145,87 @@ func TestSessionEndsAcrossInstances(t *testing.T) {
 	}
 	if e := next("member removal"); !e.Ends(u.ID, two) {
 		t.Fatalf("member removal: %+v", e)
+	}
+}
+
+// TestSchemasApart: two deployments sharing a database in schemas of their own (the
+// URL's search_path) do not hear each other's notices, though their accounts have the
+// same IDs: a session ending in one closes no live view in the other, and an insight
+// changed in one does not announce the other's insight of the same name.
+func TestSchemasApart(t *testing.T) {
+	t.Parallel()
+	p := newPair(t)
+	ctx := t.Context()
+
+	// The other deployment: two instances of their own schema, one listening.
+	other := pgtest.URL(t)
+	y1, err := postgres.Open(ctx, other, postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer y1.Close()
+	y2, err := postgres.Open(ctx, other, postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer y2.Close()
+	brokerY := inmem.NewBroker(0)
+	go y1.Relay(ctx, brokerY, slog.New(slog.DiscardHandler))
+	pgtest.WaitListening(t, other, 1)
+	acct, err := y2.CreateAccount(ctx, "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if acct.ID != p.account.ID {
+		t.Fatalf("account IDs %d and %d: the test needs them equal", acct.ID, p.account.ID)
+	}
+	if _, err := y2.CreateProject(ctx, acct.ID, "my-saas"); err != nil {
+		t.Fatal(err)
+	}
+	subY := brokerY.Subscribe(acct.ID)
+	defer subY.Close()
+	subB := p.brokerB.Subscribe(p.account.ID)
+	defer subB.Close()
+
+	// On the first deployment: a session ends, an insight changes. Its own other
+	// instance hears both.
+	u := &tidings.User{AccountID: p.account.ID, Email: "bob@example.com", PasswordHash: "x", Role: tidings.UserMember}
+	if err := p.a.CreateUser(ctx, u); err != nil {
+		t.Fatal(err)
+	}
+	_, hash := tidings.NewSecret()
+	now := time.Now()
+	if err := p.a.CreateSession(ctx, &tidings.Session{Hash: hash, UserID: u.ID, CreatedAt: now, ExpiresAt: now.Add(time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.a.DeleteSession(ctx, hash); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.a.ApplyInsight(ctx, p.account.ID, &tidings.InsightChange{Project: "my-saas", Title: "Signups",
+		Value: "3", ValueKind: tidings.KindNumber, Change: tidings.ChangeUpdate}); err != nil {
+		t.Fatal(err)
+	}
+	for _, what := range []string{"session end", "insight"} {
+		select {
+		case <-subB.C():
+		case <-time.After(30 * time.Second):
+			t.Fatalf("the first deployment's %s never reached its other instance", what)
+		}
+	}
+
+	// Then the second deployment changes its own insight of that name: notifications
+	// arrive in commit order, so this one is the first its listener hears.
+	if _, err := y2.ApplyInsight(ctx, acct.ID, &tidings.InsightChange{Project: "my-saas", Title: "Signups",
+		Value: "7", ValueKind: tidings.KindNumber, Change: tidings.ChangeUpdate}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case n := <-subY.C():
+		if n.SessionEnd != nil || n.Insight == nil || n.Insight.Value != "7" {
+			t.Fatalf("the second deployment heard %+v first, want its own insight at 7", n)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the second deployment's own insight never reached its listener")
 	}
 }
 
@@ -324,11 +405,6 @@ func (p *pair) acrossOnce(t testing.TB, sub tidings.Subscription) {
 	for {
 		select {
 		case n := <-sub.C():
-			if n.Event == nil && n.Insight == nil && n.SessionEnd != nil {
-				// A session ended: another test's, on the same database's notification
-				// channel (its account has the same ID in its own schema). Not this.
-				continue
-			}
 			if n.Event == nil || n.Event.ID != ev.ID || n.Event.Project != "my-saas" || n.Event.Channel != "payments" ||
 				len(n.Event.Tags) != 1 {
 				t.Fatalf("B got %+v, want event %s", n, ev.ID)

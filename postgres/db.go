@@ -56,6 +56,7 @@ type DB struct {
 	now      func() time.Time
 	writer   *groupcommit.Committer[*writeJob, *writeResult]
 	instance string            // this process's name in notifications and the instances table
+	notifyOn string            // the NOTIFY channel of the instances of this schema
 	outbox   chan struct{}     // a job was added to the outbox
 	seen     seenSet           // events published on this instance, for the relay's catch-up
 	tokens   *tokencache.Cache // FindToken's results for a second; cleared by writes that invalidate tokens
@@ -99,6 +100,17 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 	if db.now == nil {
 		db.now = time.Now
 	}
+	var schema *string
+	if err := pool.QueryRow(ctx, `SELECT current_schema()`).Scan(&schema); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("connect to PostgreSQL: %w", err)
+	}
+	if schema == nil {
+		pool.Close()
+		return nil, fmt.Errorf("no schema of the database's search_path exists (%s): create it first, e.g. CREATE SCHEMA name",
+			cfg.ConnConfig.RuntimeParams["search_path"])
+	}
+	db.notifyOn = notifyChannel(*schema)
 	if err := db.migrate(ctx); err != nil {
 		pool.Close()
 		return nil, err

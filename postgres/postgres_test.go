@@ -2,6 +2,7 @@ package postgres_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/tidings-dev/tidings"
@@ -23,4 +24,19 @@ func open(t *testing.T) *postgres.DB {
 func TestStore(t *testing.T) {
 	t.Parallel()
 	storetest.Run(t, func(t *testing.T) tidings.Store { return open(t) })
+}
+
+// TestOpenWithoutSchema: a URL whose search_path names no existing schema gets an
+// error that says what to do, not the migrations' "no schema has been selected".
+func TestOpenWithoutSchema(t *testing.T) {
+	t.Parallel()
+	url := pgtest.WithSchema(t, pgtest.BaseURL(t), "t_never_created")
+	db, err := postgres.Open(context.Background(), url, postgres.Options{})
+	if err == nil {
+		db.Close()
+		t.Fatal("opened a store in a schema that does not exist")
+	}
+	if !strings.Contains(err.Error(), "t_never_created") || !strings.Contains(err.Error(), "CREATE SCHEMA") {
+		t.Fatalf("error %q does not name the schema and the fix", err)
+	}
 }

@@ -2,6 +2,8 @@ package postgres
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"log/slog"
 	"sync"
@@ -12,8 +14,21 @@ import (
 	"github.com/tidings-dev/tidings"
 )
 
-// channelName is the NOTIFY channel the instances of one database share.
+// channelName is the NOTIFY channel of the instances that share the schema "public".
+// Channels belong to the database, not to a schema, so deployments that share a
+// database in schemas of their own (search_path in the URL) each get another one
+// (notifyChannel): otherwise one deployment's session ends and token notices would
+// reach the other's instances.
 const channelName = "tidings"
+
+// notifyChannel is the NOTIFY channel of the instances whose tables are in schema.
+func notifyChannel(schema string) string {
+	if schema == "" || schema == "public" {
+		return channelName // as before per-schema channels: a rolling upgrade keeps hearing the old instances
+	}
+	sum := sha256.Sum256([]byte(schema))
+	return channelName + "_" + hex.EncodeToString(sum[:8])
+}
 
 // maxPayload keeps a notification under PostgreSQL's 8,000-byte limit.
 const maxPayload = 7000
@@ -48,7 +63,7 @@ type sessionEnd struct {
 // instance's dashboard publishes the same notice itself.
 func (db *DB) sessionsEnded(ctx context.Context, tx pgx.Tx, end sessionEnd) error {
 	payload, _ := json.Marshal(message{From: db.instance, Sessions: []sessionEnd{end}})
-	_, err := tx.Exec(ctx, `SELECT pg_notify($1, $2)`, channelName, string(payload))
+	_, err := tx.Exec(ctx, `SELECT pg_notify($1, $2)`, db.notifyOn, string(payload))
 	return err
 }
 
@@ -59,7 +74,7 @@ func (db *DB) sessionsEnded(ctx context.Context, tx pgx.Tx, end sessionEnd) erro
 func (db *DB) tokensInvalidated(ctx context.Context) {
 	db.tokens.Clear()
 	payload, _ := json.Marshal(message{From: db.instance, Tokens: true})
-	db.pool.Exec(ctx, `SELECT pg_notify($1, $2)`, channelName, string(payload))
+	db.pool.Exec(ctx, `SELECT pg_notify($1, $2)`, db.notifyOn, string(payload))
 }
 
 // announce sends the batch's notices with its commit (a NOTIFY in a transaction is
@@ -81,7 +96,7 @@ func (b *batch) announce(ctx context.Context) error {
 		}
 		payload, _ := json.Marshal(msg)
 		msg.Notices, size = msg.Notices[:0], 0
-		_, err := b.tx.Exec(ctx, `SELECT pg_notify($1, $2)`, channelName, string(payload))
+		_, err := b.tx.Exec(ctx, `SELECT pg_notify($1, $2)`, b.db.notifyOn, string(payload))
 		return err
 	}
 	for _, n := range b.notices {
@@ -165,7 +180,7 @@ func (db *DB) listen(ctx context.Context, local tidings.Broker, lost *time.Time)
 		return err
 	}
 	defer conn.Close(context.Background())
-	if _, err := conn.Exec(ctx, `LISTEN `+channelName); err != nil {
+	if _, err := conn.Exec(ctx, `LISTEN `+db.notifyOn); err != nil {
 		return err
 	}
 	if !lost.IsZero() {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -86,6 +87,29 @@ func Terminate(t testing.TB, url, like string) int {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// WaitListening waits until n connections of the store at url are listening for
+// notifications (a relay's LISTEN has run), or fails the test after 30 seconds.
+func WaitListening(t testing.TB, url string, n int) {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, os.Getenv(EnvURL))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var got int
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if err := conn.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
+			WHERE application_name = $1 AND query LIKE 'LISTEN%' AND state = 'idle'`, AppName(url)).Scan(&got); err != nil {
+			t.Fatal(err)
+		}
+		if got >= n {
+			return
+		}
+	}
+	t.Fatalf("%d of %d relays listening after 30 s", got, n)
 }
 
 // WithSchema returns base with its connections' search_path set to schema.
