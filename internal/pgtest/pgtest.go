@@ -76,11 +76,7 @@ func AppName(url string) string {
 func Terminate(t testing.TB, url, like string) int {
 	t.Helper()
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, os.Getenv(EnvURL))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	conn := connect(t)
 	var n int
 	if err := conn.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
 		WHERE application_name = $1 AND query LIKE $2`, AppName(url), like).Scan(&n); err != nil {
@@ -94,11 +90,7 @@ func Terminate(t testing.TB, url, like string) int {
 func WaitListening(t testing.TB, url string, n int) {
 	t.Helper()
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, os.Getenv(EnvURL))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	conn := connect(t)
 	var got int
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		if err := conn.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
@@ -110,6 +102,18 @@ func WaitListening(t testing.TB, url string, n int) {
 		}
 	}
 	t.Fatalf("%d of %d relays listening after 30 s", got, n)
+}
+
+// connect opens a connection to the test database itself (no schema of a test's),
+// closed when the test ends.
+func connect(t testing.TB) *pgx.Conn {
+	t.Helper()
+	conn, err := pgx.Connect(context.Background(), BaseURL(t))
+	if err != nil {
+		t.Fatalf("connect to %s: %v", EnvURL, err)
+	}
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	return conn
 }
 
 // WithSchema returns base with its connections' search_path set to schema.
