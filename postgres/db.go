@@ -61,6 +61,7 @@ type DB struct {
 	seen     seenSet           // events published on this instance, for the relay's catch-up
 	tokens   *tokencache.Cache // FindToken's results for a second; cleared by writes that invalidate tokens
 	closed   atomic.Bool
+	readOnly bool // opened by OpenReadOnly: no writer, and no row in the instances table to remove
 }
 
 var _ tidings.Store = (*DB)(nil)
@@ -69,6 +70,35 @@ var _ tidings.Store = (*DB)(nil)
 // group committer. Several instances may open one database at once: migrations take
 // an advisory lock.
 func Open(ctx context.Context, url string, opts Options) (*DB, error) {
+	db, err := connect(ctx, url, opts, false)
+	if err != nil {
+		return nil, err
+	}
+	if err := db.migrate(ctx); err != nil {
+		db.pool.Close()
+		return nil, err
+	}
+	log := opts.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if !opts.SkipSearchBackfill {
+		if err := db.backfillSearch(ctx, log); err != nil {
+			db.pool.Close()
+			return nil, err
+		}
+	}
+	maxBatch := opts.MaxBatch
+	if maxBatch <= 0 {
+		maxBatch = 256
+	}
+	db.writer = groupcommit.New(db.commitBatch, maxBatch, 4*maxBatch, opts.OnCommit)
+	return db, nil
+}
+
+// connect makes the pool and finds the schema; readOnly makes every transaction of
+// the pool's connections read-only (OpenReadOnly).
+func connect(ctx context.Context, url string, opts Options, readOnly bool) (*DB, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("database URL: %w", err)
@@ -91,6 +121,9 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 			cfg.ConnConfig.RuntimeParams[k] = v
 		}
 	}
+	if readOnly {
+		cfg.ConnConfig.RuntimeParams["default_transaction_read_only"] = "on"
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("connect to PostgreSQL: %w", err)
@@ -111,25 +144,6 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 			cfg.ConnConfig.RuntimeParams["search_path"])
 	}
 	db.notifyOn = notifyChannel(*schema)
-	if err := db.migrate(ctx); err != nil {
-		pool.Close()
-		return nil, err
-	}
-	log := opts.Log
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	if !opts.SkipSearchBackfill {
-		if err := db.backfillSearch(ctx, log); err != nil {
-			pool.Close()
-			return nil, err
-		}
-	}
-	maxBatch := opts.MaxBatch
-	if maxBatch <= 0 {
-		maxBatch = 256
-	}
-	db.writer = groupcommit.New(db.commitBatch, maxBatch, 4*maxBatch, opts.OnCommit)
 	return db, nil
 }
 
@@ -187,6 +201,10 @@ func (db *DB) QueueLen() int { return db.writer.QueueLen() }
 // Close commits every queued write, then closes the pool.
 func (db *DB) Close() error {
 	if db.closed.Swap(true) {
+		return nil
+	}
+	if db.readOnly {
+		db.pool.Close()
 		return nil
 	}
 	db.writer.Close()

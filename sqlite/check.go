@@ -20,7 +20,8 @@ const (
 // Check verifies every derived structure against the events. Every check reads the same
 // snapshot of the WAL, so that what one pass adds up can be compared with another's:
 // no commit lands while the connections begin (the write lock is held for that
-// moment, as a commit of the group committer holds it), and none is waited for after.
+// moment, as a commit of the group committer holds it; a read-only store, which cannot
+// take it, begins again if one landed), and none is waited for after. It writes nothing.
 func (db *DB) Check(ctx context.Context) (*tidings.CheckReport, error) {
 	snap, err := db.snapshot(ctx, 2*checkParts+checkWorkers)
 	if err != nil {
@@ -65,18 +66,26 @@ type snapshot struct {
 	txs   []*sql.Tx
 }
 
-func (db *DB) snapshot(ctx context.Context, n int) (_ *snapshot, err error) {
+func (db *DB) snapshot(ctx context.Context, n int) (*snapshot, error) {
+	if db.readOnly {
+		return db.snapshotReadOnly(ctx, n)
+	}
+	lock, err := db.write.BeginTx(ctx, nil) // BEGIN IMMEDIATE: no commit until all have begun
+	if err != nil {
+		return nil, err
+	}
+	defer lock.Rollback()
+	return db.beginReads(ctx, n)
+}
+
+// beginReads begins a read transaction on each of n connections of the read pool.
+func (db *DB) beginReads(ctx context.Context, n int) (_ *snapshot, err error) {
 	s := &snapshot{}
 	defer func() {
 		if err != nil {
 			s.close()
 		}
 	}()
-	lock, err := db.write.BeginTx(ctx, nil) // BEGIN IMMEDIATE: no commit until all have begun
-	if err != nil {
-		return nil, err
-	}
-	defer lock.Rollback()
 	for range n {
 		conn, err := db.read.Conn(ctx)
 		if err != nil {

@@ -70,6 +70,7 @@ type DB struct {
 	health        writeHealth
 	outbox        chan struct{} // a job was added to the outbox
 	ix            indexer       // the full-text index's trailing indexer
+	readOnly      bool          // opened by OpenReadOnly: no writer, no indexer, no token mark
 }
 
 var _ tidings.Store = (*DB)(nil)
@@ -200,6 +201,10 @@ func (db *DB) QueueLen() int { return db.writer.QueueLen() }
 
 // Close commits every queued write, then closes the database.
 func (db *DB) Close() error {
+	if db.readOnly {
+		db.reads.close()
+		return db.read.Close()
+	}
 	db.stopIndexer()
 	db.writer.Close()
 	for _, s := range db.prepared {

@@ -19,7 +19,7 @@ func (e errInconsistent) Error() string {
 // check runs the store's consistency check and prints each inconsistency: kind, ids,
 // expected, found.
 func check(ctx context.Context, c *cli, _ []string) error {
-	return withStore(ctx, c, func(s tidings.Store) error {
+	return withReadStore(ctx, c, func(s tidings.Store) error {
 		start := time.Now()
 		r, err := s.Check(ctx)
 		if err != nil {

@@ -46,7 +46,7 @@ func accountCreate(ctx context.Context, c *cli, args []string) error {
 }
 
 func accountList(ctx context.Context, c *cli, _ []string) error {
-	return withStore(ctx, c, func(s tidings.Store) error {
+	return withReadStore(ctx, c, func(s tidings.Store) error {
 		all, err := s.ListAccounts(ctx)
 		for _, a := range all {
 			fmt.Fprintf(c.stdout, "%s\t%s\n", a.Name, a.CreatedAt.Format(time.RFC3339))
@@ -97,7 +97,7 @@ func isTerminal(w io.Writer) bool {
 }
 
 func userList(ctx context.Context, c *cli, _ []string) error {
-	return withAccount(ctx, c, func(s tidings.Store, a *tidings.Account) error {
+	return withReadAccount(ctx, c, func(s tidings.Store, a *tidings.Account) error {
 		us, err := s.ListUsers(ctx, a.ID)
 		if err != nil {
 			return err

@@ -139,7 +139,7 @@ func settingsLine(p *tidings.Project) string {
 }
 
 func projectList(ctx context.Context, c *cli, _ []string) error {
-	return withAccount(ctx, c, func(s tidings.Store, a *tidings.Account) error {
+	return withReadAccount(ctx, c, func(s tidings.Store, a *tidings.Account) error {
 		ps, err := s.ListProjects(ctx, a.ID)
 		if err != nil {
 			return err
@@ -164,7 +164,12 @@ func projectList(ctx context.Context, c *cli, _ []string) error {
 }
 
 func projectDelete(ctx context.Context, c *cli, args []string) error {
-	return withAccount(ctx, c, func(s tidings.Store, a *tidings.Account) error {
+	// Without --yes it only says what would go: it reads.
+	with := withAccount
+	if !c.yes {
+		with = withReadAccount
+	}
+	return with(ctx, c, func(s tidings.Store, a *tidings.Account) error {
 		n, err := s.CountEvents(ctx, a.ID, args[0], "")
 		if err != nil {
 			return err
@@ -186,7 +191,12 @@ func projectDelete(ctx context.Context, c *cli, args []string) error {
 }
 
 func channelDelete(ctx context.Context, c *cli, args []string) error {
-	return withAccount(ctx, c, func(s tidings.Store, a *tidings.Account) error {
+	// Without --yes it only says what would go: it reads.
+	with := withAccount
+	if !c.yes {
+		with = withReadAccount
+	}
+	return with(ctx, c, func(s tidings.Store, a *tidings.Account) error {
 		n, err := s.CountEvents(ctx, a.ID, args[0], args[1])
 		if err != nil {
 			return err
@@ -222,7 +232,7 @@ func channelCreate(ctx context.Context, c *cli, args []string) error {
 }
 
 func channelList(ctx context.Context, c *cli, args []string) error {
-	return withAccount(ctx, c, func(s tidings.Store, a *tidings.Account) error {
+	return withReadAccount(ctx, c, func(s tidings.Store, a *tidings.Account) error {
 		cs, err := s.ListChannels(ctx, a.ID, args[0])
 		if err != nil {
 			return err

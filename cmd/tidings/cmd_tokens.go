@@ -36,7 +36,7 @@ func tokenCreate(ctx context.Context, c *cli, _ []string) error {
 }
 
 func tokenList(ctx context.Context, c *cli, _ []string) error {
-	return withAccount(ctx, c, func(s tidings.Store, a *tidings.Account) error {
+	return withReadAccount(ctx, c, func(s tidings.Store, a *tidings.Account) error {
 		ts, err := s.ListTokens(ctx, a.ID)
 		if err != nil {
 			return err

@@ -73,7 +73,7 @@ func privateTarget(ctx context.Context, raw string) bool {
 }
 
 func webhookList(ctx context.Context, c *cli, _ []string) error {
-	return withAccount(ctx, c, func(s tidings.Store, a *tidings.Account) error {
+	return withReadAccount(ctx, c, func(s tidings.Store, a *tidings.Account) error {
 		ws, err := s.ListWebhooks(ctx, a.ID)
 		if err != nil {
 			return err

@@ -5,13 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/http/pprof"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -81,19 +78,14 @@ func openStore(ctx context.Context, c Config, met *metrics.Metrics, conns int32)
 	if met != nil {
 		onCommit, onIndexed = met.ObserveBatch, met.ObserveIndexed
 	}
-	if c.DatabaseURL != "" {
-		if !strings.HasPrefix(c.DatabaseURL, "postgres://") && !strings.HasPrefix(c.DatabaseURL, "postgresql://") {
-			return nil, errors.New("--database must be a postgres://user:password@host:5432/dbname URL")
+	if c.DatabaseURL != "" || manage {
+		if err := storeExists(c); err != nil {
+			return nil, err
 		}
+	}
+	if c.DatabaseURL != "" {
 		return postgres.Open(ctx, c.DatabaseURL, postgres.Options{OnCommit: onCommit, MaxConns: conns, Log: slog.Default(),
 			SkipSearchBackfill: manage})
-	}
-	if manage {
-		// Only serve makes a data folder: a command pointed at the wrong place says so.
-		if _, err := os.Stat(c.Data); errors.Is(err, fs.ErrNotExist) {
-			abs, _ := filepath.Abs(c.Data)
-			return nil, fmt.Errorf("no data folder at %s: give the server's folder with --data DIR (or TIDINGS_DATA), or --database URL", abs)
-		}
 	}
 	return sqlite.Open(ctx, c.Data, sqlite.Options{OnCommit: onCommit, OnIndexed: onIndexed, Log: slog.Default(), SkipSearchBackfill: manage})
 }

@@ -1,0 +1,127 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/pressly/goose/v3"
+
+	"github.com/tidings-dev/tidings"
+	"github.com/tidings-dev/tidings/internal/tokencache"
+)
+
+// OpenReadOnly opens the store in dir for the commands that only read (tidings check,
+// the lists): it migrates nothing, indexes nothing, starts no writer and writes no
+// file, so that a check reports the damage it finds rather than mending it, and the
+// files after it are those before it, byte for byte. It refuses a store whose schema
+// is not this version's: its queries are written for that schema, and upgrading it is
+// a write. Only the store's reads may be called; a write fails (SQLITE_READONLY).
+//
+// Its connections open the file read-only (mode=ro): a connection that may write
+// copies the WAL back into the database when the last one closes and deletes the
+// WAL, which query_only alone does not prevent. query_only stops writes besides, temp
+// tables included. A WAL left by a killed server is read as it is, with what it
+// committed: only the -shm file, the WAL's index that every reader shares, is rebuilt.
+func OpenReadOnly(ctx context.Context, dir string, opts Options) (*DB, error) {
+	file := filepath.Join(dir, FileName)
+	if _, err := os.Stat(file); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%s holds no Tidings store (no %s): start `tidings serve` there once to create it", dir, FileName)
+		}
+		return nil, err
+	}
+	q := url.Values{}
+	q.Set("mode", "ro")
+	for _, p := range []string{"busy_timeout(5000)", "query_only(1)"} {
+		q.Add("_pragma", p)
+	}
+	read, err := sql.Open("sqlite", "file:"+filepath.ToSlash(file)+"?"+q.Encode())
+	if err != nil {
+		return nil, err
+	}
+	read.SetMaxOpenConns(8)
+	read.SetMaxIdleConns(8)
+	// The write methods find the read-only pool: they fail with SQLITE_READONLY rather
+	// than write.
+	db := &DB{write: read, read: read, now: opts.Now, readOnly: true, tokens: tokencache.New(nil)}
+	if err := db.schemaCurrent(ctx); err != nil {
+		read.Close()
+		return nil, err
+	}
+	if db.reads, err = prepareReads(ctx, read); err != nil {
+		read.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+// schemaCurrent refuses a store whose last migration is not this version's last one.
+func (db *DB) schemaCurrent(ctx context.Context) error {
+	var have sql.NullInt64
+	err := db.read.QueryRowContext(ctx, `SELECT max(version_id) FROM goose_db_version WHERE is_applied`).Scan(&have)
+	if err != nil && strings.Contains(err.Error(), "no such table") {
+		return errors.New("the data folder's tidings.db is not a Tidings store (it has no migrations): start `tidings serve` there once to create one")
+	}
+	if err != nil {
+		return err
+	}
+	return tidings.SchemaMismatch(have.Int64, latestMigration())
+}
+
+// latestMigration is the number of the last migration this version applies.
+func latestMigration() int64 {
+	latest := migration6().Version
+	files, _ := fs.ReadDir(migrations, "migrations")
+	for _, f := range files {
+		if v, err := goose.NumericComponent(f.Name()); err == nil {
+			latest = max(latest, v)
+		}
+	}
+	return latest
+}
+
+// snapshotReadOnly begins read transactions on n connections that see the same state
+// without the write lock, which a read-only connection cannot take: it begins them,
+// then asks a connection outside them whether any commit landed meanwhile (PRAGMA
+// data_version changes when another connection commits), and begins again if one did.
+// The transactions begin within a fraction of a millisecond, so a busy server's
+// commits rarely fall between them.
+func (db *DB) snapshotReadOnly(ctx context.Context, n int) (*snapshot, error) {
+	watch, err := db.read.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer watch.Close()
+	version := func() (v int64, err error) {
+		err = watch.QueryRowContext(ctx, `PRAGMA data_version`).Scan(&v)
+		return v, err
+	}
+	for range 1000 {
+		before, err := version()
+		if err != nil {
+			return nil, err
+		}
+		s, err := db.beginReads(ctx, n)
+		if err != nil {
+			return nil, err
+		}
+		after, err := version()
+		if err != nil || after != before {
+			s.close()
+		}
+		if err != nil {
+			return nil, err
+		}
+		if after == before {
+			return s, nil
+		}
+	}
+	return nil, errors.New("the store changed while the check began, a thousand times: run it again")
+}
