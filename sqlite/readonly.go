@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/pressly/goose/v3"
 
@@ -29,6 +30,7 @@ import (
 // WAL, which query_only alone does not prevent. query_only stops writes besides, temp
 // tables included. A WAL left by a killed server is read as it is, with what it
 // committed: only the -shm file, the WAL's index that every reader shares, is rebuilt.
+// A store stopped cleanly has neither: SQLite makes them empty, as for any reader.
 func OpenReadOnly(ctx context.Context, dir string, opts Options) (*DB, error) {
 	file := filepath.Join(dir, FileName)
 	if _, err := os.Stat(file); err != nil {
@@ -51,6 +53,9 @@ func OpenReadOnly(ctx context.Context, dir string, opts Options) (*DB, error) {
 	// The write methods find the read-only pool: they fail with SQLITE_READONLY rather
 	// than write.
 	db := &DB{write: read, read: read, now: opts.Now, readOnly: true, tokens: tokencache.New(nil)}
+	if db.now == nil {
+		db.now = time.Now
+	}
 	if err := db.schemaCurrent(ctx); err != nil {
 		read.Close()
 		return nil, err
