@@ -47,6 +47,9 @@ type Options struct {
 	// IndexDelay is how long the indexer lets events gather after a commit (default
 	// 100 ms); a search never waits that long, it asks for the events at once.
 	IndexDelay time.Duration
+	// AnySchema lets OpenReadOnly open a store whose schema is another version's: a
+	// backup copies the store as it is (a copy before an upgrade is the point of one).
+	AnySchema bool
 }
 
 // DB is a tidings.Store on SQLite.
@@ -252,6 +255,9 @@ func (db *DB) stamp() time.Time { return db.now().UTC().Truncate(time.Millisecon
 func (db *DB) Backup(ctx context.Context, path string) error {
 	if _, err := os.Stat(path); err == nil {
 		return fmt.Errorf("%s exists already: choose a new file", path)
+	}
+	if db.readOnly {
+		return db.backupReadOnly(ctx, path)
 	}
 	_, err := db.read.ExecContext(ctx, `VACUUM INTO ?`, path)
 	return err

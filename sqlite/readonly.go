@@ -56,6 +56,9 @@ func OpenReadOnly(ctx context.Context, dir string, opts Options) (*DB, error) {
 	if db.now == nil {
 		db.now = time.Now
 	}
+	if opts.AnySchema {
+		return db, nil // its reads may not be this version's: only Backup is called
+	}
 	if err := db.schemaCurrent(ctx); err != nil {
 		read.Close()
 		return nil, err
@@ -129,4 +132,22 @@ func (db *DB) snapshotReadOnly(ctx context.Context, n int) (*snapshot, error) {
 		}
 	}
 	return nil, errors.New("the store changed while the check began, a thousand times: run it again")
+}
+
+// backupReadOnly is Backup on a read-only store: query_only refuses VACUUM INTO, whose
+// writes go to the new file, so one connection lifts it for that statement; mode=ro
+// still keeps the store's own files from being written.
+func (db *DB) backupReadOnly(ctx context.Context, path string) error {
+	conn, err := db.read.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, `PRAGMA query_only = 0`); err != nil {
+		return err
+	}
+	// The connection goes back to the pool as it came: a read that follows must not write.
+	defer conn.ExecContext(context.WithoutCancel(ctx), `PRAGMA query_only = 1`)
+	_, err = conn.ExecContext(ctx, `VACUUM INTO ?`, path)
+	return err
 }

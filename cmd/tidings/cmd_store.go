@@ -23,17 +23,20 @@ func backup(ctx context.Context, c *cli, _ []string) error {
 	if c.cfg.DatabaseURL != "" {
 		return errors.New("backup copies the embedded store; for PostgreSQL use pg_dump")
 	}
-	return withStore(ctx, c, func(s tidings.Store) error {
-		db, ok := s.(tidings.BackerUp)
-		if !ok {
-			return errors.New("this store cannot be backed up by tidings: use its own tools")
-		}
-		if err := db.Backup(ctx, c.to); err != nil {
-			return err
-		}
-		fmt.Fprintf(c.stdout, "backed up %s to %s\n", c.cfg.Data, c.to)
-		return nil
-	})
+	if err := storeExists(c.cfg); err != nil {
+		return err
+	}
+	// Read-only, and of whichever schema: the copy is the store as it is, before an
+	// upgrade too, and making it writes nothing to the folder.
+	db, err := sqlite.OpenReadOnly(ctx, c.cfg.Data, sqlite.Options{AnySchema: true})
+	if err != nil {
+		return err
+	}
+	if err := errors.Join(db.Backup(ctx, c.to), db.Close()); err != nil {
+		return err
+	}
+	fmt.Fprintf(c.stdout, "backed up %s to %s\n", c.cfg.Data, c.to)
+	return nil
 }
 
 func runServe(ctx context.Context, c *cli, _ []string) error {

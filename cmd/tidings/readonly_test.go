@@ -42,43 +42,8 @@ func storeSums(t *testing.T, dir string) [2][32]byte {
 func TestCheckLeavesStoreAlone(t *testing.T) {
 	testbackend.SQLiteOnly(t)
 	t.Parallel()
-	ctx := context.Background()
-	live := t.TempDir()
-	s, err := sqlite.Open(ctx, live, sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	f := testbackend.Seed(t, s, "acme")
-	events := make([]tidings.NewEvent, 20)
-	for i := range events {
-		events[i] = tidings.NewEvent{Event: fmt.Sprintf("Paid %d", i), Parser: tidings.ParserText, UserID: "u-1"}
-	}
-	f.Publish(t, events...)
-	for n, _ := s.SearchLag(); n > 0; n, _ = s.SearchLag() { // the indexer catches up
-		time.Sleep(10 * time.Millisecond)
-	}
-	raw := openRaw(t, live)
-	if _, err := raw.Exec(`UPDATE search_indexed SET seq = seq - 5`); err != nil {
-		t.Fatal(err)
-	}
-	raw.Close() // not the last connection: the WAL stays
-
-	// The files as kill -9 leaves them: the server's connections never close.
-	dir := t.TempDir()
-	for _, suffix := range []string{"", "-wal", "-shm"} {
-		b, err := os.ReadFile(filepath.Join(live, sqlite.FileName+suffix))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, sqlite.FileName+suffix), b, 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
+	dir := killedServerFolder(t)
 	before := storeSums(t, dir)
-	if before[1] == ([32]byte{}) {
-		t.Fatal("the killed server's folder has no WAL: the test would prove nothing")
-	}
 	for i := range 2 {
 		code, out, errs := runCLI(t, dir, "", "check")
 		if code != 1 || strings.Count(out, "search.ahead\t") != 5 || !strings.Contains(errs, "inconsistencies found") {
@@ -101,7 +66,7 @@ func TestCheckLeavesStoreAlone(t *testing.T) {
 }
 
 // TestReadCommandsRefuseOldSchema: a store one migration behind is refused by check and
-// the lists with what to do, and is not migrated.
+// the lists with what to do, and is not migrated; a backup copies it as it is.
 func TestReadCommandsRefuseOldSchema(t *testing.T) {
 	t.Parallel()
 	loc := testbackend.Location(t)
@@ -131,6 +96,23 @@ func TestReadCommandsRefuseOldSchema(t *testing.T) {
 	if v := version(); v != latest-1 {
 		t.Fatalf("the refused schema was migrated to %d", v)
 	}
+	if testbackend.IsURL(loc) {
+		return
+	}
+	// A backup copies the store as it is, before an upgrade too.
+	file := filepath.Join(t.TempDir(), sqlite.FileName)
+	if code, out, errs := runCLI(t, loc, "", "backup", "--to", file); code != 0 {
+		t.Fatalf("backup of an older schema: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	if v := version(); v != latest-1 {
+		t.Fatalf("the backup migrated the schema to %d", v)
+	}
+	copied := openRaw(t, filepath.Dir(file))
+	defer copied.Close()
+	var v int64
+	if err := copied.QueryRow(`SELECT max(version_id) FROM goose_db_version`).Scan(&v); err != nil || v != latest-1 {
+		t.Fatalf("the copy's schema is at %d (%v), want %d", v, err, latest-1)
+	}
 }
 
 // TestCheckBesideServer: the check and the lists work while a server serves the same
@@ -157,5 +139,68 @@ func TestCheckBesideServer(t *testing.T) {
 	if _, err := m.store.PublishEvent(ctx, f.Account.ID, &tidings.NewEvent{Project: testbackend.Project, Channel: testbackend.Channel,
 		Event: "after", Parser: tidings.ParserText}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// killedServerFolder is a copy of a store's files as kill -9 of its server leaves them
+// (the server's connections never close, its WAL holds the last commits): an account
+// with 20 events, the search index's watermark set back 5 events.
+func killedServerFolder(t *testing.T) string {
+	t.Helper()
+	ctx := context.Background()
+	live := t.TempDir()
+	s, err := sqlite.Open(ctx, live, sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	f := testbackend.Seed(t, s, "acme")
+	events := make([]tidings.NewEvent, 20)
+	for i := range events {
+		events[i] = tidings.NewEvent{Event: fmt.Sprintf("Paid %d", i), Parser: tidings.ParserText, UserID: "u-1"}
+	}
+	f.Publish(t, events...)
+	for n, _ := s.SearchLag(); n > 0; n, _ = s.SearchLag() { // the indexer catches up
+		time.Sleep(10 * time.Millisecond)
+	}
+	raw := openRaw(t, live)
+	if _, err := raw.Exec(`UPDATE search_indexed SET seq = seq - 5`); err != nil {
+		t.Fatal(err)
+	}
+	raw.Close() // not the last connection: the WAL stays
+
+	// The files as kill -9 leaves them: the server's connections never close.
+	dir := t.TempDir()
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		b, err := os.ReadFile(filepath.Join(live, sqlite.FileName+suffix))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, sqlite.FileName+suffix), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if fi, err := os.Stat(filepath.Join(dir, sqlite.FileName+"-wal")); err != nil || fi.Size() == 0 {
+		t.Fatalf("the killed server's folder has no WAL (%v): the test would prove nothing", err)
+	}
+	return dir
+}
+
+// TestBackupLeavesStoreAlone: a backup of a killed server's folder copies what its WAL
+// committed and leaves the folder's files as they were.
+func TestBackupLeavesStoreAlone(t *testing.T) {
+	testbackend.SQLiteOnly(t)
+	t.Parallel()
+	dir := killedServerFolder(t)
+	before := storeSums(t, dir)
+	copyDir := t.TempDir()
+	if code, out, errs := runCLI(t, dir, "", "backup", "--to", filepath.Join(copyDir, sqlite.FileName)); code != 0 {
+		t.Fatalf("backup: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	if storeSums(t, dir) != before {
+		t.Fatal("the backup changed the store's files")
+	}
+	if code, out, errs := runCLI(t, copyDir, "", "project", "list"); code != 0 || !strings.Contains(out, testbackend.Project+"  events=20 ") {
+		t.Fatalf("the copy: exit %d, stdout %q, stderr %q", code, out, errs)
 	}
 }
