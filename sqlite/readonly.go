@@ -19,11 +19,13 @@ import (
 )
 
 // OpenReadOnly opens the store in dir for the commands that only read (tidings check,
-// the lists): it migrates nothing, indexes nothing, starts no writer and writes no
-// file, so that a check reports the damage it finds rather than mending it, and the
-// files after it are those before it, byte for byte. It refuses a store whose schema
-// is not this version's: its queries are written for that schema, and upgrading it is
-// a write. Only the store's reads may be called; a write fails (SQLITE_READONLY).
+// the lists, backup): it migrates nothing, indexes nothing, starts no writer and writes
+// nothing to the database or its WAL, so that a check reports the damage it finds
+// rather than mending it, and those files after it are the same byte for byte. It
+// refuses a store whose schema is not this version's: its queries are written for that
+// schema, and upgrading it is a write. Only the store's reads (and Backup) may be
+// called: a management write fails with SQLITE_READONLY, and there is no group
+// committer for events and insights.
 //
 // Its connections open the file read-only (mode=ro): a connection that may write
 // copies the WAL back into the database when the last one closes and deletes the
