@@ -238,6 +238,11 @@ func (c *conn) Close() error {
 	return c.Conn.Close()
 }
 
+var (
+	_ io.ReaderFrom                   = (*conn)(nil)
+	_ interface{ CloseWrite() error } = (*conn)(nil) // net/http looks for it by this shape
+)
+
 // CloseWrite keeps net/http's graceful close (a 413 with Connection: close reaches the
 // client before the connection ends, rather than a reset).
 func (c *conn) CloseWrite() error {
