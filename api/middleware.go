@@ -59,8 +59,13 @@ func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 func (w *statusWriter) Flush() { http.NewResponseController(w.ResponseWriter).Flush() }
 
 // Middleware wraps the whole server: request id, panic recovery, one access-log line
-// per request (never a token or a password), and request metrics.
+// per request (never a token or a password; refused requests are counted instead,
+// refusedlog.go), and request metrics.
 func Middleware(next http.Handler, log *slog.Logger, m *metrics.Metrics) http.Handler {
+	return middleware(next, log, m, newRefusedLog(log.Handler(), time.Now, refusedPeriod))
+}
+
+func middleware(next http.Handler, log *slog.Logger, m *metrics.Metrics, refused *refusedLog) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		// One allocation for the request's info and its status writer.
@@ -87,13 +92,21 @@ func Middleware(next http.Handler, log *slog.Logger, m *metrics.Metrics) http.Ha
 			// (/invite/{secret}). An unmatched path is logged, shortened: it names
 			// nothing real, and an attacker must not fill the log with it.
 			route := r.Pattern
+			unmatched := route == "" || strings.HasSuffix(route, "/") && !strings.Contains(route, " ") // a catch-all: "/", "/v1/"
+			if unmatched {
+				route = "unmatched"
+			}
 			d := time.Since(start)
+			if m != nil {
+				m.ObserveRequest(route, status, d)
+			}
+			if refusedStatus(status) && !refused.note(route, status, r.RemoteAddr) {
+				return // counted: its line comes at the end of the period
+			}
 			attrs := make([]slog.Attr, 0, 8)
 			attrs = append(attrs, slog.String("method", r.Method), slog.String("route", route), slog.Int("status", status),
 				slog.Float64("duration_ms", float64(d.Microseconds())/1000), slog.String("request_id", info.requestID))
-			if route == "" || strings.HasSuffix(route, "/") && !strings.Contains(route, " ") { // a catch-all: "/", "/v1/"
-				route = "unmatched"
-				attrs[1] = slog.String("route", route)
+			if unmatched {
 				attrs = append(attrs, slog.String("path", firstSegment(r.URL.Path)))
 			}
 			if info.accountID != 0 {
@@ -105,9 +118,6 @@ func Middleware(next http.Handler, log *slog.Logger, m *metrics.Metrics) http.Ha
 				rec := slog.NewRecord(start.Add(d), slog.LevelInfo, "request", 0)
 				rec.AddAttrs(attrs...)
 				h.Handle(r.Context(), rec)
-			}
-			if m != nil {
-				m.ObserveRequest(route, status, d)
 			}
 		}()
 		next.ServeHTTP(sw, r)

@@ -48,7 +48,7 @@ func runServe(ctx context.Context, c *cli, _ []string) error {
 	if err := m.Run(ctx); err != nil {
 		return err
 	}
-	m.Logger.Info("tidings is serving: open "+m.URL(), "url", m.URL(), "data", storeName(c.cfg))
+	m.Logger.Info("tidings is serving: open "+m.URL(), "url", m.URL(), "data", storeName(c.cfg), "max_connections", m.maxConns)
 	if n, err := m.store.CountUsers(ctx); err == nil && n == 0 {
 		m.Logger.Info("this store has no account yet: open " + m.URL() + " to create the first one (you become its owner)")
 	}

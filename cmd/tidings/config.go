@@ -36,6 +36,9 @@ type Config struct {
 	MaxStreamsPerSession int
 	MaxStreamsPerAccount int
 	SignupsPerHour       float64 // per client address
+	// MaxConnections caps the public address's open connections (0: from the file
+	// limit, internal/connlimit).
+	MaxConnections int
 	// PublicURL is where people reach the dashboard: links in webhook messages.
 	PublicURL string
 	// AllowPrivateTargets lets webhooks and push endpoints be loopback and private addresses.
@@ -136,6 +139,8 @@ func serveFlags(fs *flag.FlagSet, c *Config) {
 		"file with the Web Push (VAPID) private key, base64url; default: made on first start and kept in the store (TIDINGS_VAPID_PRIVATE_KEY_FILE)")
 	fs.StringVar(&c.VAPIDSubject, "vapid-subject", envString("VAPID_SUBJECT", "mailto:admin@localhost"),
 		"contact that push services see: mailto:you@example.com or https://… (TIDINGS_VAPID_SUBJECT)")
+	c.intFlag(fs, &c.MaxConnections, "max-connections", "MAX_CONNECTIONS",
+		"connections open at once on --addr; at the cap the longest idle one is closed for a new one; 0: the file limit less a reserve, at most 16384")
 	c.floatFlag(fs, &c.SignupsPerHour, "signups-per-hour", "SIGNUPS_PER_HOUR", "sign-up attempts per client address and hour (with --open-signup)")
 }
 
@@ -210,6 +215,9 @@ func (c Config) validate() error {
 	}
 	if c.DatabaseConns < 2 {
 		return fmt.Errorf("--database-conns must be at least 2")
+	}
+	if c.MaxConnections < 0 {
+		return fmt.Errorf("--max-connections must not be negative (0: from the file limit)")
 	}
 	if c.SignupsPerHour <= 0 {
 		return fmt.Errorf("--signups-per-hour must be above 0")

@@ -51,6 +51,7 @@ type Main struct {
 	api       *api.Server
 	ln        net.Listener
 	metricsLn net.Listener // with --metrics-addr
+	maxConns  int          // the public listener's connection cap
 	served    chan error   // what the HTTP server's Serve returned, if not closed by us
 	services  group
 	stopOnCtx func() bool // stops Close from running when Run's context ends
@@ -180,7 +181,7 @@ func (m *Main) start(ctx context.Context) error {
 			return err
 		}
 	}
-	return m.serveHTTP(m.handler(dash, met), dash)
+	return m.serveHTTP(m.handler(dash, met), dash, met)
 }
 
 // handler is the public address's: the API and the dashboard.
@@ -220,8 +221,9 @@ func compress(h http.Handler) http.Handler {
 var singleWrite = map[string]bool{"/v1/log": true, "/v1/insight": true, "/v1/identify": true, "/v1/group": true}
 
 // serveHTTP listens on the public address and serves h; stopping it lets the requests
-// under way finish (each waits for its batch to commit) and ends the live streams.
-func (m *Main) serveHTTP(h http.Handler, dash *web.Server) error {
+// under way finish (each waits for its batch to commit) and ends the live streams. Its
+// connections are capped below the file limit (connections.go).
+func (m *Main) serveHTTP(h http.Handler, dash *web.Server, met *metrics.Metrics) error {
 	srv := &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: m.Timeouts.ReadHeader,
@@ -236,6 +238,8 @@ func (m *Main) serveHTTP(h http.Handler, dash *web.Server) error {
 		return err
 	}
 	m.ln, m.served = ln, make(chan error, 1)
+	m.maxConns = m.maxConnections()
+	ln = m.limitConns(srv, ln, met, "public", m.maxConns)
 	m.services.start(service{name: "http", budget: httpBudget, stop: srv.Shutdown, run: func(context.Context) error {
 		var err error
 		if m.Config.TLSCert != "" {
@@ -260,12 +264,13 @@ func (m *Main) serveMetrics(met *metrics.Metrics) error {
 	mm.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
 	mm.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
 	mm.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
-	srv := &http.Server{Handler: mm, ReadHeaderTimeout: 5 * time.Second}
+	srv := &http.Server{Handler: mm, ReadHeaderTimeout: 5 * time.Second, IdleTimeout: m.Timeouts.Idle}
 	ln, err := net.Listen("tcp", m.Config.MetricsAddr)
 	if err != nil {
 		return fmt.Errorf("metrics listener: %w", err)
 	}
 	m.metricsLn = ln
+	ln = m.limitConns(srv, ln, met, "metrics", metricsConns)
 	m.services.start(service{name: "metrics", budget: partBudget, stop: srv.Shutdown,
 		run: func(context.Context) error { return srv.Serve(ln) }})
 	return nil

@@ -134,7 +134,8 @@ func TestMetricsListener(t *testing.T) {
 	b, _ := io.ReadAll(res.Body)
 	res.Body.Close()
 	for _, want := range []string{`tidings_http_requests_total{route="POST /v1/log",status="401"} 1`,
-		"tidings_commit_batch_size_bucket", "tidings_commit_queue_depth", "tidings_http_request_duration_seconds_bucket"} {
+		"tidings_commit_batch_size_bucket", "tidings_commit_queue_depth", "tidings_http_request_duration_seconds_bucket",
+		`tidings_http_connections_open{listener="public"}`, `tidings_http_connections_max{listener="metrics"} 32`} {
 		if !strings.Contains(string(b), want) {
 			t.Fatalf("/metrics lacks %q", want)
 		}

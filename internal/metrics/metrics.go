@@ -24,6 +24,7 @@ type Metrics struct {
 	BatchErrors   prometheus.Counter
 	Deliveries    *prometheus.CounterVec
 	SearchLag     prometheus.Histogram
+	ConnsClosed   *prometheus.CounterVec
 
 	resolved sync.Map // routeStatus → *requestMetrics
 	series   atomic.Int64
@@ -59,8 +60,12 @@ func New() *Metrics {
 			Help:    "Time from an event's commit to its commit in the full-text index, for the oldest event of each indexing step (SQLite).",
 			Buckets: []float64{.01, .025, .05, .1, .15, .2, .25, .5, 1, 2.5, 5, 10},
 		}),
+		ConnsClosed: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "tidings_http_connections_closed_total",
+			Help: "Connections the server closed for its connection cap, by listener and reason: evicted (idle the longest, to make room), refused (new, with every connection busy), idle (idle too long while above half the cap).",
+		}, []string{"listener", "reason"}),
 	}
-	m.Registry.MustRegister(m.Requests, m.Latency, m.BatchSize, m.BatchDuration, m.BatchErrors, m.Deliveries, m.SearchLag,
+	m.Registry.MustRegister(m.Requests, m.Latency, m.BatchSize, m.BatchDuration, m.BatchErrors, m.Deliveries, m.SearchLag, m.ConnsClosed,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -70,6 +75,19 @@ func (m *Metrics) WatchQueue(depth func() int) {
 	m.Registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "tidings_commit_queue_depth", Help: "Writes waiting for the group committer.",
 	}, func() float64 { return float64(depth()) }))
+}
+
+// WatchConnections exposes a listener's open connections and its cap; the returned
+// function counts a connection closed for the cap, by reason.
+func (m *Metrics) WatchConnections(listener string, open func() int, limit int) func(reason string) {
+	labels := prometheus.Labels{"listener": listener}
+	m.Registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "tidings_http_connections_open", Help: "Connections open on a listener (public, metrics).", ConstLabels: labels,
+	}, func() float64 { return float64(open()) }))
+	m.Registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "tidings_http_connections_max", Help: "A listener's connection cap (--max-connections).", ConstLabels: labels,
+	}, func() float64 { return float64(limit) }))
+	return func(reason string) { m.ConnsClosed.WithLabelValues(listener, reason).Inc() }
 }
 
 // ObserveDelivery counts one delivery attempt.
