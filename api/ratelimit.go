@@ -11,6 +11,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/tidings-dev/tidings"
+	"github.com/tidings-dev/tidings/internal/ratelimit"
 )
 
 // Limits configure the token buckets. A rate of 0 turns that limit off.
@@ -31,26 +32,19 @@ var DefaultLimits = Limits{TokenRate: 1000, TokenBurst: 2000, PublicIPRate: 10, 
 const MaxVisitorBuckets = 1 << 16
 
 // visitorKey is a public token's visitor: its client address, an IPv6 address counted
-// by its /64 (one host's privacy addresses, or a whole small network, are one visitor:
-// otherwise one host could invent a new visitor with each request).
+// by its /64 as sign-in counts it (ratelimit.AddrKey): one host's privacy addresses,
+// or a whole small network, are one visitor, or one host could be a new visitor with
+// each request.
 type visitorKey struct {
 	token   string
 	visitor netip.Prefix
 }
 
-// visitorOf is ip's visitor: the address alone (IPv4), its /64 (IPv6); the zero
-// Prefix for a missing address.
-func visitorOf(ip netip.Addr) netip.Prefix {
-	bits := 32
-	if ip.Is6() {
-		bits = 64
-	}
-	p, _ := ip.Prefix(bits)
-	return p
-}
-
 // limiter holds one token bucket per token and, for public tokens, one per (token,
-// visitor); idle full buckets are swept away. In a cluster of n instances each keeps
+// visitor); idle full buckets are swept away. Not ratelimit.Keyed, the sign-in's: a
+// request is checked against two buckets under one lock (the visitor's asked, the
+// token's spent, then the visitor's), both are re-shared when the cluster changes, and
+// eviction must spare the emptiest buckets, a flooding visitor's. In a cluster of n instances each keeps
 // 1/n of every rate and burst: the load balancer spreads a client's requests, so the
 // cluster as a whole allows the configured limit.
 type limiter struct {
@@ -110,7 +104,7 @@ func (l *limiter) tokenBucket(token string) *rate.Limiter {
 // visitorBucket is the bucket of (token, ip's visitor), made on first use; when the
 // map is full, in the place of another (evictLocked).
 func (l *limiter) visitorBucket(token string, ip netip.Addr, now time.Time) *rate.Limiter {
-	k := visitorKey{token, visitorOf(ip)}
+	k := visitorKey{token, ratelimit.AddrKey(ip)}
 	b := l.visitors[k]
 	if b == nil {
 		if len(l.visitors) >= l.maxVisitors {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tidings-dev/tidings"
+	"github.com/tidings-dev/tidings/internal/ratelimit"
 	"github.com/tidings-dev/tidings/internal/testbackend"
 )
 
@@ -61,7 +62,7 @@ func TestLimiterTokenRefusalKeepsVisitor(t *testing.T) {
 	if err := l.allow(w, pub, ip, now); tidings.ErrorCode(err) != tidings.ERateLimited {
 		t.Fatalf("the token's bucket is empty: %v", err)
 	}
-	if got := l.visitors[visitorKey{"pub", visitorOf(ip)}].TokensAt(now); got != 10 {
+	if got := l.visitors[visitorKey{"pub", ratelimit.AddrKey(ip)}].TokensAt(now); got != 10 {
 		t.Fatalf("the visitor's bucket holds %v after the token refused, want 10", got)
 	}
 	if w.Header().Get("RateLimit-Limit") != "3" {
@@ -135,24 +136,20 @@ func TestLimiterVisitorsBounded(t *testing.T) {
 	}
 }
 
-// TestVisitorOf: an IPv6 visitor is its /64; an IPv4 one its address.
-func TestVisitorOf(t *testing.T) {
+// TestLimiterIPv6PerNetwork: IPv6 addresses of one /64 are one visitor (one host has
+// billions); another /64 is another visitor.
+func TestLimiterIPv6PerNetwork(t *testing.T) {
 	testbackend.Once(t)
 	t.Parallel()
-	for _, c := range []struct{ a, b string }{
-		{"2001:db8:1:2::1", "2001:db8:1:2:ffff:ffff:ffff:ffff"},
-		{"2001:db8:1:2::1", "2001:db8:1:2::1%eth0"},
-	} {
-		if visitorOf(netip.MustParseAddr(c.a)) != visitorOf(netip.MustParseAddr(c.b)) {
-			t.Errorf("%s and %s are two visitors, want one", c.a, c.b)
-		}
-	}
-	for _, c := range []struct{ a, b string }{
-		{"2001:db8:1:2::1", "2001:db8:1:3::1"},
-		{"192.0.2.1", "192.0.2.2"},
-	} {
-		if visitorOf(netip.MustParseAddr(c.a)) == visitorOf(netip.MustParseAddr(c.b)) {
-			t.Errorf("%s and %s are one visitor, want two", c.a, c.b)
+	now := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
+	l := newLimiter(Limits{PublicIPRate: 1, PublicIPBurst: 2})
+	pub := &tidings.Token{ID: "pub", Access: tidings.AccessPublic}
+	for i, c := range []struct {
+		ip string
+		ok bool
+	}{{"2001:db8:1:2::1", true}, {"2001:db8:1:2::2", true}, {"2001:db8:1:2:ffff::3", false}, {"2001:db8:1:3::1", true}} {
+		if err := l.allow(httptest.NewRecorder(), pub, netip.MustParseAddr(c.ip), now); (err == nil) != c.ok {
+			t.Fatalf("request %d from %s: %v, want allowed %v", i, c.ip, err, c.ok)
 		}
 	}
 }
