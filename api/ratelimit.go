@@ -41,12 +41,14 @@ type visitorKey struct {
 }
 
 // limiter holds one token bucket per token and, for public tokens, one per (token,
-// visitor); idle full buckets are swept away. Not ratelimit.Keyed, the sign-in's: a
-// request is checked against two buckets under one lock (the visitor's asked, the
-// token's spent, then the visitor's), both are re-shared when the cluster changes, and
-// eviction must spare the emptiest buckets, a flooding visitor's. In a cluster of n instances each keeps
+// visitor); idle full buckets are swept away. In a cluster of n instances each keeps
 // 1/n of every rate and burst: the load balancer spreads a client's requests, so the
 // cluster as a whole allows the configured limit.
+//
+// Not ratelimit.Keyed, the sign-in's: a request is checked against two buckets under
+// one lock (the visitor's asked, the token's spent, then the visitor's), both kinds are
+// re-shared when the cluster changes, and eviction must spare the emptiest buckets, a
+// flooding visitor's.
 type limiter struct {
 	cfg         Limits
 	shares      int // instances sharing the limits (1 alone)
