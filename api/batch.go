@@ -2,6 +2,7 @@ package api
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 
 	"github.com/tidings-dev/tidings"
@@ -85,6 +86,7 @@ func (s *Server) handleLogBatch(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	results := make([]batchResult, len(raws))
+	denied := make([]error, len(raws)) // why this token may not publish each event
 	var events []*tidings.NewEvent
 	var at []int // each stored event's place in results
 	now := s.now()
@@ -94,7 +96,7 @@ func (s *Server) handleLogBatch(w http.ResponseWriter, r *http.Request) error {
 			err = tok.AllowPublish(tidings.RoleLog, e.Project, e.Channel)
 		}
 		if err != nil {
-			results[i] = failed(r, err)
+			results[i], denied[i] = failed(r, err), err
 			continue
 		}
 		events = append(events, e)
@@ -126,7 +128,7 @@ func (s *Server) handleLogBatch(w http.ResponseWriter, r *http.Request) error {
 	published, err := s.store.PublishEvents(r.Context(), tok.AccountID,
 		&tidings.NewBatch{Events: events, Key: keyFor(g, func(ps []tidings.Published) any { return merge(ps) })})
 	if err == tidings.ErrKeyTaken {
-		return g.lost(w, r)
+		return g.lostAs(w, r, vetBatch(denied))
 	}
 	if err != nil {
 		return err
@@ -137,6 +139,35 @@ func (s *Server) handleLogBatch(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	return g.write(w, merge(published))
+}
+
+// vetBatch lets a token replay a kept batch answer only if it may publish every event
+// the answer shows as stored: the key is the account's, and a token limited to one
+// channel must not read, by sending the same bytes, the events of another that a
+// wider token stored. An event refused the first time may be refused again (a token
+// replaying its own batch gets its answer); denied holds this token's refusals.
+func vetBatch(denied []error) vetAnswer {
+	return func(kept []byte) ([]byte, error) {
+		var a struct {
+			Results []struct {
+				Status int `json:"status"`
+			} `json:"results"`
+		}
+		if err := json.Unmarshal(kept, &a); err != nil {
+			return nil, fmt.Errorf("a kept batch answer: %w", err)
+		}
+		if len(a.Results) != len(denied) {
+			return nil, fmt.Errorf("a kept batch answer of %d results for %d events", len(a.Results), len(denied))
+		}
+		for i, res := range a.Results {
+			if res.Status == http.StatusOK && denied[i] != nil {
+				return nil, tidings.Errorf(tidings.EForbidden,
+					"this Idempotency-Key's batch stored events[%d], which this token may not publish (%s): "+
+						"only a token that may publish every event it stored can replay it", i, tidings.ErrorMessage(denied[i]))
+			}
+		}
+		return kept, nil
+	}
 }
 
 // failed is an event's refusal in a batch's answer.

@@ -121,8 +121,9 @@ func inProgress(w http.ResponseWriter) error {
 	return tidings.ErrKeyTaken
 }
 
-// replay writes the key's kept answer, if there is one.
-func (g *keyGuard) replay(w http.ResponseWriter, r *http.Request) (bool, error) {
+// replay writes the key's kept answer, if there is one, as vet makes it for this
+// request's token (nil: as it was kept).
+func (g *keyGuard) replay(w http.ResponseWriter, r *http.Request, vet vetAnswer) (bool, error) {
 	a, err := g.s.store.FindAnswer(r.Context(), g.account, g.key)
 	if tidings.ErrorCode(err) == tidings.ENotFound {
 		return false, nil
@@ -135,20 +136,34 @@ func (g *keyGuard) replay(w http.ResponseWriter, r *http.Request) (bool, error) 
 			"this Idempotency-Key was used with another request (method, path or body) at %s; use a new key for a new request",
 			a.CreatedAt.UTC().Format("2006-01-02 15:04:05 UTC"))
 	}
+	body := a.Body
+	if vet != nil {
+		if body, err = vet(a.Body); err != nil {
+			return false, err
+		}
+	}
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("Cache-Control", "no-store")
 	h.Set("Idempotent-Replayed", "true")
 	w.WriteHeader(a.Status)
-	_, err = w.Write(a.Body)
+	_, err = w.Write(body)
 	return true, err
 }
+
+// vetAnswer decides what a kept answer may show the token that replays it: the key is
+// the account's, so another of its tokens, with other limits or access, may send the
+// same request. It returns the answer to write, or why the token may not have it.
+type vetAnswer func(kept []byte) ([]byte, error)
 
 // lost answers a write that found its key taken: with the answer kept under it (a
 // retry), 422 when that answer is another request's, or 409 while it cannot be read
 // (another instance's request, not committed yet).
-func (g *keyGuard) lost(w http.ResponseWriter, r *http.Request) error {
-	replayed, err := g.replay(w, r)
+func (g *keyGuard) lost(w http.ResponseWriter, r *http.Request) error { return g.lostAs(w, r, nil) }
+
+// lostAs is lost with the kept answer as vet makes it for this request's token.
+func (g *keyGuard) lostAs(w http.ResponseWriter, r *http.Request, vet vetAnswer) error {
+	replayed, err := g.replay(w, r, vet)
 	if err == nil && !replayed {
 		return inProgress(w)
 	}

@@ -90,6 +90,8 @@ func allowPeople(tok *tidings.Token, project string) error {
 }
 
 // handleIdentify merges properties into a user: POST /v1/identify (LogSnag's identify).
+// A full token is answered the stored user; a public one only what it sent
+// (people_public.go).
 func (s *Server) handleIdentify(w http.ResponseWriter, r *http.Request) error {
 	tok, body, g, err := s.keyedRequest(w, r, MaxBodyBytes)
 	if err != nil {
@@ -103,18 +105,24 @@ func (s *Server) handleIdentify(w http.ResponseWriter, r *http.Request) error {
 	if err := allowPeople(tok, c.Project); err != nil {
 		return err
 	}
-	c.Key = keyFor(g, func(u *tidings.Person) any { return personOut(u) })
+	answer, vet := func(u *tidings.Person) any { return personOut(u) }, vetAnswer(nil)
+	if tok.Access != tidings.AccessFull {
+		sent := identifySent(c)
+		answer, vet = func(*tidings.Person) any { return sent }, answerSent(sent)
+	}
+	c.Key = keyFor(g, answer)
 	u, err := s.store.Identify(r.Context(), tok.AccountID, c)
 	if err == tidings.ErrKeyTaken {
-		return g.lost(w, r)
+		return g.lostAs(w, r, vet)
 	}
 	if err != nil {
 		return err
 	}
-	return g.write(w, personOut(u))
+	return g.write(w, answer(u))
 }
 
-// handleGroup merges properties into a group and adds the user: POST /v1/group.
+// handleGroup merges properties into a group and adds the user: POST /v1/group. A
+// full token is answered the stored group; a public one only what it sent.
 func (s *Server) handleGroup(w http.ResponseWriter, r *http.Request) error {
 	tok, body, guard, err := s.keyedRequest(w, r, MaxBodyBytes)
 	if err != nil {
@@ -128,15 +136,20 @@ func (s *Server) handleGroup(w http.ResponseWriter, r *http.Request) error {
 	if err := allowPeople(tok, c.Project); err != nil {
 		return err
 	}
-	c.Key = keyFor(guard, func(g *tidings.Group) any { return groupOut(g) })
+	answer, vet := func(g *tidings.Group) any { return groupOut(g) }, vetAnswer(nil)
+	if tok.Access != tidings.AccessFull {
+		sent := groupSent(c)
+		answer, vet = func(*tidings.Group) any { return sent }, answerSent(sent)
+	}
+	c.Key = keyFor(guard, answer)
 	g, err := s.store.Group(r.Context(), tok.AccountID, c)
 	if err == tidings.ErrKeyTaken {
-		return guard.lost(w, r)
+		return guard.lostAs(w, r, vet)
 	}
 	if err != nil {
 		return err
 	}
-	return guard.write(w, groupOut(g))
+	return guard.write(w, answer(g))
 }
 
 type groupJSON struct {

@@ -18,11 +18,13 @@ func TestIdentifyAndGroup(t *testing.T) {
 	if r.status != 200 || !strings.Contains(r.body, `"properties":{"name":"Ada","plan":"free","seats":3,"beta":true}`) {
 		t.Fatalf("identify: %d %s", r.status, r.body)
 	}
-	r = e.do("POST", "/v1/identify", public, `{"project":"my-saas","user_id":"user-1","properties":{"plan":"pro","seats":null}}`)
+	// A full token is answered the stored user or group (a public one what it sent:
+	// TestPublicPeopleAnswerWhatTheySent).
+	r = e.do("POST", "/v1/identify", e.full, `{"project":"my-saas","user_id":"user-1","properties":{"plan":"pro","seats":null}}`)
 	if r.status != 200 || !strings.Contains(r.body, `"properties":{"name":"Ada","plan":"pro","beta":true}`) {
 		t.Fatalf("identify again: %d %s", r.status, r.body)
 	}
-	r = e.do("POST", "/v1/group", public, `{"project":"my-saas","group_id":"acme-inc","user_id":"user-1","properties":{"industry":"retail"}}`)
+	r = e.do("POST", "/v1/group", e.full, `{"project":"my-saas","group_id":"acme-inc","user_id":"user-1","properties":{"industry":"retail"}}`)
 	if r.status != 200 || !strings.Contains(r.body, `"members":1`) {
 		t.Fatalf("group: %d %s", r.status, r.body)
 	}
