@@ -36,6 +36,8 @@ func Run(t *testing.T, open Opener) {
 	run("Journey", testJourney)
 	run("Insights", testInsights)
 	run("ConcurrentIncrements", testConcurrentIncrements)
+	run("InsightCap", testInsightCap)
+	run("ChannelCap", testChannelCap)
 	run("Tenancy", testTenancy)
 	run("BatchIsolation", testBatchIsolation)
 	run("SessionsAndMembers", testSessionsAndMembers)
