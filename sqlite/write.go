@@ -47,7 +47,7 @@ func (db *DB) submit(ctx context.Context, w *writeJob) (*writeResult, error) {
 
 // Statements of the write path, prepared once on the writing connection.
 const (
-	sqlFindChannel   = `SELECT id FROM channels WHERE project_id = ? AND name = ?`
+	sqlFindChannel = `SELECT id FROM channels WHERE project_id = ? AND name = ?`
 	// sqlCreateChannel inserts nothing (no row) when the project holds
 	// MaxChannelsPerProject channels: the count and the insert are one statement.
 	sqlCreateChannel = `INSERT INTO channels (project_id, name, created_at) SELECT ?1, ?2, ?3
