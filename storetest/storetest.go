@@ -38,6 +38,7 @@ func Run(t *testing.T, open Opener) {
 	run("ConcurrentIncrements", testConcurrentIncrements)
 	run("InsightCap", testInsightCap)
 	run("ChannelCap", testChannelCap)
+	run("InsightPages", testInsightPages)
 	run("Tenancy", testTenancy)
 	run("BatchIsolation", testBatchIsolation)
 	run("SessionsAndMembers", testSessionsAndMembers)
