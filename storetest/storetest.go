@@ -39,6 +39,7 @@ func Run(t *testing.T, open Opener) {
 	run("InsightCap", testInsightCap)
 	run("ChannelCap", testChannelCap)
 	run("InsightPages", testInsightPages)
+	run("ChannelPages", testChannelPages)
 	run("Tenancy", testTenancy)
 	run("BatchIsolation", testBatchIsolation)
 	run("SessionsAndMembers", testSessionsAndMembers)
