@@ -77,7 +77,7 @@ type notificationsData struct {
 type mutableProject struct {
 	Name     string
 	Muted    bool
-	Channels []mutableChannel // the first choiceChannels and the muted ones
+	Channels []mutableChannel // the first sidebarChannels and the muted ones
 	More     int              // channels not listed
 }
 
@@ -110,7 +110,7 @@ func (s *Server) renderNotifications(w http.ResponseWriter, r *http.Request, sta
 		return err
 	}
 	d := notificationsData{QuietOn: prefs.QuietStart != prefs.QuietEnd, QuietStart: clock(prefs.QuietStart),
-		QuietEnd: clock(prefs.QuietEnd), TimeZone: prefs.TimeZone, Saved: saved, Listed: choiceChannels}
+		QuietEnd: clock(prefs.QuietEnd), TimeZone: prefs.TimeZone, Saved: saved, Listed: sidebarChannels}
 	if !d.QuietOn {
 		d.QuietStart, d.QuietEnd = "22:00", "07:00"
 	}
@@ -120,14 +120,14 @@ func (s *Server) renderNotifications(w http.ResponseWriter, r *http.Request, sta
 	}
 	for _, p := range ps {
 		mp := mutableProject{Name: p.Name, Muted: prefs.Mutes(p.Name, "")}
-		cs, err := s.store.PageChannels(ctx, sess.account.ID, tidings.ChannelQuery{Project: p.Name, Limit: choiceChannels})
+		cs, err := s.store.PageChannels(ctx, sess.account.ID, tidings.ChannelQuery{Project: p.Name, Limit: sidebarChannels})
 		if err != nil {
 			return err
 		}
 		for _, c := range cs.Channels {
 			mp.Channels = append(mp.Channels, mutableChannel{Name: c.Name, Muted: contains(prefs.Muted, p.Name+"/"+c.Name)})
 		}
-		// The muted channels are listed whether or not among the first: saving the
+		// The first sidebarChannels, and the muted ones whether or not among them: saving the
 		// form keeps only the mutes it lists.
 		for _, m := range prefs.Muted {
 			if c, ok := strings.CutPrefix(m, p.Name+"/"); ok && !slices.ContainsFunc(mp.Channels, func(x mutableChannel) bool { return x.Name == c }) {
