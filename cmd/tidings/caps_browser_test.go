@@ -8,7 +8,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/tidings-dev/tidings")
+	"github.com/tidings-dev/tidings"
+)
 
 // TestFullProjectInChromium: a project at its caps (1,000 channels, 1,000 insights)
 // reads well — the sidebar's link to the other channels, the channel list with its
