@@ -116,6 +116,7 @@ type ProjectStore interface {
 	CreateChannel(ctx context.Context, accountID int64, project, name string) (*Channel, error)
 	// ListChannels returns the project's channels by name. Errors: EProjectNotFound.
 	ListChannels(ctx context.Context, accountID int64, project string) ([]*Channel, error)
+	ChannelPager
 	// CountEvents returns how many events the project (or one of its channels, when
 	// channel is not "") holds: what a deletion takes with it. Errors: EProjectNotFound, EChannelNotFound.
 	CountEvents(ctx context.Context, accountID int64, project, channel string) (int, error)

@@ -30,6 +30,7 @@ const (
 	EMethodNotAllowed     = "method_not_allowed"
 	ENotFound             = "not_found"
 	EConflict             = "conflict"
+	ELimitReached         = "limit_reached"
 	EKeyReused            = "idempotency_key_reused"
 	EKeyInProgress        = "idempotency_in_progress"
 	EUnavailable          = "unavailable"
@@ -53,6 +54,7 @@ var codeInfo = map[string]struct {
 	EMethodNotAllowed:     {http.StatusMethodNotAllowed, "Method not allowed"},
 	EInsightNotNumeric:    {http.StatusConflict, "Insight is not numeric"},
 	EConflict:             {http.StatusConflict, "Conflict"},
+	ELimitReached:         {http.StatusConflict, "Limit reached"},
 	EKeyReused:            {http.StatusUnprocessableEntity, "Idempotency key reused"},
 	EKeyInProgress:        {http.StatusConflict, "Request in progress"},
 	EPayloadTooLarge:      {http.StatusRequestEntityTooLarge, "Payload too large"},

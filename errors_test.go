@@ -7,7 +7,7 @@ import "testing"
 func TestEveryCodeHasOneStatus(t *testing.T) {
 	codes := []string{EInvalidJSON, EValidation, EUnsupportedMediaType, EMissingToken, EInvalidToken, EForbidden,
 		EProjectNotFound, EChannelNotFound, EInsightNotNumeric, EPayloadTooLarge, ERateLimited, EMethodNotAllowed,
-		ENotFound, EConflict, EKeyReused, EKeyInProgress, EUnavailable, EInternal}
+		ENotFound, EConflict, ELimitReached, EKeyReused, EKeyInProgress, EUnavailable, EInternal}
 	if len(codes) != len(codeInfo) {
 		t.Fatalf("%d codes, %d in the table", len(codes), len(codeInfo))
 	}

@@ -230,6 +230,8 @@ type InsightStore interface {
 	// Errors: EProjectNotFound.
 	ListInsights(ctx context.Context, accountID int64, project string) ([]*Insight, error)
 
+	InsightPager
+
 	// InsightHistory returns up to limit most recent points of one insight, oldest first.
 	// Errors: EProjectNotFound, ENotFound for an unknown title.
 	InsightHistory(ctx context.Context, accountID int64, project, title string, limit int) ([]InsightPoint, error)

@@ -88,28 +88,39 @@ func limit(v url.Values, p *tidings.Problems) int {
 	return n
 }
 
-// handleInsights lists a project's insights: GET /v1/insights?project=P.
+// handleInsights lists a project's insights by title, a page at a time:
+// GET /v1/insights?project=P[&after=NEXT][&limit=N].
 func (s *Server) handleInsights(w http.ResponseWriter, r *http.Request) error {
 	tok, err := s.authenticate(w, r)
 	if err != nil {
 		return err
 	}
-	project := r.URL.Query().Get("project")
-	if err := tidings.ValidateName("project", project); err != nil {
+	v := r.URL.Query()
+	q := tidings.InsightQuery{Project: v.Get("project"), After: v.Get("after"), Limit: tidings.DefaultInsightPage}
+	var p tidings.Problems
+	tidings.CheckName(&p, "project", q.Project)
+	if v.Has("limit") {
+		q.Limit = limit(v, &p)
+	}
+	if err := p.Err(); err != nil {
 		return err
 	}
-	if err := tok.AllowRead(project, tok.Channel); err != nil {
+	if err := tok.AllowRead(q.Project, tok.Channel); err != nil {
 		return err
 	}
-	list, err := s.store.ListInsights(r.Context(), tok.AccountID, project)
+	page, err := s.store.PageInsights(r.Context(), tok.AccountID, q)
 	if err != nil {
 		return err
 	}
 	out := struct {
 		Insights []insightJSON `json:"insights"`
-	}{Insights: make([]insightJSON, len(list))}
-	for i, in := range list {
+		Next     *string       `json:"next"`
+	}{Insights: make([]insightJSON, len(page.Insights))}
+	for i, in := range page.Insights {
 		out.Insights[i] = insightOut(in)
+	}
+	if page.Next != "" {
+		out.Next = &page.Next
 	}
 	return writeJSON(w, out)
 }

@@ -160,8 +160,17 @@ func (db *DB) CreateChannel(ctx context.Context, accountID int64, project, name 
 		return nil, err
 	}
 	c := &tidings.Channel{ProjectID: p.ID, Project: p.Name, Name: name, CreatedAt: db.stamp()}
-	err = db.row(ctx, `INSERT INTO channels (project_id, name, created_at) VALUES ($1, $2, $3) RETURNING id`,
-		p.ID, name, ms(c.CreatedAt)).Scan(&c.ID)
+	err = db.inTx(ctx, func(tx pgx.Tx) error {
+		id, err := roomForChannel(ctx, tx, p, name)
+		if err != nil {
+			return err
+		}
+		if id != 0 {
+			return tidings.ChannelExists(project, name)
+		}
+		return tx.QueryRow(ctx, `INSERT INTO channels (project_id, name, created_at) VALUES ($1, $2, $3) RETURNING id`,
+			p.ID, name, ms(c.CreatedAt)).Scan(&c.ID)
+	})
 	if isUnique(err) {
 		return nil, tidings.ChannelExists(project, name)
 	}

@@ -51,6 +51,9 @@ func (b *batch) applyInsight(ctx context.Context, accountID int64, c *tidings.In
 	if err != nil {
 		return nil, err
 	}
+	if err := roomForInsight(ctx, b.tx, p, c.Title); err != nil {
+		return nil, err
+	}
 	var delta *string
 	if c.Change == tidings.ChangeIncrement || c.Change == tidings.ChangeDecrement {
 		d := fresh.Value // 0 + the signed change

@@ -377,6 +377,13 @@ func (b *batch) channel(ctx context.Context, p *tidings.Project, name string) (i
 		if !p.AutoCreateChannels {
 			return 0, tidings.ChannelNotFound(p.Name, name)
 		}
+		if id, err = roomForChannel(ctx, b.tx, p, name); err != nil {
+			return 0, err
+		}
+		if id != 0 {
+			b.channels[k] = id
+			return id, nil
+		}
 		err = b.tx.QueryRow(ctx, `INSERT INTO channels (project_id, name, created_at) VALUES ($1, $2, $3)
 			ON CONFLICT (project_id, name) DO NOTHING RETURNING id`, p.ID, name, b.now).Scan(&id)
 		if noRows(err) {

@@ -118,7 +118,10 @@ func (b *batch) channel(ctx context.Context, p *tidings.Project, name string) (i
 		if !p.AutoCreateChannels {
 			return 0, tidings.ChannelNotFound(p.Name, name)
 		}
-		err = b.queryRow(ctx, sqlCreateChannel, p.ID, name, ms(b.now)).Scan(&id)
+		err = b.queryRow(ctx, sqlCreateChannel, p.ID, name, ms(b.now), tidings.MaxChannelsPerProject).Scan(&id)
+		if errors.Is(err, sql.ErrNoRows) {
+			return 0, tidings.ChannelLimitReached(p.Name, name, tidings.MaxChannelsPerProject)
+		}
 	}
 	if err != nil {
 		return 0, err

@@ -110,7 +110,8 @@ func (b *batch) insertEvent(ctx context.Context, accountID int64, e *tidings.New
 	// b.channel refuses an unknown channel before it writes; creating one is a write.
 	channelID, err := b.channel(ctx, p, e.Channel)
 	if err != nil {
-		return nil, tidings.ErrorCode(err) == tidings.EChannelNotFound, err
+		code := tidings.ErrorCode(err)
+		return nil, code == tidings.EChannelNotFound || code == tidings.ELimitReached, err
 	}
 	ev, err = b.writeEvent(ctx, accountID, p, channelID, e)
 	return ev, false, err

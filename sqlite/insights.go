@@ -56,9 +56,18 @@ func (b *batch) applyInsight(ctx context.Context, accountID int64, c *tidings.In
 			return nil, err
 		}
 	}
+	isNew := pend.cur == nil
+	if isNew {
+		if err := b.roomForInsight(ctx, p, c.Title); err != nil {
+			return nil, err
+		}
+	}
 	next, err := c.Apply(pend.cur, b.now)
 	if err != nil {
 		return nil, err
+	}
+	if isNew {
+		b.insightCounts[p.ID]++
 	}
 	if b.insights[k] == nil {
 		b.insights[k] = pend
@@ -68,6 +77,23 @@ func (b *batch) applyInsight(ctx context.Context, accountID int64, c *tidings.In
 	pend.points = append(pend.points, next.Value)
 	out := *next
 	return &out, nil
+}
+
+// roomForInsight refuses a new insight of a project that holds MaxInsightsPerProject:
+// those written and those of the batch not yet written. The single writer makes the
+// count and the insert one step.
+func (b *batch) roomForInsight(ctx context.Context, p *tidings.Project, title string) error {
+	n, ok := b.insightCounts[p.ID]
+	if !ok {
+		if err := b.queryRow(ctx, sqlCountInsights, p.ID).Scan(&n); err != nil {
+			return err
+		}
+		b.insightCounts[p.ID] = n
+	}
+	if n >= tidings.MaxInsightsPerProject {
+		return tidings.InsightLimitReached(p.Name, title, tidings.MaxInsightsPerProject)
+	}
+	return nil
 }
 
 // flushInsights writes the batch's insight changes: each insight once, in its last
@@ -88,6 +114,8 @@ func (b *batch) flushInsights(ctx context.Context) error {
 	}
 	clear(b.insights)
 	b.insightOrder = b.insightOrder[:0]
+	// A job that runs next may delete insights: count again after it.
+	clear(b.insightCounts)
 	return nil
 }
 

@@ -108,11 +108,15 @@ func (db *DB) CreateChannel(ctx context.Context, accountID int64, project, name 
 		return nil, err
 	}
 	c := &tidings.Channel{ProjectID: p.ID, Project: p.Name, Name: name, CreatedAt: db.stamp()}
-	err = db.write.QueryRowContext(ctx,
-		`INSERT INTO channels (project_id, name, created_at) VALUES (?, ?, ?) RETURNING id`,
-		p.ID, name, ms(c.CreatedAt)).Scan(&c.ID)
+	err = db.write.QueryRowContext(ctx, sqlCreateChannel, p.ID, name, ms(c.CreatedAt), tidings.MaxChannelsPerProject).Scan(&c.ID)
 	if isUnique(err) {
 		return nil, tidings.ChannelExists(project, name)
+	}
+	if errors.Is(err, sql.ErrNoRows) {
+		if _, err := db.channelID(ctx, p, name); err == nil {
+			return nil, tidings.ChannelExists(project, name)
+		}
+		return nil, tidings.ChannelLimitReached(project, name, tidings.MaxChannelsPerProject)
 	}
 	if err != nil {
 		return nil, err

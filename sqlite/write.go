@@ -47,8 +47,12 @@ func (db *DB) submit(ctx context.Context, w *writeJob) (*writeResult, error) {
 
 // Statements of the write path, prepared once on the writing connection.
 const (
-	sqlFindChannel   = `SELECT id FROM channels WHERE project_id = ? AND name = ?`
-	sqlCreateChannel = `INSERT INTO channels (project_id, name, created_at) VALUES (?, ?, ?) RETURNING id`
+	sqlFindChannel = `SELECT id FROM channels WHERE project_id = ? AND name = ?`
+	// sqlCreateChannel inserts nothing (no row) when the project holds
+	// MaxChannelsPerProject channels: the count and the insert are one statement.
+	sqlCreateChannel = `INSERT INTO channels (project_id, name, created_at) SELECT ?1, ?2, ?3
+		WHERE (SELECT count(*) FROM channels WHERE project_id = ?1) < ?4 RETURNING id`
+	sqlCountInsights = `SELECT count(*) FROM insights WHERE project_id = ?`
 	// An event's seq is taken from event_seq, never from max(seq)+1 (SQLite's default
 	// for a rowid): a seq freed by a deletion is never given again, so a row of an index
 	// written for a deleted event can never be taken for a new one.
@@ -109,6 +113,8 @@ type batch struct {
 	// insights are the batch's insight changes, written by flushInsights.
 	insights     map[insightKey]*pendingInsight
 	insightOrder []*pendingInsight
+	// insightCounts are projects' insights, written and pending, as far as counted.
+	insightCounts map[int64]int
 	// seq is the last seq given to an event (0: not read yet); seqRead is its value
 	// in event_seq, written back at the end of the batch when it moved.
 	seq, seqRead int64
@@ -126,7 +132,7 @@ func (b *batch) nextSeq(ctx context.Context) (int64, error) {
 	return b.seq, nil
 }
 
-var writeStatements = []string{sqlFindChannel, sqlCreateChannel, sqlFindTag, sqlCreateTag,
+var writeStatements = []string{sqlFindChannel, sqlCreateChannel, sqlCountInsights, sqlFindTag, sqlCreateTag,
 	sqlCountHour, sqlCountTag, sqlCountPerson, sqlFindInsight,
 	sqlUpsertInsight, sqlInsertPoint, sqlSavepoint, sqlRelease, sqlRollbackTo, sqlFindProject, sqlLastSeq, sqlSetSeq,
 	sqlInsertDelivery, sqlProjectHasAllWebhook, sqlClaimKey, sqlDropClaim, sqlKeepAnswer,
@@ -215,7 +221,7 @@ func (db *DB) commitBatch(ctx context.Context, jobs []*job) error {
 		projects: map[projectKey]*tidings.Project{}, channels: map[channelKey]int64{}, tags: map[tagKey]int64{},
 		allWebhooks: map[int64]bool{}, hours: map[hourKey]int64{}, jobHours: map[hourKey]int64{},
 		tagUses: map[int64]int64{}, jobTag: map[int64]int64{}, users: map[userKey]int64{},
-		insights: map[insightKey]*pendingInsight{}, eventRows: db.spareRows.events, tagRows: db.spareRows.tags}
+		insights: map[insightKey]*pendingInsight{}, insightCounts: map[int64]int{}, eventRows: db.spareRows.events, tagRows: db.spareRows.tags}
 	defer db.spareRows.keep(b)
 	for _, j := range jobs {
 		if j.In.event != nil || j.In.events != nil || j.In.insight != nil {

@@ -3,9 +3,12 @@ package web
 import (
 	"math"
 	"net/http"
+	"slices"
 	"strconv"
 	"time"
 	_ "time/tzdata" // the viewer's time zone, whatever the server's system has
+
+	"github.com/tidings-dev/tidings"
 )
 
 // chart is a bar chart drawn as inline SVG by the server, with a y-axis of a few round
@@ -98,10 +101,12 @@ func buildChart(title string, counts map[time.Time]int, starts []time.Time, axis
 
 type chartsData struct {
 	Channel  string
-	Channels []string
-	Daily    chart
-	Hourly   chart
-	Zone     string // the time zone of the buckets and labels
+	Channels []string // the first choiceChannels, with Channel
+	// MoreChannels are not in the list: the channel list page leads to their charts.
+	MoreChannels int
+	Daily        chart
+	Hourly       chart
+	Zone         string // the time zone of the buckets and labels
 }
 
 // viewerZone is the browser's time zone, which app.js keeps in the tz cookie; UTC
@@ -144,7 +149,7 @@ func (s *Server) chartsPage(w http.ResponseWriter, r *http.Request) error {
 		hourStarts = append(hourStarts, t)
 		hourly[t] = hours[t.UTC()]
 	}
-	cs, err := s.store.ListChannels(r.Context(), sess.account.ID, project)
+	cs, err := s.store.PageChannels(r.Context(), sess.account.ID, tidings.ChannelQuery{Project: project, Limit: choiceChannels})
 	if err != nil {
 		return err
 	}
@@ -166,8 +171,12 @@ func (s *Server) chartsPage(w http.ResponseWriter, r *http.Request) error {
 			return ""
 		}, func(t time.Time) string { return t.Format("Mon 2 Jan, 15:00") }),
 	}
-	for _, c := range cs {
+	d.MoreChannels = cs.Total - len(cs.Channels)
+	for _, c := range cs.Channels {
 		d.Channels = append(d.Channels, c.Name)
+	}
+	if channel != "" && !slices.Contains(d.Channels, channel) {
+		d.Channels = append(d.Channels, channel)
 	}
 	return s.render(w, r, "charts", &view{Title: project + " charts", Project: project, Channel: channel, Section: "charts", Data: d})
 }

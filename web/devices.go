@@ -2,6 +2,7 @@ package web
 
 import (
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -68,12 +69,16 @@ type notificationsData struct {
 	QuietEnd   string
 	TimeZone   string
 	Saved      bool
+	// MoreChannels: a project has channels the list leaves out; one is muted by name.
+	MoreChannels bool
+	Listed       int
 }
 
 type mutableProject struct {
 	Name     string
 	Muted    bool
-	Channels []mutableChannel
+	Channels []mutableChannel // the first sidebarChannels and the muted ones
+	More     int              // channels not listed
 }
 
 type mutableChannel struct {
@@ -105,7 +110,7 @@ func (s *Server) renderNotifications(w http.ResponseWriter, r *http.Request, sta
 		return err
 	}
 	d := notificationsData{QuietOn: prefs.QuietStart != prefs.QuietEnd, QuietStart: clock(prefs.QuietStart),
-		QuietEnd: clock(prefs.QuietEnd), TimeZone: prefs.TimeZone, Saved: saved}
+		QuietEnd: clock(prefs.QuietEnd), TimeZone: prefs.TimeZone, Saved: saved, Listed: sidebarChannels}
 	if !d.QuietOn {
 		d.QuietStart, d.QuietEnd = "22:00", "07:00"
 	}
@@ -115,13 +120,22 @@ func (s *Server) renderNotifications(w http.ResponseWriter, r *http.Request, sta
 	}
 	for _, p := range ps {
 		mp := mutableProject{Name: p.Name, Muted: prefs.Mutes(p.Name, "")}
-		cs, err := s.store.ListChannels(ctx, sess.account.ID, p.Name)
+		cs, err := s.store.PageChannels(ctx, sess.account.ID, tidings.ChannelQuery{Project: p.Name, Limit: sidebarChannels})
 		if err != nil {
 			return err
 		}
-		for _, c := range cs {
+		for _, c := range cs.Channels {
 			mp.Channels = append(mp.Channels, mutableChannel{Name: c.Name, Muted: contains(prefs.Muted, p.Name+"/"+c.Name)})
 		}
+		// The first sidebarChannels, and the muted ones whether or not among them: saving the
+		// form keeps only the mutes it lists.
+		for _, m := range prefs.Muted {
+			if c, ok := strings.CutPrefix(m, p.Name+"/"); ok && !slices.ContainsFunc(mp.Channels, func(x mutableChannel) bool { return x.Name == c }) {
+				mp.Channels = append(mp.Channels, mutableChannel{Name: c, Muted: true})
+			}
+		}
+		mp.More = cs.Total - len(cs.Channels)
+		d.MoreChannels = d.MoreChannels || mp.More > 0
 		d.Projects = append(d.Projects, mp)
 	}
 	return s.render(w, r, "notifications", &view{Title: "Notifications", Section: "settings", Status: status, Error: msg, Data: d})
@@ -138,6 +152,9 @@ func contains(list []string, s string) bool {
 
 func (s *Server) saveNotifications(w http.ResponseWriter, r *http.Request) error {
 	p := &tidings.NotifyPrefs{TimeZone: strings.TrimSpace(r.PostFormValue("time_zone")), Muted: r.PostForm["mute"]}
+	if more := strings.TrimSpace(r.PostFormValue("mute_more")); more != "" { // a channel not in the list
+		p.Muted = append(p.Muted, more)
+	}
 	if r.PostFormValue("quiet") != "" {
 		start, ok1 := parseClock(r.PostFormValue("quiet_start"))
 		end, ok2 := parseClock(r.PostFormValue("quiet_end"))

@@ -163,8 +163,8 @@ func (s *Server) feed(w http.ResponseWriter, r *http.Request) error {
 		channel := q.Channel
 		if channel == "" {
 			channel = "general" // made by the first event when the project allows it
-			if cs, err := s.store.ListChannels(r.Context(), sess.account.ID, q.Project); err == nil && len(cs) > 0 {
-				channel = cs[0].Name
+			if cs, err := s.store.PageChannels(r.Context(), sess.account.ID, tidings.ChannelQuery{Project: q.Project, Limit: 1}); err == nil && len(cs.Channels) > 0 {
+				channel = cs.Channels[0].Name
 			}
 		}
 		d.Example = s.firstEventExample(r, q.Project, channel)

@@ -2,12 +2,11 @@ package web
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"net/http"
-	"slices"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -118,18 +117,29 @@ func (s *Server) insightCard(ctx context.Context, accountID int64, in *tidings.I
 type insightsData struct {
 	Insights []insightView
 	Stream   string
+	More     string // the next page's URL: the project has more insights than a page shows
+	Later    bool   // this is not the first page
 }
 
+// insightsPage shows a page of a project's insights in the order they were created:
+// /p/{project}/insights[?after=…]. A project may hold MaxInsightsPerProject; a page
+// shows DefaultInsightPage of them, and each card reads its history.
 func (s *Server) insightsPage(w http.ResponseWriter, r *http.Request) error {
 	project := r.PathValue("project")
-	list, err := s.store.ListInsights(r.Context(), sessionFrom(r).account.ID, project)
+	after := r.URL.Query().Get("after")
+	page, err := s.store.PageInsights(r.Context(), sessionFrom(r).account.ID, tidings.InsightQuery{Project: project,
+		ByCreation: true, After: after, Limit: tidings.DefaultInsightPage})
+	if tidings.ErrorCode(err) == tidings.EValidation { // a cursor that is not one: start again
+		return redirect(w, r, "/p/"+project+"/insights")
+	}
 	if err != nil {
 		return err
 	}
-	d := insightsData{Stream: "/p/" + project + "/stream?insights=1"} // insight cards only
-	// In the order they were created: new ones join at the end, live as after a reload.
-	slices.SortFunc(list, func(a, b *tidings.Insight) int { return cmp.Compare(a.Created, b.Created) })
-	for _, in := range list {
+	d := insightsData{Stream: "/p/" + project + "/stream?insights=1", Later: after != ""} // insight cards only
+	if page.Next != "" {
+		d.More = "/p/" + project + "/insights?" + url.Values{"after": {page.Next}}.Encode()
+	}
+	for _, in := range page.Insights {
 		v, err := s.insightView(r.Context(), sessionFrom(r).account.ID, in)
 		if err != nil {
 			return err

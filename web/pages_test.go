@@ -744,7 +744,7 @@ func TestSearchCutByItsBudget(t *testing.T) {
 // failingStore fails the insight board's read as a broken database would.
 type failingStore struct{ tidings.Store }
 
-func (failingStore) ListInsights(context.Context, int64, string) ([]*tidings.Insight, error) {
+func (failingStore) PageInsights(context.Context, int64, tidings.InsightQuery) (*tidings.InsightPage, error) {
 	return nil, errors.New("disk on fire")
 }
 

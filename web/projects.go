@@ -10,9 +10,11 @@ import (
 
 type projectRow struct {
 	*tidings.Project
-	Channels  []*tidings.Channel
-	Events    int
-	Retention []retentionOption
+	Channels     []*tidings.Channel
+	MoreChannels int // channels not listed: the project's channel list has them
+	AllChannels  int
+	Events       int
+	Retention    []retentionOption
 }
 
 type retentionOption struct {
@@ -51,7 +53,7 @@ func (s *Server) renderProjects(w http.ResponseWriter, r *http.Request, status i
 	}
 	d := projectsData{Name: typed}
 	for _, p := range ps {
-		cs, err := s.store.ListChannels(r.Context(), sess.account.ID, p.Name)
+		cs, err := s.store.PageChannels(r.Context(), sess.account.ID, tidings.ChannelQuery{Project: p.Name, Limit: sidebarChannels})
 		if err != nil {
 			return err
 		}
@@ -59,7 +61,8 @@ func (s *Server) renderProjects(w http.ResponseWriter, r *http.Request, status i
 		if err != nil {
 			return err
 		}
-		d.Projects = append(d.Projects, projectRow{Project: p, Channels: cs, Events: n, Retention: retentionOptions(p.RetentionDays)})
+		d.Projects = append(d.Projects, projectRow{Project: p, Channels: cs.Channels, MoreChannels: cs.Total - len(cs.Channels),
+			AllChannels: cs.Total, Events: n, Retention: retentionOptions(p.RetentionDays)})
 	}
 	return s.render(w, r, "projects", &view{Title: "Projects and channels", Section: "settings", Status: status, Error: msg, Data: d})
 }
@@ -67,7 +70,7 @@ func (s *Server) renderProjects(w http.ResponseWriter, r *http.Request, status i
 // formError re-renders the projects page with the problem, or passes on other errors.
 func (s *Server) formError(w http.ResponseWriter, r *http.Request, err error, typed string) error {
 	switch code := tidings.ErrorCode(err); code {
-	case tidings.EValidation, tidings.EConflict:
+	case tidings.EValidation, tidings.EConflict, tidings.ELimitReached:
 		return s.renderProjects(w, r, tidings.HTTPStatus(code), nameMessage(err), typed)
 	}
 	return err

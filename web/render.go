@@ -83,11 +83,6 @@ type view struct {
 	Data     any
 }
 
-type sidebarProject struct {
-	Name     string
-	Channels []string
-}
-
 // render writes a page with the layout; sidebar data is loaded for signed-in users.
 func (s *Server) render(w http.ResponseWriter, r *http.Request, name string, v *view) error {
 	t, ok := s.pages.byName[name]
@@ -114,25 +109,6 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, name string, v *
 	}
 	_, err := w.Write(b.Bytes())
 	return err
-}
-
-func (s *Server) loadSidebar(r *http.Request, v *view) error {
-	ps, err := s.store.ListProjects(r.Context(), v.Account.ID)
-	if err != nil {
-		return err
-	}
-	for _, p := range ps {
-		cs, err := s.store.ListChannels(r.Context(), v.Account.ID, p.Name)
-		if err != nil {
-			return err
-		}
-		sp := &sidebarProject{Name: p.Name}
-		for _, c := range cs {
-			sp.Channels = append(sp.Channels, c.Name)
-		}
-		v.Projects = append(v.Projects, sp)
-	}
-	return nil
 }
 
 var errNotFound = tidings.Errorf(tidings.ENotFound, "There is nothing here.")

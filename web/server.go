@@ -174,6 +174,7 @@ func (s *Server) Register(mux *http.ServeMux) {
 		{"POST /p/{project}/events/{id}/delete", owner, s.deleteEvent},
 		{"GET /p/{project}/stream", user, s.stream},
 		{"GET /p/{project}/insights", user, s.insightsPage},
+		{"GET /p/{project}/channels", user, s.channelsPage},
 		{"POST /p/{project}/insights/delete", owner, s.deleteInsight},
 		{"GET /p/{project}/charts", user, s.chartsPage},
 		{"GET /p/{project}/users", user, s.usersPage},

@@ -46,17 +46,9 @@ func (s *Server) renderTokens(w http.ResponseWriter, r *http.Request, status int
 			}
 		}
 	}
-	ps, err := s.store.ListProjects(r.Context(), id)
+	rows, err := s.projectChoices(r.Context(), id)
 	if err != nil {
 		return err
-	}
-	rows := make([]projectRow, 0, len(ps))
-	for _, p := range ps {
-		cs, err := s.store.ListChannels(r.Context(), id, p.Name)
-		if err != nil {
-			return err
-		}
-		rows = append(rows, projectRow{Project: p, Channels: cs})
 	}
 	// Newest first: the one just made is on top.
 	slices.Reverse(ts)
@@ -77,7 +69,7 @@ func (s *Server) renderTokens(w http.ResponseWriter, r *http.Request, status int
 
 func (s *Server) createToken(w http.ResponseWriter, r *http.Request) error {
 	f := tokenForm{Name: strings.TrimSpace(r.PostFormValue("name")), Access: r.PostFormValue("access"),
-		Project: r.PostFormValue("project"), Channel: strings.TrimSpace(r.PostFormValue("channel")),
+		Project: r.PostFormValue("project"), Channel: formChannel(r),
 		Log: r.PostFormValue("role_log") != "", Insight: r.PostFormValue("role_insight") != ""}
 	var roles []string
 	if f.Log {

@@ -74,16 +74,8 @@ func (s *Server) renderWebhooks(w http.ResponseWriter, r *http.Request, status i
 		}
 		d.Webhooks = append(d.Webhooks, row)
 	}
-	ps, err := s.store.ListProjects(ctx, id)
-	if err != nil {
+	if d.Projects, err = s.projectChoices(ctx, id); err != nil {
 		return err
-	}
-	for _, p := range ps {
-		cs, err := s.store.ListChannels(ctx, id, p.Name)
-		if err != nil {
-			return err
-		}
-		d.Projects = append(d.Projects, projectRow{Project: p, Channels: cs})
 	}
 	return s.render(w, r, "webhooks", &view{Title: "Webhooks", Section: "settings", Status: status, Error: msg, Flash: &flash{}, Data: d})
 }
@@ -105,7 +97,7 @@ func privateTarget(raw string) bool {
 }
 
 func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request) error {
-	f := tidings.NewWebhook{Project: r.PostFormValue("project"), Channel: r.PostFormValue("channel"),
+	f := tidings.NewWebhook{Project: r.PostFormValue("project"), Channel: formChannel(r),
 		URL: strings.TrimSpace(r.PostFormValue("url")), Format: r.PostFormValue("format"), Events: r.PostFormValue("events"),
 		Name: strings.TrimSpace(r.PostFormValue("name"))}
 	var p tidings.Problems

@@ -237,7 +237,8 @@
       refreshTimes(card);
       formatNumbers(card);
       var old = document.getElementById(card.id);
-      if (old) old.replaceWith(card); else grid.appendChild(card);
+      // A new insight joins the last page only: the others end where the next begins.
+      if (old) old.replaceWith(card); else if (!board.hasAttribute("data-more")) grid.appendChild(card);
     });
   }
 

@@ -1,0 +1,35 @@
+package postgres
+
+import (
+	"context"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/tidings-dev/tidings"
+)
+
+// PageChannels returns one page of the project's channels, by name.
+func (db *DB) PageChannels(ctx context.Context, accountID int64, q tidings.ChannelQuery) (*tidings.ChannelPage, error) {
+	p, err := findProject(ctx, db.pool, accountID, q.Project)
+	if err != nil {
+		return nil, err
+	}
+	// strpos, not LIKE: a search is plain text, whatever it holds.
+	var total int
+	if err := db.row(ctx, `SELECT count(*) FROM channels WHERE project_id = $1 AND strpos(name, $2) > 0`,
+		p.ID, q.Search).Scan(&total); err != nil {
+		return nil, err
+	}
+	list, err := query(ctx, db.pool, func(r pgx.Row) (*tidings.Channel, error) {
+		c := &tidings.Channel{ProjectID: p.ID, Project: p.Name}
+		var created int64
+		err := r.Scan(&c.ID, &c.Name, &created)
+		c.CreatedAt = fromMS(created)
+		return c, err
+	}, `SELECT id, name, created_at FROM channels WHERE project_id = $1 AND strpos(name, $2) > 0 AND name COLLATE "C" > $3::text
+		ORDER BY name COLLATE "C" LIMIT $4`, p.ID, q.Search, q.After, q.Limit+1)
+	if err != nil {
+		return nil, err
+	}
+	return tidings.NewChannelPage(q, list, total), nil
+}

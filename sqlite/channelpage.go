@@ -1,0 +1,41 @@
+package sqlite
+
+import (
+	"context"
+
+	"github.com/tidings-dev/tidings"
+)
+
+// PageChannels returns one page of the project's channels, by name.
+func (db *DB) PageChannels(ctx context.Context, accountID int64, q tidings.ChannelQuery) (*tidings.ChannelPage, error) {
+	p, err := findProject(ctx, db.reads, accountID, q.Project)
+	if err != nil {
+		return nil, err
+	}
+	// instr, not LIKE: a search is plain text, whatever it holds.
+	var total int
+	if err := db.read.QueryRowContext(ctx, `SELECT count(*) FROM channels WHERE project_id = ? AND instr(name, ?) > 0`,
+		p.ID, q.Search).Scan(&total); err != nil {
+		return nil, err
+	}
+	rows, err := db.read.QueryContext(ctx, `SELECT id, name, created_at FROM channels
+		WHERE project_id = ? AND instr(name, ?) > 0 AND name > ? ORDER BY name LIMIT ?`, p.ID, q.Search, q.After, q.Limit+1)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var list []*tidings.Channel
+	for rows.Next() {
+		c := &tidings.Channel{ProjectID: p.ID, Project: p.Name}
+		var created int64
+		if err := rows.Scan(&c.ID, &c.Name, &created); err != nil {
+			return nil, err
+		}
+		c.CreatedAt = fromMS(created)
+		list = append(list, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return tidings.NewChannelPage(q, list, total), nil
+}
