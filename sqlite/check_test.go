@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tidings-dev/tidings"
 )
@@ -27,7 +28,7 @@ func checkedStore(t *testing.T) *DB {
 		if _, err := db.CreateProject(ctx, a.ID, "shop"); err != nil {
 			t.Fatal(err)
 		}
-		for _, c := range []string{"orders", "deploys"} {
+		for _, c := range []string{"orders", "deploys", "gone"} {
 			if _, err := db.CreateChannel(ctx, a.ID, "shop", c); err != nil {
 				t.Fatal(err)
 			}
@@ -42,6 +43,23 @@ func checkedStore(t *testing.T) *DB {
 			if _, err := db.PublishEvent(ctx, a.ID, e); err != nil {
 				t.Fatal(err)
 			}
+		}
+		// An hour emptied by deleting its only event, and a channel with a pending
+		// delivery deleted: what they leave must not be named.
+		lone, err := db.PublishEvent(ctx, a.ID, &tidings.NewEvent{Project: "shop", Channel: "orders", Event: "lone",
+			Parser: tidings.ParserText, Timestamp: time.Now().Add(-50 * time.Hour)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := db.DeleteEvent(ctx, a.ID, "shop", lone.ID); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.PublishEvent(ctx, a.ID, &tidings.NewEvent{Project: "shop", Channel: "gone", Event: "soon gone",
+			Parser: tidings.ParserText, Notify: true}); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.DeleteChannel(ctx, a.ID, "shop", "gone"); err != nil {
+			t.Fatal(err)
 		}
 		if _, err := db.ApplyInsight(ctx, a.ID, &tidings.InsightChange{Project: "shop", Title: "Signups", Value: "3",
 			ValueKind: tidings.KindNumber, Change: tidings.ChangeUpdate}); err != nil {
