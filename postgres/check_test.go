@@ -54,7 +54,7 @@ func checkedStore(t *testing.T) (*postgres.DB, *pgx.Conn) {
 			publish(&tidings.NewEvent{Project: "shop", Channel: []string{"orders", "deploys"}[i%2],
 				Event: fmt.Sprintf("%s paid #%d: EUR 19.90 (A.B.)", name, i), Description: []string{"", "Café déjà vu", "tab\there"}[i%3],
 				Parser: tidings.ParserText, UserID: fmt.Sprintf("u-%d", i%4), Notify: i%5 == 0, Tags: tidings.Tags{
-					{Key: "plan", Kind: tidings.KindString, Value: []string{"pro", "free", "naïve", "a\x01b"}[i%4]},
+					{Key: "plan", Kind: tidings.KindString, Value: []string{"pro", `say "hi", free`, "naïve", "a\x01b"}[i%4]},
 					{Key: "amount", Kind: tidings.KindNumber, Value: []string{"19.90", "1e3", "-7", "12345678901234567890"}[i%4]},
 					{Key: "trial", Kind: tidings.KindBool, Value: []string{"true", "false"}[i%2]},
 				}})
