@@ -31,7 +31,7 @@ const notASCII = `(octet_length(e.event) <> length(e.event) OR octet_length(e.de
 	OR octet_length(e.tags) <> length(e.tags) OR strpos(e.tags, '\') > 0)`
 
 // searchTextBudget is about how many events' vectors one check compares.
-const searchTextBudget = 200_000
+const searchTextBudget = 100_000
 
 // searchChunk is how many events of other text one comparison sends back.
 const searchChunk = 2_000
