@@ -185,9 +185,11 @@ func (db *DB) ClaimDeliveries(ctx context.Context, now time.Time, lease time.Dur
 }
 
 // ReplaceDelivery deletes job id and adds jobs, in one transaction; a job already gone,
-// or whose event is, adds nothing. The job's event is locked first (as a deletion
-// locks its events before their jobs): a deletion waits for the jobs added here and
-// takes them along, or has taken the event and the job before.
+// or whose event is, adds nothing. The job's event is locked first: a deletion (which
+// locks its events before their jobs) then waits for the jobs added here and takes them
+// along. An event locked already, most likely by its deletion, is not waited for (the
+// batch's other jobs would wait too, and a deletion of its channel could wait for the
+// batch in turn): the job is left as it is, claimed again when its lease runs out.
 func (db *DB) ReplaceDelivery(ctx context.Context, id int64, jobs []*tidings.Delivery, records []*tidings.PushRecord) error {
 	added := false
 	err := db.inBatch(ctx, func(ctx context.Context, tx pgx.Tx) error {
@@ -202,8 +204,12 @@ func (db *DB) ReplaceDelivery(ctx context.Context, id int64, jobs []*tidings.Del
 		}
 		if slices.Contains(eventDeliveries, kind) {
 			var one int
-			err := tx.QueryRow(ctx, `SELECT 1 FROM events WHERE id = $1 FOR SHARE`, eventID).Scan(&one)
+			err := tx.QueryRow(ctx, `SELECT 1 FROM events WHERE id = $1 FOR SHARE SKIP LOCKED`, eventID).Scan(&one)
 			if noRows(err) {
+				var exists bool
+				if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM events WHERE id = $1)`, eventID).Scan(&exists); err != nil || exists {
+					return err
+				}
 				_, err = tx.Exec(ctx, `DELETE FROM deliveries WHERE id = $1`, id)
 				return err
 			}
