@@ -167,7 +167,8 @@ type DeliveryStore interface {
 	ClaimDeliveries(ctx context.Context, now time.Time, lease time.Duration, limit int, kinds ...string) ([]*Delivery, error)
 	// ReplaceDelivery deletes job id and adds jobs (a job whose MessageID exists
 	// already is skipped) and push records, in one transaction: an expanded event is
-	// never lost between the two.
+	// never lost between the two. When job id is gone (its event was deleted meanwhile,
+	// or another claimer replaced it), or its event is, it adds nothing.
 	ReplaceDelivery(ctx context.Context, id int64, jobs []*Delivery, records []*PushRecord) error
 	// FinishDelivery deletes a job that is done (delivered or given up).
 	FinishDelivery(ctx context.Context, id int64) error

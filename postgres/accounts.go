@@ -226,14 +226,23 @@ func (db *DB) CountEvents(ctx context.Context, accountID int64, project, channel
 	return n, err
 }
 
-// DeleteProject deletes the project; foreign keys take everything in it along.
+// DeleteProject deletes the project; foreign keys take everything in it along, and the
+// pending deliveries of its events go in the same transaction.
 func (db *DB) DeleteProject(ctx context.Context, accountID int64, project string) error {
-	tag, err := db.exec(ctx, `DELETE FROM projects WHERE account_id = $1 AND name = $2`, accountID, project)
+	found := false
+	err := db.inTx(ctx, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `DELETE FROM projects WHERE account_id = $1 AND name = $2`, accountID, project)
+		if found = err == nil && tag.RowsAffected() > 0; !found {
+			return err
+		}
+		_, err = tx.Exec(ctx, sqlDropOrphanDeliveries, accountID)
+		return err
+	})
 	db.tokensInvalidated(ctx) // tokens limited to the project went with it
 	if err != nil {
 		return err
 	}
-	if tag.RowsAffected() == 0 {
+	if !found {
 		return tidings.ProjectNotFound(project)
 	}
 	return nil
@@ -271,10 +280,13 @@ func (db *DB) DeleteChannel(ctx context.Context, accountID int64, project, chann
 			WHERE people.project_id = $1 AND people.user_id = locked.user_id`, p.ID, cid); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, sqlUncountChannelTags, p.ID, cid); err != nil {
+		if err := uncountTags(ctx, tx, p.ID, sqlUncountChannelTags, p.ID, cid); err != nil {
 			return err
 		}
-		_, err = tx.Exec(ctx, `DELETE FROM channels WHERE id = $1`, cid)
+		if _, err := tx.Exec(ctx, `DELETE FROM channels WHERE id = $1`, cid); err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, sqlDropOrphanDeliveries, accountID)
 		return err
 	})
 	db.tokensInvalidated(ctx) // tokens limited to the channel went with it
@@ -294,4 +306,35 @@ const sqlUncountChannelTags = `WITH gone AS (
 	  SELECT c.key, c.value, gone.n FROM tag_counts c JOIN gone ON c.key = gone.key AND c.value = gone.value
 	  WHERE c.project_id = $1 ORDER BY c.key, c.value FOR UPDATE OF c)
 	UPDATE tag_counts c SET n = c.n - locked.n FROM locked
-	WHERE c.project_id = $1 AND c.key = locked.key AND c.value = locked.value`
+	WHERE c.project_id = $1 AND c.key = locked.key AND c.value = locked.value
+	RETURNING c.key, c.value, c.n`
+
+// uncountTags runs a statement that takes rows off a project's tag counts and returns
+// each count it changed (key, value, n), then deletes those it left at 0 or below: a
+// count of 0 would offer the tag as a filter of nothing. They are locked since the
+// first statement, so the second, which sees its work, deletes exactly those.
+func uncountTags(ctx context.Context, tx pgx.Tx, project int64, q string, args ...any) error {
+	rows, err := tx.Query(ctx, q, args...)
+	if err != nil {
+		return err
+	}
+	var keys, values []string
+	for rows.Next() {
+		var key, value string
+		var n int64
+		if err := rows.Scan(&key, &value, &n); err != nil {
+			rows.Close()
+			return err
+		}
+		if n <= 0 {
+			keys, values = append(keys, key), append(values, value)
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil || len(keys) == 0 {
+		return err
+	}
+	_, err = tx.Exec(ctx, `DELETE FROM tag_counts c USING unnest($2::text[], $3::text[]) AS x(key, value)
+		WHERE c.project_id = $1 AND c.key = x.key AND c.value = x.value AND c.n <= 0`, project, keys, values)
+	return err
+}

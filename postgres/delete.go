@@ -61,30 +61,38 @@ func deleteEvents(ctx context.Context, tx pgx.Tx, project int64, doomed []doomed
 		ids[i], channels[i], hours[i], users[i] = d.id, d.channel, d.ts-d.ts%3_600_000, d.user
 	}
 	steps := []struct {
-		q    string
-		args []any
+		q         string
+		args      []any
+		tagCounts bool // the counts it takes rows off are deleted at 0 (uncountTags)
 	}{
 		{`WITH gone AS (SELECT c, h, count(*) AS n FROM unnest($1::bigint[], $2::bigint[]) AS x(c, h) GROUP BY 1, 2),
 			locked AS (SELECT e.channel_id, e.hour, gone.n FROM event_counts e JOIN gone ON e.channel_id = gone.c AND e.hour = gone.h
 			  ORDER BY 1, 2 FOR UPDATE OF e)
 			UPDATE event_counts e SET n = greatest(e.n - locked.n, 0) FROM locked
-			WHERE e.channel_id = locked.channel_id AND e.hour = locked.hour`, []any{channels, hours}},
+			WHERE e.channel_id = locked.channel_id AND e.hour = locked.hour`, []any{channels, hours}, false},
 		{`WITH gone AS (SELECT u, count(*) AS n FROM unnest($2::text[]) AS x(u) WHERE u <> '' GROUP BY 1),
 			locked AS (SELECT p.user_id, gone.n FROM people p JOIN gone ON p.user_id = gone.u WHERE p.project_id = $1
 			  ORDER BY 1 FOR UPDATE OF p)
 			UPDATE people p SET events = greatest(p.events - locked.n, 0) FROM locked
-			WHERE p.project_id = $1 AND p.user_id = locked.user_id`, []any{project, users}},
+			WHERE p.project_id = $1 AND p.user_id = locked.user_id`, []any{project, users}, false},
 		{`WITH gone AS (SELECT key, value, count(*) AS n FROM event_tags WHERE event_id = ANY($2::text[]) GROUP BY 1, 2),
 			locked AS (SELECT c.key, c.value, gone.n FROM tag_counts c JOIN gone USING (key, value) WHERE c.project_id = $1
 			  ORDER BY 1, 2 FOR UPDATE OF c)
 			UPDATE tag_counts c SET n = greatest(c.n - locked.n, 0) FROM locked
-			WHERE c.project_id = $1 AND c.key = locked.key AND c.value = locked.value`, []any{project, ids}},
+			WHERE c.project_id = $1 AND c.key = locked.key AND c.value = locked.value
+			RETURNING c.key, c.value, c.n`, []any{project, ids}, true},
 		// Its pending deliveries go with it: nobody is told of an event that is gone.
-		{`DELETE FROM deliveries WHERE event_id = ANY($1::text[])`, []any{ids}},
-		{`DELETE FROM events WHERE id = ANY($1::text[])`, []any{ids}},
+		{`DELETE FROM deliveries WHERE event_id = ANY($1::text[])`, []any{ids}, false},
+		{`DELETE FROM events WHERE id = ANY($1::text[])`, []any{ids}, false},
 	}
 	for _, s := range steps {
-		if _, err := tx.Exec(ctx, s.q, s.args...); err != nil {
+		var err error
+		if s.tagCounts {
+			err = uncountTags(ctx, tx, project, s.q, s.args...)
+		} else {
+			_, err = tx.Exec(ctx, s.q, s.args...)
+		}
+		if err != nil {
 			return err
 		}
 	}

@@ -184,12 +184,44 @@ func (db *DB) ClaimDeliveries(ctx context.Context, now time.Time, lease time.Dur
 	return out, err
 }
 
-// ReplaceDelivery deletes job id and adds jobs, in one transaction.
+// ReplaceDelivery deletes job id and adds jobs, in one transaction; a job already gone,
+// or whose event is, adds nothing. The job's event is locked first: a deletion (which
+// locks its events before their jobs) then waits for the jobs added here and takes them
+// along. An event locked already, most likely by its deletion, is not waited for (the
+// batch's other jobs would wait too, and a deletion of its channel could wait for the
+// batch in turn): the job is left as it is, claimed again when its lease runs out.
 func (db *DB) ReplaceDelivery(ctx context.Context, id int64, jobs []*tidings.Delivery, records []*tidings.PushRecord) error {
+	added := false
 	err := db.inBatch(ctx, func(ctx context.Context, tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `DELETE FROM deliveries WHERE id = $1`, id); err != nil {
+		added = false
+		var kind, eventID string
+		err := tx.QueryRow(ctx, `SELECT kind, event_id FROM deliveries WHERE id = $1`, id).Scan(&kind, &eventID)
+		if noRows(err) {
+			return nil
+		}
+		if err != nil {
 			return err
 		}
+		if slices.Contains(eventDeliveries, kind) {
+			var one int
+			err := tx.QueryRow(ctx, `SELECT 1 FROM events WHERE id = $1 FOR SHARE SKIP LOCKED`, eventID).Scan(&one)
+			if noRows(err) {
+				var exists bool
+				if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM events WHERE id = $1)`, eventID).Scan(&exists); err != nil || exists {
+					return err
+				}
+				_, err = tx.Exec(ctx, `DELETE FROM deliveries WHERE id = $1`, id)
+				return err
+			}
+			if err != nil {
+				return err
+			}
+		}
+		tag, err := tx.Exec(ctx, `DELETE FROM deliveries WHERE id = $1`, id)
+		if err != nil || tag.RowsAffected() == 0 {
+			return err
+		}
+		added = len(jobs) > 0
 		for _, d := range jobs {
 			if err := insertDelivery(ctx, tx, d); err != nil {
 				return err
@@ -197,11 +229,25 @@ func (db *DB) ReplaceDelivery(ctx context.Context, id int64, jobs []*tidings.Del
 		}
 		return recordPushes(ctx, tx, records)
 	})
-	if err == nil && len(jobs) > 0 {
+	if err == nil && added {
 		db.notifyOutbox()
 	}
 	return err
 }
+
+// eventDeliveries are the outbox's kinds whose event_id names an event (a webhook's
+// test names none).
+var eventDeliveries = []string{tidings.DeliverEvent, tidings.DeliverWebhook, tidings.DeliverPush}
+
+// eventDeliveryKinds is eventDeliveries as an SQL list.
+const eventDeliveryKinds = `'` + tidings.DeliverEvent + `', '` + tidings.DeliverWebhook + `', '` + tidings.DeliverPush + `'`
+
+// sqlDropOrphanDeliveries deletes the account's pending deliveries whose event is gone:
+// those of a deleted project's or channel's events, which foreign keys do not reach
+// (deliveries name their event by its text id). It reads the account's outbox, which is
+// small, not the events deleted.
+const sqlDropOrphanDeliveries = `DELETE FROM deliveries d WHERE d.account_id = $1 AND d.kind IN (` + eventDeliveryKinds + `)
+	AND NOT EXISTS (SELECT 1 FROM events e WHERE e.id = d.event_id)`
 
 // FinishDelivery deletes a finished job.
 func (db *DB) FinishDelivery(ctx context.Context, id int64) error {

@@ -161,6 +161,17 @@ func sqliteChecks(pass *tagPass) []storeCheck {
 		sqlCheck("outbox.tenant", `SELECT 'delivery ' || d.id || ' event ' || d.event_id, 'account ' || d.account_id, 'account ' || p.account_id
 		FROM deliveries d JOIN events e ON e.id = unhex(replace(d.event_id, '-', '')) JOIN projects p ON p.id = e.project_id
 		WHERE d.event_id != '' AND p.account_id != d.account_id`),
+		// An event's jobs go with it (deleteEvents, sqlDropOrphanDeliveries), and a job
+		// expanded after its event went adds nothing (ReplaceDelivery).
+		sqlCheck("outbox.event", `SELECT 'delivery ' || d.id || ' (' || d.kind || ')', 'event ' || d.event_id, 'none'
+		FROM deliveries d WHERE d.kind IN (`+eventDeliveryKinds+`)
+		AND NOT EXISTS (SELECT 1 FROM events e WHERE e.id = unhex(replace(d.event_id, '-', '')))`),
+		// A user's groups are listed through the memberships: one naming a group of
+		// another project would show it on the user's page.
+		sqlCheck("groups.tenant", `SELECT 'group ' || g.id || ' (' || g.group_id || ') member ' || p.id || ' (' || p.user_id || ')',
+			'project ' || g.project_id, 'project ' || p.project_id
+		FROM group_members m JOIN groups g ON g.id = m.group_ref JOIN people p ON p.id = m.person_ref
+		WHERE g.project_id != p.project_id`),
 		sqlCheck("event.seq", `SELECT 'events', 'highest seq <= ' || s.last, 'highest seq ' || (SELECT max(seq) FROM events)
 		FROM event_seq s WHERE (SELECT max(seq) FROM events) > s.last`),
 		// A key is claimed without its answer and given it before its write commits:

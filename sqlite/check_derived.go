@@ -34,7 +34,9 @@ func checkHourCounts(ctx context.Context, tx *sql.Tx, r *tidings.CheckReport) er
 			return err
 		}
 		counted += actual
-		if n != actual {
+		if n == 0 && actual == 0 { // a deletion removes the row of an hour it empties
+			r.Add(tidings.Inconsistency{Kind: "hour_count.zero", Where: fmt.Sprintf("channel %d hour %d", channel, hour), Expected: "no row", Found: "a count of 0"})
+		} else if n != actual {
 			r.Add(tidings.Inconsistency{Kind: "hour_count", Where: fmt.Sprintf("channel %d hour %d", channel, hour), Expected: fmt.Sprint(actual), Found: fmt.Sprint(n)})
 		}
 	}

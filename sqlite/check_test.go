@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tidings-dev/tidings"
 )
@@ -27,7 +28,7 @@ func checkedStore(t *testing.T) *DB {
 		if _, err := db.CreateProject(ctx, a.ID, "shop"); err != nil {
 			t.Fatal(err)
 		}
-		for _, c := range []string{"orders", "deploys"} {
+		for _, c := range []string{"orders", "deploys", "gone"} {
 			if _, err := db.CreateChannel(ctx, a.ID, "shop", c); err != nil {
 				t.Fatal(err)
 			}
@@ -43,8 +44,28 @@ func checkedStore(t *testing.T) *DB {
 				t.Fatal(err)
 			}
 		}
+		// An hour emptied by deleting its only event, and a channel with a pending
+		// delivery deleted: what they leave must not be named.
+		lone, err := db.PublishEvent(ctx, a.ID, &tidings.NewEvent{Project: "shop", Channel: "orders", Event: "lone",
+			Parser: tidings.ParserText, Timestamp: time.Now().Add(-50 * time.Hour)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := db.DeleteEvent(ctx, a.ID, "shop", lone.ID); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.PublishEvent(ctx, a.ID, &tidings.NewEvent{Project: "shop", Channel: "gone", Event: "soon gone",
+			Parser: tidings.ParserText, Notify: true}); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.DeleteChannel(ctx, a.ID, "shop", "gone"); err != nil {
+			t.Fatal(err)
+		}
 		if _, err := db.ApplyInsight(ctx, a.ID, &tidings.InsightChange{Project: "shop", Title: "Signups", Value: "3",
 			ValueKind: tidings.KindNumber, Change: tidings.ChangeUpdate}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.Group(ctx, a.ID, &tidings.GroupChange{Project: "shop", GroupID: "team", UserID: "u-1"}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -96,6 +117,12 @@ func TestCheckFindsDamage(t *testing.T) {
 		{"an hour's count", "hour_count", []string{`UPDATE event_counts SET n = n + 1 WHERE (channel_id, hour) = (SELECT channel_id, hour FROM event_counts LIMIT 1)`}},
 		{"an hour's count moved", "hour_count", []string{`UPDATE event_counts SET hour = hour + 3600000 WHERE channel_id = (SELECT min(channel_id) FROM event_counts)`}},
 		{"an hour's count gone", "hour_count", []string{`DELETE FROM event_counts WHERE channel_id = (SELECT max(channel_id) FROM event_counts)`}},
+		{"an hour's count of 0", "hour_count.zero", []string{`INSERT INTO event_counts (channel_id, hour, n) SELECT min(id), 3600000, 0 FROM channels`}},
+		{"an outbox row of no event", "outbox.event", []string{`INSERT INTO deliveries (kind, account_id, event_id, target, message_id, next_at, created_at)
+			SELECT 'webhook', id, '0190a000-0000-7000-8000-000000000000', 'wh', 'msg', 0, 0 FROM accounts LIMIT 1`}},
+		{"a group membership across accounts", "groups.tenant", []string{`INSERT INTO group_members (group_ref, person_ref)
+			SELECT g.id, p.id FROM groups g JOIN projects gp ON gp.id = g.project_id, people p JOIN projects pp ON pp.id = p.project_id
+			WHERE gp.account_id != pp.account_id LIMIT 1`}},
 		{"a user's count", "user_count", []string{`UPDATE people SET events = events + 1 WHERE user_id = 'u-1'`}},
 		{"a user's first seen", "user_seen", []string{`UPDATE people SET first_seen = last_seen + 1 WHERE user_id = 'u-2'`}},
 		{"a user without a row", "user_count", []string{`DELETE FROM people WHERE user_id = 'u-3'`}},

@@ -115,8 +115,14 @@ func deleteEvents(ctx context.Context, tx *sql.Tx, project int64, events []doome
 			return err
 		}
 	}
+	// An hour left without events loses its row: a count of 0 would stand for events
+	// that are not there (tidings check names one as hour_count.zero).
 	for k, n := range hourGone {
-		if _, err := tx.ExecContext(ctx, `UPDATE event_counts SET n = max(n - ?, 0) WHERE channel_id = ? AND hour = ?`,
+		if _, err := tx.ExecContext(ctx, `DELETE FROM event_counts WHERE channel_id = ? AND hour = ? AND n <= ?`,
+			k.channel, k.hour, n); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE event_counts SET n = n - ? WHERE channel_id = ? AND hour = ?`,
 			n, k.channel, k.hour); err != nil {
 			return err
 		}

@@ -114,13 +114,22 @@ func (db *DB) ClaimDeliveries(ctx context.Context, now time.Time, lease time.Dur
 	return out, nil
 }
 
-// ReplaceDelivery deletes job id and adds jobs, in one transaction.
+// ReplaceDelivery deletes job id and adds jobs, in one transaction; a job already gone
+// adds nothing: its event was deleted while it was expanded (the deletion took the job,
+// and jobs added now would outlive the event), or it was replaced already.
 func (db *DB) ReplaceDelivery(ctx context.Context, id int64, jobs []*tidings.Delivery, records []*tidings.PushRecord) error {
+	added := false
 	err := db.inBatch(ctx, func(ctx context.Context, sqlTx *sql.Tx) error {
 		tx := db.preparedIn(sqlTx)
-		if _, err := tx.ExecContext(ctx, sqlDeleteDelivery, id); err != nil {
+		res, err := tx.ExecContext(ctx, sqlDeleteDelivery, id)
+		if err != nil {
 			return err
 		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			added = false
+			return nil
+		}
+		added = len(jobs) > 0
 		for _, d := range jobs {
 			if err := insertDelivery(ctx, tx, d); err != nil {
 				return err
@@ -128,7 +137,7 @@ func (db *DB) ReplaceDelivery(ctx context.Context, id int64, jobs []*tidings.Del
 		}
 		return recordPushes(ctx, tx, records)
 	})
-	if err == nil && len(jobs) > 0 {
+	if err == nil && added {
 		db.notifyOutbox()
 	}
 	return err

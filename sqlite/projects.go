@@ -180,18 +180,48 @@ func (db *DB) CountEvents(ctx context.Context, accountID int64, project, channel
 	return int(c), err
 }
 
-// DeleteProject deletes the project; foreign keys take everything in it along.
+// DeleteProject deletes the project; foreign keys take everything in it along, and the
+// pending deliveries of its events go in the same transaction.
 func (db *DB) DeleteProject(ctx context.Context, accountID int64, project string) error {
-	res, err := db.write.ExecContext(ctx, `DELETE FROM projects WHERE account_id = ? AND name = ?`, accountID, project)
+	var n int64
+	err := func() error {
+		tx, err := db.write.BeginTx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		defer tx.Rollback()
+		res, err := tx.ExecContext(ctx, `DELETE FROM projects WHERE account_id = ? AND name = ?`, accountID, project)
+		if err != nil {
+			return err
+		}
+		if n, _ = res.RowsAffected(); n == 0 {
+			return nil
+		}
+		if _, err := tx.ExecContext(ctx, sqlDropOrphanDeliveries, accountID); err != nil {
+			return err
+		}
+		return tx.Commit()
+	}()
 	db.tokensInvalidated() // tokens limited to the project went with it
 	if err != nil {
 		return err
 	}
-	if n, _ := res.RowsAffected(); n == 0 {
+	if n == 0 {
 		return tidings.ProjectNotFound(project)
 	}
 	return nil
 }
+
+// eventDeliveryKinds are the outbox's kinds whose event_id names an event (a webhook's
+// test names none), as an SQL list.
+const eventDeliveryKinds = `'` + tidings.DeliverEvent + `', '` + tidings.DeliverWebhook + `', '` + tidings.DeliverPush + `'`
+
+// sqlDropOrphanDeliveries deletes the account's pending deliveries whose event is gone:
+// those of a deleted project's or channel's events, which foreign keys do not reach
+// (deliveries name their event by its text id). It reads the account's outbox, which is
+// small, not the events deleted.
+const sqlDropOrphanDeliveries = `DELETE FROM deliveries WHERE account_id = ? AND kind IN (` + eventDeliveryKinds + `)
+	AND NOT EXISTS (SELECT 1 FROM events e WHERE e.id = unhex(replace(deliveries.event_id, '-', '')))`
 
 // DeleteChannel deletes the channel with its events and the tokens limited to it.
 func (db *DB) DeleteChannel(ctx context.Context, accountID int64, project, channel string) error {
@@ -222,7 +252,10 @@ func (db *DB) DeleteChannel(ctx context.Context, accountID int64, project, chann
 			gone = true
 			return nil
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE tags SET count = (SELECT count(*) FROM event_tags WHERE tag_id = tags.id) WHERE project_id = ?`, p.ID)
+		if _, err := tx.ExecContext(ctx, `UPDATE tags SET count = (SELECT count(*) FROM event_tags WHERE tag_id = tags.id) WHERE project_id = ?`, p.ID); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, sqlDropOrphanDeliveries, accountID)
 		return err
 	})
 	db.tokensInvalidated() // tokens limited to the channel went with it

@@ -159,4 +159,39 @@ func testOutbox(t *testing.T, open Opener) {
 	if _, oldest, _ := f.s.PendingDeliveries(ctx); oldest.IsZero() || oldest.After(now) {
 		t.Fatalf("oldest pending = %v", oldest)
 	}
+
+	// An event deleted while its job is expanded: the deletion takes the job, and the
+	// replacement adds nothing that would outlive the event.
+	before := pending()
+	gone := f.publish(t, tidings.NewEvent{Event: "deleted meanwhile", Notify: true})
+	claimed, err := f.s.ClaimDeliveries(ctx, later.Add(3*time.Hour), time.Minute, 10, tidings.DeliverEvent)
+	must(t, err)
+	if len(claimed) != 1 || claimed[0].EventID != gone.ID {
+		t.Fatalf("claimed %+v, want the job of %s", claimed, gone.ID)
+	}
+	must(t, f.s.DeleteEvent(ctx, f.account.ID, "my-saas", gone.ID))
+	must(t, f.s.ReplaceDelivery(ctx, claimed[0].ID, []*tidings.Delivery{{Kind: tidings.DeliverWebhook, AccountID: f.account.ID,
+		EventID: gone.ID, Target: "wh_a", MessageID: "msg_gone", NextAt: now, CreatedAt: now}}, nil))
+	if n := pending(); n != before {
+		t.Fatalf("after expanding a deleted event's job: %d jobs, want %d", n, before)
+	}
+	// A channel's or project's deletion takes its events' jobs along.
+	for _, scope := range []string{"channel", "project"} {
+		_, err := f.s.CreateProject(ctx, f.account.ID, "tmp")
+		must(t, err)
+		_, err = f.s.CreateChannel(ctx, f.account.ID, "tmp", "c")
+		must(t, err)
+		f.publish(t, tidings.NewEvent{Project: "tmp", Channel: "c", Event: "in a " + scope + " deleted", Notify: true})
+		if scope == "channel" {
+			must(t, f.s.DeleteChannel(ctx, f.account.ID, "tmp", "c"))
+		} else {
+			must(t, f.s.DeleteProject(ctx, f.account.ID, "tmp"))
+		}
+		if n := pending(); n != before {
+			t.Fatalf("after deleting a %s: %d jobs, want %d", scope, n, before)
+		}
+		if scope == "channel" {
+			must(t, f.s.DeleteProject(ctx, f.account.ID, "tmp"))
+		}
+	}
 }

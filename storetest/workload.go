@@ -92,6 +92,7 @@ func testWorkload(t *testing.T, open Opener) {
 			e.Description = "ancient history of " + a.Name
 		} else {
 			e.Description = "fresh news of " + a.Name
+			e.Notify = n%3 == 0 // an outbox job, for the expander below
 		}
 		return s.PublishEvent(ctx, a.ID, e)
 	}
@@ -247,6 +248,37 @@ func testWorkload(t *testing.T, open Opener) {
 			must2(s.DeleteProject(ctx, a.ID, project))
 		})
 	}
+	// The outbox expanded as the delivery runner does, while its events are deleted one
+	// at a time and with their channels and projects: a job of an event deleted
+	// meanwhile must not leave jobs behind (the check's outbox.event).
+	run(func(int) {
+		jobs, err := s.ClaimDeliveries(ctx, time.Now(), time.Minute, 20)
+		if err != nil {
+			fail("claim: %v", err)
+			return
+		}
+		if len(jobs) == 0 {
+			time.Sleep(time.Millisecond)
+		}
+		for _, j := range jobs {
+			if j.Kind != tidings.DeliverEvent {
+				outboxOK(s.FinishDelivery(ctx, j.ID), fail)
+				continue
+			}
+			ev, err := s.FindEventByID(ctx, j.AccountID, j.EventID)
+			if tidings.ErrorCode(err) == tidings.ENotFound {
+				outboxOK(s.FinishDelivery(ctx, j.ID), fail)
+				continue
+			}
+			if err != nil {
+				fail("find the job's event: %v", err)
+				continue
+			}
+			now := time.Now()
+			outboxOK(s.ReplaceDelivery(ctx, j.ID, []*tidings.Delivery{{Kind: tidings.DeliverWebhook, AccountID: j.AccountID, EventID: ev.ID,
+				Target: "wh", MessageID: tidings.NewID("msg_"), NextAt: now, CreatedAt: now}}, nil), fail)
+		}
+	})
 	// The retention purge, all the time, in small batches.
 	purged := atomic.Int64{}
 	run(func(int) {
@@ -341,6 +373,12 @@ func testWorkload(t *testing.T, open Opener) {
 	}
 	if errors.Is(ctx.Err(), context.Canceled) {
 		t.Fatal(ctx.Err())
+	}
+}
+
+func outboxOK(err error, fail func(format string, args ...any)) {
+	if err != nil {
+		fail("outbox: %v", err)
 	}
 }
 

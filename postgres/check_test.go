@@ -1,0 +1,142 @@
+package postgres_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/tidings-dev/tidings"
+	"github.com/tidings-dev/tidings/internal/pgtest"
+	"github.com/tidings-dev/tidings/postgres"
+)
+
+// checkedStore is a store of two accounts, each with a project of two channels, whose
+// events carry string, number and boolean tags, users, a group, an insight, and text
+// that SQL folds (ASCII with punctuation) and that only Go folds (accents, an escaped
+// control character). A tag, an hour and a channel emptied by deletions are in it
+// too: what they leave must not be named. It returns the store and a connection to
+// its schema, to damage it behind the store's back.
+func checkedStore(t *testing.T) (*postgres.DB, *pgx.Conn) {
+	t.Helper()
+	ctx := context.Background()
+	url := pgtest.URL(t)
+	db, err := postgres.Open(ctx, url, postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	for _, name := range []string{"acme", "umbrella"} {
+		a, err := db.CreateAccount(ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.CreateProject(ctx, a.ID, "shop"); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []string{"orders", "deploys", "gone"} {
+			if _, err := db.CreateChannel(ctx, a.ID, "shop", c); err != nil {
+				t.Fatal(err)
+			}
+		}
+		publish := func(e *tidings.NewEvent) *tidings.Event {
+			t.Helper()
+			ev, err := db.PublishEvent(ctx, a.ID, e)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return ev
+		}
+		for i := range 30 {
+			publish(&tidings.NewEvent{Project: "shop", Channel: []string{"orders", "deploys"}[i%2],
+				Event: fmt.Sprintf("%s paid #%d: EUR 19.90 (A.B.)", name, i), Description: []string{"", "Café déjà vu", "tab\there"}[i%3],
+				Parser: tidings.ParserText, UserID: fmt.Sprintf("u-%d", i%4), Notify: i%5 == 0, Tags: tidings.Tags{
+					{Key: "plan", Kind: tidings.KindString, Value: []string{"pro", `say "hi", free`, "naïve", "a\x01b"}[i%4]},
+					{Key: "amount", Kind: tidings.KindNumber, Value: []string{"19.90", "1e3", "-7", "12345678901234567890"}[i%4]},
+					{Key: "trial", Kind: tidings.KindBool, Value: []string{"true", "false"}[i%2]},
+				}})
+		}
+		// Emptied: a tag value and an hour by deleting their only event, a channel by
+		// deleting it.
+		lone := publish(&tidings.NewEvent{Project: "shop", Channel: "orders", Event: "lone", Parser: tidings.ParserText,
+			Timestamp: time.Now().Add(-50 * time.Hour), Tags: tidings.Tags{{Key: "plan", Kind: tidings.KindString, Value: "lone"}}})
+		if err := db.DeleteEvent(ctx, a.ID, "shop", lone.ID); err != nil {
+			t.Fatal(err)
+		}
+		publish(&tidings.NewEvent{Project: "shop", Channel: "gone", Event: "soon gone", Parser: tidings.ParserText, Notify: true,
+			Tags: tidings.Tags{{Key: "plan", Kind: tidings.KindString, Value: "gone"}}})
+		if err := db.DeleteChannel(ctx, a.ID, "shop", "gone"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.ApplyInsight(ctx, a.ID, &tidings.InsightChange{Project: "shop", Title: "Signups", Value: "3",
+			ValueKind: tidings.KindNumber, Change: tidings.ChangeUpdate}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.Group(ctx, a.ID, &tidings.GroupChange{Project: "shop", GroupID: "team", UserID: "u-1"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	return db, conn
+}
+
+// TestCheckFindsDamage damages each derived structure of a consistent store behind the
+// store's back, one way at a time, and expects the check to name it.
+func TestCheckFindsDamage(t *testing.T) {
+	t.Parallel()
+	ok, _ := checkedStore(t)
+	r, err := ok.Check(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.OK() || r.Events != 60 {
+		t.Fatalf("a consistent store of 60 events: %d events, %v (+%d)", r.Events, r.Problems, r.Omitted)
+	}
+	for _, c := range []struct {
+		name, kind string
+		damage     string
+	}{
+		{"a search vector of other text", "search.text", `UPDATE events SET search = to_tsvector('simple', 'ghost')
+			WHERE id = (SELECT min(id) FROM events WHERE description = '')`},
+		{"a search vector of other text, its event's not ASCII", "search.text", `UPDATE events SET search = to_tsvector('simple', 'cafe deja vu')
+			WHERE id = (SELECT min(id) FROM events WHERE description <> '' AND description <> E'tab\there')`},
+		{"a search vector missing a word", "search.text", `UPDATE events SET search = to_tsvector('simple', replace(event, 'paid', ''))
+			WHERE id = (SELECT max(id) FROM events)`},
+		{"an outbox row of a missing event", "outbox.event", `INSERT INTO deliveries (kind, account_id, event_id, target, message_id, next_at, created_at)
+			SELECT 'webhook', id, '0190a000-0000-7000-8000-000000000000', 'wh', 'msg', 0, 0 FROM accounts LIMIT 1`},
+		{"a group member of another project", "groups.tenant", `INSERT INTO group_members (group_ref, person_ref)
+			SELECT g.id, p.id FROM groups g, people p WHERE g.project_id <> p.project_id LIMIT 1`},
+		{"a tag count with no events", "tag_count.zero", `INSERT INTO tag_counts (project_id, key, value, n)
+			SELECT id, 'plan', 'ghost', 0 FROM projects LIMIT 1`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			db, conn := checkedStore(t)
+			if tag, err := conn.Exec(t.Context(), c.damage); err != nil {
+				t.Fatalf("%s: %v", c.damage, err)
+			} else if tag.RowsAffected() == 0 {
+				t.Fatalf("%s changed nothing", c.damage)
+			}
+			r, err := db.Check(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			var kinds []string
+			found := false
+			for _, p := range r.Problems {
+				kinds = append(kinds, p.String())
+				found = found || p.Kind == c.kind
+			}
+			if !found {
+				t.Fatalf("check after %q: want a %s, found %d: %s", c.damage, c.kind, len(r.Problems), strings.Join(kinds, "; "))
+			}
+		})
+	}
+}
