@@ -69,6 +69,7 @@ var rules = map[string][]string{
 	"/internal/attack":      {"*"},
 	"/internal/changemark":  {"*"},
 	"/internal/clientip":    {"*"},
+	"/internal/connlimit":   {"*"},
 	"/internal/dirlock":     {"*"},
 	"/internal/groupcommit": {"*"},
 	"/internal/logbuf":      {"*"},
