@@ -147,7 +147,7 @@ func checkSearchScopes(ctx context.Context, tx *sql.Tx, r *tidings.CheckReport) 
 		return err
 	}
 	for _, p := range projects {
-		scope := fmt.Sprintf(`scope:"p%d"`, p)
+		scope := `scope:"` + scopeToken('p', p) + `"`
 		var indexed, want [3]int64
 		if err := tx.QueryRowContext(ctx, `SELECT `+fmt.Sprintf(seqSums, "rowid")+` FROM events_fts WHERE events_fts MATCH ?`, scope).
 			Scan(&indexed[0], &indexed[1], &indexed[2]); err != nil {

@@ -85,12 +85,12 @@ func TestCheckFindsDamage(t *testing.T) {
 				WHERE seq = 1 AND tag_id = (SELECT id FROM tags WHERE key = 'plan' AND value = 'pro' AND project_id = (SELECT project_id FROM events WHERE seq = 1))`}},
 		{"a tag's count", "tag_count", []string{`UPDATE tags SET count = count + 1 WHERE key = 'trial' AND value = 'true'`}},
 		{"a full-text row gone", "search.missing", []string{`DELETE FROM events_fts WHERE rowid = 11`}},
-		{"a full-text row of no event", "search.orphan", []string{`INSERT INTO events_fts (rowid, text, scope) VALUES (100000, 'ghost', 'p1 c1')`}},
+		{"a full-text row of no event", "search.orphan", []string{`INSERT INTO events_fts (rowid, text, scope) VALUES (100000, 'ghost', '_p1 _c1')`}},
 		{"a full-text row in another project's scope", "search.scope", []string{`DELETE FROM events_fts WHERE rowid = 12`,
-			`INSERT INTO events_fts (rowid, text, scope) SELECT 12, 'paid', 'p' || (SELECT max(id) FROM projects)
-				|| ' c' || channel_id FROM events WHERE seq = 12`}},
+			`INSERT INTO events_fts (rowid, text, scope) SELECT 12, 'paid', '_p' || (SELECT max(id) FROM projects)
+				|| ' _c' || channel_id FROM events WHERE seq = 12`}},
 		{"a full-text row without its project's scope", "search.scope", []string{`DELETE FROM events_fts WHERE rowid = 13`,
-			`INSERT INTO events_fts (rowid, text, scope) SELECT 13, 'paid', 'c' || channel_id FROM events WHERE seq = 13`}},
+			`INSERT INTO events_fts (rowid, text, scope) SELECT 13, 'paid', '_c' || channel_id FROM events WHERE seq = 13`}},
 		{"the indexer's watermark past the last event", "search.watermark", []string{`UPDATE search_indexed SET seq = seq + 1000`}},
 		{"full-text rows above the indexer's watermark", "search.ahead", []string{`UPDATE search_indexed SET seq = seq - 5`}},
 		{"an hour's count", "hour_count", []string{`UPDATE event_counts SET n = n + 1 WHERE (channel_id, hour) = (SELECT channel_id, hour FROM event_counts LIMIT 1)`}},

@@ -482,7 +482,7 @@ func searchRowsOf(ctx context.Context, tx *sql.Tx, query string, args ...any) ([
 				ids = append(ids, id)
 			}
 		}
-		out = append(out, searchRow{seq: e.seq, text: e.ev.SearchText(), scope: searchScope(e.project, e.channel, ids, e.ev.UserID), at: e.at})
+		out = append(out, searchRow{seq: e.seq, text: searchText(&e.ev), scope: searchScope(e.project, e.channel, ids, e.ev.UserID), at: e.at})
 	}
 	return out, nil
 }
