@@ -61,6 +61,8 @@ func BenchmarkCheckParts(b *testing.B) {
 		}},
 		{"search", func(tx *sql.Tx, r *tidings.CheckReport) error { return checkSearchRows(ctx, tx, r) }},
 		{"search.scope", func(tx *sql.Tx, r *tidings.CheckReport) error { return checkSearchScopes(ctx, tx, r) }},
+		{"search.text", func(tx *sql.Tx, r *tidings.CheckReport) error { return checkSearchText(ctx, tx, r) }},
+		{"search.tag", func(tx *sql.Tx, r *tidings.CheckReport) error { return checkSearchTags(ctx, tx, r) }},
 		{"hour_count", func(tx *sql.Tx, r *tidings.CheckReport) error { return checkHourCounts(ctx, tx, r) }},
 	} {
 		b.Run(part.name, func(b *testing.B) {
