@@ -125,6 +125,11 @@ const seqSums = `count(*), coalesce(sum(%[1]s %% 2147483647), 0), coalesce(sum((
 // watermarks: their number and two sums of their seqs must match; only a project or
 // channel where they do not is read row by row, to name the rows of other events.
 func checkSearchScopes(ctx context.Context, tx *sql.Tx, r *tidings.CheckReport) error {
+	return checkScopeSums(ctx, tx, r, `SELECT 'p', id FROM projects UNION ALL SELECT 'c', id FROM channels`)
+}
+
+// checkScopeSums checks the scopes that query lists: ('p', project id) or ('c', channel id).
+func checkScopeSums(ctx context.Context, tx *sql.Tx, r *tidings.CheckReport, query string) error {
 	type scope struct {
 		kind    byte
 		id      int64
@@ -133,7 +138,7 @@ func checkSearchScopes(ctx context.Context, tx *sql.Tx, r *tidings.CheckReport) 
 		noun    string
 	}
 	var scopes []scope
-	rows, err := tx.QueryContext(ctx, `SELECT 'p', id FROM projects UNION ALL SELECT 'c', id FROM channels ORDER BY 1 DESC, 2`)
+	rows, err := tx.QueryContext(ctx, query)
 	if err != nil {
 		return err
 	}
