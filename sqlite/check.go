@@ -154,6 +154,8 @@ func sqliteChecks(pass *tagPass) []storeCheck {
 	return []storeCheck{
 		{"search", checkSearchRows},
 		{"search.scope", checkSearchScopes},
+		{"search.text", checkSearchText},
+		{"search.tag", checkSearchTags},
 		{"hour_count", checkHourCounts},
 		sqlCheck("insight_history", `SELECT 'insight ' || i.id || ' (' || i.title || ')', i.value, coalesce(
 			(SELECT value FROM insight_points WHERE insight_id = i.id ORDER BY rowid DESC LIMIT 1), 'no point')

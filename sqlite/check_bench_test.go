@@ -60,7 +60,14 @@ func BenchmarkCheckParts(b *testing.B) {
 			return err
 		}},
 		{"search", func(tx *sql.Tx, r *tidings.CheckReport) error { return checkSearchRows(ctx, tx, r) }},
-		{"search.scope", func(tx *sql.Tx, r *tidings.CheckReport) error { return checkSearchScopes(ctx, tx, r) }},
+		{"search.scope", func(tx *sql.Tx, r *tidings.CheckReport) error {
+			return checkScopeSums(ctx, tx, r, `SELECT 'p', id FROM projects`)
+		}},
+		{"search.channel", func(tx *sql.Tx, r *tidings.CheckReport) error {
+			return checkScopeSums(ctx, tx, r, `SELECT 'c', id FROM channels`)
+		}},
+		{"search.text", func(tx *sql.Tx, r *tidings.CheckReport) error { return checkSearchText(ctx, tx, r) }},
+		{"search.tag", func(tx *sql.Tx, r *tidings.CheckReport) error { return checkSearchTags(ctx, tx, r) }},
 		{"hour_count", func(tx *sql.Tx, r *tidings.CheckReport) error { return checkHourCounts(ctx, tx, r) }},
 	} {
 		b.Run(part.name, func(b *testing.B) {

@@ -122,23 +122,40 @@ func searchMarks(ctx context.Context, tx *sql.Tx) (backfill, indexed int64, err 
 // in 2^60.
 const seqSums = `count(*), coalesce(sum(%[1]s %% 2147483647), 0), coalesce(sum((%[1]s %% 2147483629) * (%[1]s %% 2147483629) %% 2147483629), 0)`
 
-// checkSearchScopes checks, project by project, that the full-text rows carrying a
-// project's scope token are those of its events between the two watermarks: their
-// number and two sums of their seqs must match; only a project where they do not is
-// read row by row, to name the rows of another project's events.
+// checkSearchScopes checks, project by project and channel by channel, that the
+// full-text rows carrying its scope token are those of its events between the two
+// watermarks: their number and two sums of their seqs must match; only a project or
+// channel where they do not is read row by row, to name the rows of other events.
 func checkSearchScopes(ctx context.Context, tx *sql.Tx, r *tidings.CheckReport) error {
-	var projects []int64
-	rows, err := tx.QueryContext(ctx, `SELECT id FROM projects ORDER BY id`)
+	return checkScopeSums(ctx, tx, r, `SELECT 'p', id FROM projects UNION ALL SELECT 'c', id FROM channels`)
+}
+
+// checkScopeSums checks the scopes that query lists: ('p', project id) or ('c', channel id).
+func checkScopeSums(ctx context.Context, tx *sql.Tx, r *tidings.CheckReport, query string) error {
+	type scope struct {
+		kind    byte
+		id      int64
+		problem string // the Inconsistency's kind
+		column  string // the events' column
+		noun    string
+	}
+	var scopes []scope
+	rows, err := tx.QueryContext(ctx, query)
 	if err != nil {
 		return err
 	}
 	for rows.Next() {
+		var kind string
 		var id int64
-		if err := rows.Scan(&id); err != nil {
+		if err := rows.Scan(&kind, &id); err != nil {
 			rows.Close()
 			return err
 		}
-		projects = append(projects, id)
+		if kind == "p" {
+			scopes = append(scopes, scope{'p', id, "search.scope", "project_id", "project"})
+		} else {
+			scopes = append(scopes, scope{'c', id, "search.channel", "channel_id", "channel"})
+		}
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
@@ -148,14 +165,14 @@ func checkSearchScopes(ctx context.Context, tx *sql.Tx, r *tidings.CheckReport) 
 	if err != nil {
 		return err
 	}
-	for _, p := range projects {
-		scope := fmt.Sprintf(`scope:"p%d"`, p)
+	for _, sc := range scopes {
+		match := `scope:"` + scopeToken(sc.kind, sc.id) + `"`
 		var indexed, want [3]int64
-		if err := tx.QueryRowContext(ctx, `SELECT `+fmt.Sprintf(seqSums, "rowid")+` FROM events_fts WHERE events_fts MATCH ?`, scope).
+		if err := tx.QueryRowContext(ctx, `SELECT `+fmt.Sprintf(seqSums, "rowid")+` FROM events_fts WHERE events_fts MATCH ?`, match).
 			Scan(&indexed[0], &indexed[1], &indexed[2]); err != nil {
 			return err
 		}
-		if err := tx.QueryRowContext(ctx, `SELECT `+fmt.Sprintf(seqSums, "seq")+` FROM events WHERE project_id = ? AND seq > ? AND seq <= ?`, p, backfill, mark).
+		if err := tx.QueryRowContext(ctx, `SELECT `+fmt.Sprintf(seqSums, "seq")+` FROM events WHERE `+sc.column+` = ? AND seq > ? AND seq <= ?`, sc.id, backfill, mark).
 			Scan(&want[0], &want[1], &want[2]); err != nil {
 			return err
 		}
@@ -163,18 +180,18 @@ func checkSearchScopes(ctx context.Context, tx *sql.Tx, r *tidings.CheckReport) 
 			continue
 		}
 		before := len(r.Problems) + int(r.Omitted)
-		err := eachRow(ctx, tx, `SELECT 'seq ' || s.rowid, 'an event of project `+fmt.Sprint(p)+`',
-			coalesce('an event of project ' || e.project_id, 'no event')
+		err := eachRow(ctx, tx, `SELECT 'seq ' || s.rowid, 'an event of `+sc.noun+` `+fmt.Sprint(sc.id)+`',
+			coalesce('an event of `+sc.noun+` ' || e.`+sc.column+`, 'no event')
 			FROM events_fts s LEFT JOIN events e ON e.seq = s.rowid
-			WHERE events_fts MATCH '`+scope+`' AND e.project_id IS NOT `+fmt.Sprint(p),
+			WHERE events_fts MATCH '`+match+`' AND e.`+sc.column+` IS NOT `+fmt.Sprint(sc.id),
 			func(where, expected, found string) {
-				r.Add(tidings.Inconsistency{Kind: "search.scope", Where: where, Expected: expected, Found: found})
+				r.Add(tidings.Inconsistency{Kind: sc.problem, Where: where, Expected: expected, Found: found})
 			})
 		if err != nil {
 			return err
 		}
 		if len(r.Problems)+int(r.Omitted) == before {
-			r.Add(tidings.Inconsistency{Kind: "search.scope", Where: fmt.Sprintf("project %d", p),
+			r.Add(tidings.Inconsistency{Kind: sc.problem, Where: fmt.Sprintf("%s %d", sc.noun, sc.id),
 				Expected: fmt.Sprintf("%d rows with its scope, one per event after seq %d up to %d", want[0], backfill, mark),
 				Found:    fmt.Sprintf("%d rows, of other events", indexed[0])})
 		}

@@ -86,6 +86,9 @@ func TestCheckFindsDamage(t *testing.T) {
 	if !r.OK() || r.Events != 60 {
 		t.Fatalf("a consistent store of 60 events: %d events, %v (+%d)", r.Events, r.Problems, r.Omitted)
 	}
+	// An event's full-text text and tag tokens, in SQL (search.go, feed_plan.go).
+	const ftsText = `e.event || ' ' || e.description || ' ' || (SELECT group_concat(value, ' ') FROM json_each(e.tags))`
+	const ftsTags = `(SELECT group_concat(' _t' || tag_id, '') FROM event_tags t WHERE t.seq = e.seq)`
 	const otherProjectsTag = `(SELECT g.id FROM tags g WHERE g.project_id != (SELECT project_id FROM events WHERE seq = 5) AND g.key = 'plan' AND g.value = 'pro')`
 	for _, c := range []struct {
 		name, kind string
@@ -106,12 +109,23 @@ func TestCheckFindsDamage(t *testing.T) {
 				WHERE seq = 1 AND tag_id = (SELECT id FROM tags WHERE key = 'plan' AND value = 'pro' AND project_id = (SELECT project_id FROM events WHERE seq = 1))`}},
 		{"a tag's count", "tag_count", []string{`UPDATE tags SET count = count + 1 WHERE key = 'trial' AND value = 'true'`}},
 		{"a full-text row gone", "search.missing", []string{`DELETE FROM events_fts WHERE rowid = 11`}},
-		{"a full-text row of no event", "search.orphan", []string{`INSERT INTO events_fts (rowid, text, scope) VALUES (100000, 'ghost', 'p1 c1')`}},
+		{"a full-text row of no event", "search.orphan", []string{`INSERT INTO events_fts (rowid, text, scope) VALUES (100000, 'ghost', '_p1 _c1')`}},
 		{"a full-text row in another project's scope", "search.scope", []string{`DELETE FROM events_fts WHERE rowid = 12`,
-			`INSERT INTO events_fts (rowid, text, scope) SELECT 12, 'paid', 'p' || (SELECT max(id) FROM projects)
-				|| ' c' || channel_id FROM events WHERE seq = 12`}},
+			`INSERT INTO events_fts (rowid, text, scope) SELECT 12, 'paid', '_p' || (SELECT max(id) FROM projects)
+				|| ' _c' || channel_id FROM events WHERE seq = 12`}},
 		{"a full-text row without its project's scope", "search.scope", []string{`DELETE FROM events_fts WHERE rowid = 13`,
-			`INSERT INTO events_fts (rowid, text, scope) SELECT 13, 'paid', 'c' || channel_id FROM events WHERE seq = 13`}},
+			`INSERT INTO events_fts (rowid, text, scope) SELECT 13, 'paid', '_c' || channel_id FROM events WHERE seq = 13`}},
+		// What a full-text row holds: its channel's and tags' tokens, and its words. Each
+		// row is the event's own but for the part named.
+		{"a full-text row with another channel's scope", "search.channel", []string{`DELETE FROM events_fts WHERE rowid = 14`,
+			`INSERT INTO events_fts (rowid, text, scope) SELECT 14, ` + ftsText + `, '_p' || project_id
+				|| ' _c' || (SELECT min(id) FROM channels c WHERE c.project_id = e.project_id AND c.id != e.channel_id) || ` + ftsTags + ` FROM events e WHERE seq = 14`}},
+		{"a full-text row with a wrong tag scope", "search.tag", []string{`DELETE FROM events_fts WHERE rowid = 15`,
+			`INSERT INTO events_fts (rowid, text, scope) SELECT 15, ` + ftsText + `, '_p' || project_id || ' _c' || channel_id
+				|| replace(` + ftsTags + ` || ' ', ' _t' || (SELECT id FROM tags WHERE project_id = e.project_id AND key = 'plan' AND value = 'pro') || ' ',
+				' _t' || (SELECT id FROM tags WHERE project_id = e.project_id AND key = 'plan' AND value = 'free') || ' ') FROM events e WHERE seq = 15`}},
+		{"a full-text row with wrong text", "search.text", []string{`DELETE FROM events_fts WHERE rowid = 16`,
+			`INSERT INTO events_fts (rowid, text, scope) SELECT 16, 'rich', '_p' || project_id || ' _c' || channel_id || ` + ftsTags + ` FROM events e WHERE seq = 16`}},
 		{"the indexer's watermark past the last event", "search.watermark", []string{`UPDATE search_indexed SET seq = seq + 1000`}},
 		{"full-text rows above the indexer's watermark", "search.ahead", []string{`UPDATE search_indexed SET seq = seq - 5`}},
 		{"an hour's count", "hour_count", []string{`UPDATE event_counts SET n = n + 1 WHERE (channel_id, hour) = (SELECT channel_id, hour FROM event_counts LIMIT 1)`}},

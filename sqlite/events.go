@@ -146,7 +146,7 @@ func (b *batch) writeEvent(ctx context.Context, accountID int64, p *tidings.Proj
 		b.jobTag[tagID]++
 		tagIDs = append(tagIDs, tagID)
 	}
-	b.searchRows = append(b.searchRows, searchRow{seq: seq, text: ev.SearchText(), scope: searchScope(p.ID, channelID, tagIDs, ev.UserID), at: ms(b.now)})
+	b.searchRows = append(b.searchRows, searchRow{seq: seq, text: searchText(ev), scope: searchScope(p.ID, channelID, tagIDs, ev.UserID), at: ms(b.now)})
 	b.jobHours[hourKey{channelID, hourOf(ts)}]++
 	if ev.UserID != "" {
 		b.users[userKey{p.ID, ev.UserID}]++ // an event is never rolled back alone: no job copy needed

@@ -121,7 +121,7 @@ func listQuery(f feedFilter) eventQuery {
 // searchQuery reads a word search's candidates from the full-text index — at most
 // searchBudget+1 of them, which the caller has counted to be all — newest first by
 // event timestamp, like the feed. The index holds, beside each event's words, its scope:
-// tokens for its project, channel and tags (p7 c12 t40), so the project, channel and tag
+// tokens for its project, channel and tags (_p7 _c12 _t40), so the project, channel and tag
 // filters are part of the full-text query, which intersects them. The time range and
 // the page's cursor are checked on the rows read.
 func searchQuery(f feedFilter) eventQuery {
@@ -172,16 +172,17 @@ func countCandidates(f feedFilter) eventQuery {
 }
 
 // matchExpr is the FTS5 query of a search: scope tokens, then each term as a phrase
-// of its words (which hold only letters and digits), a prefix when it ends in *.
+// of its words (which hold only letters and digits, so never a scope token's mark), a
+// prefix when it ends in *.
 func matchExpr(f feedFilter) string {
 	var b strings.Builder
 	if f.channel != 0 {
-		fmt.Fprintf(&b, `scope:"c%d"`, f.channel)
+		fmt.Fprintf(&b, `scope:"%s"`, scopeToken('c', f.channel))
 	} else {
-		fmt.Fprintf(&b, `scope:"p%d"`, f.project)
+		fmt.Fprintf(&b, `scope:"%s"`, scopeToken('p', f.project))
 	}
 	for _, t := range f.tags {
-		fmt.Fprintf(&b, ` AND scope:"t%d"`, t.id)
+		fmt.Fprintf(&b, ` AND scope:"%s"`, scopeToken('t', t.id))
 	}
 	for i, u := range f.users {
 		switch {
@@ -204,23 +205,44 @@ func matchExpr(f feedFilter) string {
 	return b.String()
 }
 
-// userToken is an event's user_id as a token of the scope column: u and 16 hex
+// scopeMark begins every scope token. The full-text index's tokenizer keeps it inside
+// a token (tokenchars), and it is neither a letter nor a digit, so no word of a query
+// holds it (tidings.SearchWords), and an event's text has it replaced by a space
+// (searchText): a word such as p1 never reads the posting list of project 1's token,
+// which holds every event of the project (docs/decisions.md). Before, tokens were p1,
+// c1, t1 and a search for p1 read a whole project's list to find none.
+const scopeMark = '_'
+
+// scopeToken is the scope token of a project (kind p), channel (c) or tag (t).
+func scopeToken(kind byte, id int64) string {
+	return string(strconv.AppendInt([]byte{scopeMark, kind}, id, 10))
+}
+
+// searchText is an event's text column in the full-text index: the text search looks
+// at (tidings.Event.SearchText), without the scope tokens' mark, which the tokenizer
+// would keep inside words. unicode61 cut words at it before the mark was a token
+// character, so the words indexed are the same as they were.
+func searchText(ev *tidings.Event) string {
+	return strings.ReplaceAll(ev.SearchText(), string(scopeMark), " ")
+}
+
+// userToken is an event's user_id as a token of the scope column: _u and 16 hex
 // digits of its SHA-256 (a user_id may hold any characters; the query checks the
 // user_id itself too).
 func userToken(userID string) string {
 	sum := sha256.Sum256([]byte(userID))
-	return "u" + hex.EncodeToString(sum[:8])
+	return string(scopeMark) + "u" + hex.EncodeToString(sum[:8])
 }
 
 // searchScope is the scope column of an event's row in the full-text index.
 func searchScope(project, channel int64, tagIDs []int64, userID string) string {
-	b := make([]byte, 0, 40+8*len(tagIDs))
-	b = append(b, 'p')
+	b := make([]byte, 0, 48+9*len(tagIDs))
+	b = append(b, scopeMark, 'p')
 	b = strconv.AppendInt(b, project, 10)
-	b = append(b, " c"...)
+	b = append(b, ' ', scopeMark, 'c')
 	b = strconv.AppendInt(b, channel, 10)
 	for _, id := range tagIDs {
-		b = append(b, " t"...)
+		b = append(b, ' ', scopeMark, 't')
 		b = strconv.AppendInt(b, id, 10)
 	}
 	if userID != "" {

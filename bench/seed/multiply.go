@@ -60,6 +60,9 @@ func multiplyEvents(ctx context.Context, file string, k int) error {
 		fmt.Sprintf(`UPDATE event_seq SET last = %d`, last*int64(k)),
 		`INSERT INTO events_fts (events_fts) VALUES ('delete-all')`,
 		fmt.Sprintf(`UPDATE search_backfill SET next_seq = %d`, last*int64(k)),
+		// The indexer's watermark too: it covers the events above the backfill's, and
+		// left at the original last seq it would index the copies a second time.
+		fmt.Sprintf(`UPDATE search_indexed SET seq = %d`, last*int64(k)),
 		`PRAGMA wal_checkpoint(TRUNCATE)`,
 	} {
 		if _, err := db.ExecContext(ctx, q); err != nil {

@@ -108,6 +108,12 @@ func timeReads(ctx context.Context, s tidings.Store, account int64, runs int, on
 		{"hostile: 8 common words", search("new subscription user signed up deploy finished paid", "", "")},
 		{"hostile: common words, none together (paid signed)", search("paid signed", "", "")},
 		{"hostile: absent prefix (zz*)", search("zz*", "", "")},
+		// Words spelled like the full-text index's scope tokens (project shop is p1, its
+		// busiest channel c1): they once read every event of the scope.
+		{"hostile: a project's token (p1)", search("p1", "", "")},
+		{"hostile: a channel's token (c1)", search("c1", "", "")},
+		{"hostile: a tag's token (t1)", search("t1", "", "")},
+		{"hostile: tokens in a channel (p1 c1 in payments)", search("p1 c1", "payments", "")},
 		{"a user's journey (user-4242)", func() error {
 			_, err := s.ListEvents(ctx, account, tidings.EventQuery{Project: "shop", Users: []string{"user-4242"}, Limit: 50})
 			return err
