@@ -108,10 +108,10 @@ func TestSearchScopeTokensAreNotWords(t *testing.T) {
 	}
 }
 
-// A store at migration 16, its full-text rows made with the old tokens (p1 c1 as
+// A store at migration 17, its full-text rows made with the old tokens (p1 c1 as
 // words), upgraded: every event is found again by its words, through the backfill,
 // no old token is left, and the check finds the store whole.
-func TestMigration17RebuildsSearch(t *testing.T) {
+func TestMigration18RebuildsSearch(t *testing.T) {
 	t.Parallel()
 	old := backfillChunk
 	backfillChunk = 50 // several chunks
@@ -132,10 +132,10 @@ func TestMigration17RebuildsSearch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.DownTo(t.Context(), 16); err != nil {
+	if _, err := p.DownTo(t.Context(), 17); err != nil {
 		t.Fatal(err)
 	}
-	// As the code of migration 16 indexed them: scope tokens without the mark.
+	// As the code before migration 18 indexed them: scope tokens without the mark.
 	for _, q := range []string{
 		`INSERT INTO events_fts (rowid, text, scope) SELECT seq, event, 'p' || project_id || ' c' || channel_id || ' t1' FROM events`,
 		`UPDATE search_backfill SET next_seq = 0`,
