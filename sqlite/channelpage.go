@@ -23,18 +23,8 @@ func (db *DB) PageChannels(ctx context.Context, accountID int64, q tidings.Chann
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	var list []*tidings.Channel
-	for rows.Next() {
-		c := &tidings.Channel{ProjectID: p.ID, Project: p.Name}
-		var created int64
-		if err := rows.Scan(&c.ID, &c.Name, &created); err != nil {
-			return nil, err
-		}
-		c.CreatedAt = fromMS(created)
-		list = append(list, c)
-	}
-	if err := rows.Err(); err != nil {
+	list, err := scanChannels(rows, p)
+	if err != nil {
 		return nil, err
 	}
 	return tidings.NewChannelPage(q, list, total), nil

@@ -135,6 +135,11 @@ func (db *DB) ListChannels(ctx context.Context, accountID int64, project string)
 	if err != nil {
 		return nil, err
 	}
+	return scanChannels(rows, p)
+}
+
+// scanChannels reads rows of (id, name, created_at) as channels of the project p.
+func scanChannels(rows *sql.Rows, p *tidings.Project) ([]*tidings.Channel, error) {
 	defer rows.Close()
 	var out []*tidings.Channel
 	for rows.Next() {

@@ -24,25 +24,21 @@ func wantLimit(t *testing.T, err error, what string, max int) {
 	}
 }
 
-// testInsightCap: a project holds at most MaxInsightsPerProject insights, even when
-// more are created at once; the existing ones can still be changed; a deletion makes room.
-func testInsightCap(t *testing.T, open Opener) {
-	ctx := context.Background()
-	f := setup(t, open)
-	max := tidings.MaxInsightsPerProject
-	var made, refused atomic.Int64
+// createAtOnce runs create(i) for i in [0, n) at once and counts the creations made
+// and those refused for the cap; any other error fails the test.
+func createAtOnce(t *testing.T, n int, create func(i int) error) (made, refused int) {
+	t.Helper()
+	var m, r atomic.Int64
 	var wg sync.WaitGroup
-	errs := make(chan error, max+over)
-	for i := range max + over {
+	errs := make(chan error, n)
+	for i := range n {
 		wg.Go(func() {
-			c := tidings.InsightChange{Project: "my-saas", Title: fmt.Sprintf("Insight %d", i), Value: "1",
-				ValueKind: tidings.KindNumber, Change: tidings.ChangeIncrement}
-			_, err := f.s.ApplyInsight(ctx, f.account.ID, &c)
+			err := create(i)
 			switch tidings.ErrorCode(err) {
 			case "":
-				made.Add(1)
+				m.Add(1)
 			case tidings.ELimitReached:
-				refused.Add(1)
+				r.Add(1)
 			default:
 				errs <- err
 			}
@@ -53,8 +49,23 @@ func testInsightCap(t *testing.T, open Opener) {
 	for err := range errs {
 		t.Fatal(err)
 	}
-	if made.Load() != int64(max) || refused.Load() != over {
-		t.Fatalf("%d insights created and %d refused, want %d and %d", made.Load(), refused.Load(), max, over)
+	return int(m.Load()), int(r.Load())
+}
+
+// testInsightCap: a project holds at most MaxInsightsPerProject insights, even when
+// more are created at once; the existing ones can still be changed; a deletion makes room.
+func testInsightCap(t *testing.T, open Opener) {
+	ctx := context.Background()
+	f := setup(t, open)
+	max := tidings.MaxInsightsPerProject
+	made, refused := createAtOnce(t, max+over, func(i int) error {
+		c := tidings.InsightChange{Project: "my-saas", Title: fmt.Sprintf("Insight %d", i), Value: "1",
+			ValueKind: tidings.KindNumber, Change: tidings.ChangeIncrement}
+		_, err := f.s.ApplyInsight(ctx, f.account.ID, &c)
+		return err
+	})
+	if made != max || refused != over {
+		t.Fatalf("%d insights created and %d refused, want %d and %d", made, refused, max, over)
 	}
 	list, err := f.s.ListInsights(ctx, f.account.ID, "my-saas")
 	must(t, err)
@@ -87,42 +98,24 @@ func testChannelCap(t *testing.T, open Opener) {
 	f := setup(t, open) // "payments" is the first channel
 	max := tidings.MaxChannelsPerProject
 	must(t, f.s.SetAutoCreateChannels(ctx, f.account.ID, "my-saas", true))
-	var made, refused atomic.Int64
-	var wg sync.WaitGroup
-	errs := make(chan error, max+over)
-	for i := range max - 1 + over {
-		wg.Go(func() {
-			name := fmt.Sprintf("c%d", i)
-			var err error
-			switch i % 3 {
-			case 0:
-				_, err = f.s.CreateChannel(ctx, f.account.ID, "my-saas", name)
-			case 1:
-				_, err = f.s.PublishEvent(ctx, f.account.ID, newEvent(name, "first"))
-			default:
-				var res []tidings.Published
-				res, err = f.s.PublishEvents(ctx, f.account.ID, &tidings.NewBatch{Events: []*tidings.NewEvent{newEvent(name, "first")}})
-				if err == nil {
-					err = res[0].Err
-				}
-			}
-			switch tidings.ErrorCode(err) {
-			case "":
-				made.Add(1)
-			case tidings.ELimitReached:
-				refused.Add(1)
-			default:
-				errs <- err
-			}
-		})
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
-	}
-	if made.Load() != int64(max-1) || refused.Load() != over {
-		t.Fatalf("%d channels created and %d refused, want %d and %d", made.Load(), refused.Load(), max-1, over)
+	made, refused := createAtOnce(t, max-1+over, func(i int) error {
+		name := fmt.Sprintf("c%d", i)
+		switch i % 3 {
+		case 0:
+			_, err := f.s.CreateChannel(ctx, f.account.ID, "my-saas", name)
+			return err
+		case 1:
+			_, err := f.s.PublishEvent(ctx, f.account.ID, newEvent(name, "first"))
+			return err
+		}
+		res, err := f.s.PublishEvents(ctx, f.account.ID, &tidings.NewBatch{Events: []*tidings.NewEvent{newEvent(name, "first")}})
+		if err == nil {
+			err = res[0].Err
+		}
+		return err
+	})
+	if made != max-1 || refused != over {
+		t.Fatalf("%d channels created and %d refused, want %d and %d", made, refused, max-1, over)
 	}
 	cs, err := f.s.ListChannels(ctx, f.account.ID, "my-saas")
 	must(t, err)
