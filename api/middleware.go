@@ -6,10 +6,12 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
+	"net/netip"
 	"strings"
 	"time"
 	"unicode/utf8"
 
+	"github.com/tidings-dev/tidings/internal/clientip"
 	"github.com/tidings-dev/tidings/internal/metrics"
 )
 
@@ -62,10 +64,20 @@ func (w *statusWriter) Flush() { http.NewResponseController(w.ResponseWriter).Fl
 // per request (never a token or a password; refused requests are counted instead,
 // refusedlog.go), and request metrics.
 func Middleware(next http.Handler, log *slog.Logger, m *metrics.Metrics) http.Handler {
-	return middleware(next, log, m, newRefusedLog(log.Handler(), time.Now, refusedPeriod))
+	h, _ := MiddlewareBehind(next, log, m, nil)
+	return h
 }
 
-func middleware(next http.Handler, log *slog.Logger, m *metrics.Metrics, refused *refusedLog) http.Handler {
+// MiddlewareBehind is Middleware for a server behind the trusted proxies: the refused
+// requests' counts name each client by its X-Forwarded-For address, not the proxy's.
+// Call stop once the server has answered its last request: it writes the counts of
+// the second under way, and nothing is logged by the middleware's timer after it.
+func MiddlewareBehind(next http.Handler, log *slog.Logger, m *metrics.Metrics, trusted []netip.Prefix) (h http.Handler, stop func()) {
+	refused := newRefusedLog(log.Handler(), time.Now, refusedPeriod)
+	return middleware(next, log, m, refused, trusted), refused.close
+}
+
+func middleware(next http.Handler, log *slog.Logger, m *metrics.Metrics, refused *refusedLog, trusted []netip.Prefix) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		// One allocation for the request's info and its status writer.
@@ -100,7 +112,7 @@ func middleware(next http.Handler, log *slog.Logger, m *metrics.Metrics, refused
 			if m != nil {
 				m.ObserveRequest(route, status, d)
 			}
-			if refusedStatus(status) && !refused.note(route, status, r.RemoteAddr) {
+			if refusedStatus(status, info.accountID != 0) && !refused.note(route, status, clientip.Of(r, trusted)) {
 				return // counted: its line comes at the end of the period
 			}
 			attrs := make([]slog.Attr, 0, 8)

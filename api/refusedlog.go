@@ -3,7 +3,7 @@ package api
 import (
 	"context"
 	"log/slog"
-	"net"
+	"net/netip"
 	"sync"
 	"time"
 )
@@ -16,8 +16,8 @@ import (
 //	msg="refused requests" route="POST /v1/log" status=401 client=203.0.113.9 count=9999 period=1s
 //
 // The counts are bounded: past refusedClients clients in a period, the rest of a kind
-// fold into one line with client=other. A process that stops loses at most its last
-// period's counts (the requests themselves are in the metrics).
+// fold into one line with client=other. A server that stops writes the counts of the
+// period under way (close).
 
 // refusedPeriod is how long refusals are counted before their lines are written.
 const refusedPeriod = time.Second
@@ -26,14 +26,17 @@ const refusedPeriod = time.Second
 const refusedClients = 64
 
 // refusedStatus tells the answers that are aggregated: a missing or wrong token (401),
-// a token without the right (403), a body over the limit (413), a rate limit (429). Anyone
-// can cause these as fast as they can send, and one line says what the next 10,000 would.
-func refusedStatus(status int) bool {
+// a token without the right (403), a body over the limit (413), a rate limit (429), and
+// any other 4xx to a request of no account (a scanner's 404s and 405s, a bad form
+// before sign-in). Anyone can cause these as fast as they can send, and one line says
+// what the next 10,000 would. A 4xx of an authenticated account is its own mistake,
+// bounded by its token's rate limit, and logged in full.
+func refusedStatus(status int, authenticated bool) bool {
 	switch status {
 	case 401, 403, 413, 429:
 		return true
 	}
-	return false
+	return status >= 400 && status < 500 && !authenticated
 }
 
 type refusedKind struct {
@@ -52,7 +55,10 @@ type refusedLog struct {
 	now    func() time.Time
 	period time.Duration
 
+	writing sync.Mutex // held by a flush while it writes
+
 	mu     sync.Mutex
+	closed bool                 // the server stopped: refusals are logged in full
 	open   bool                 // a period is under way: its flush is due
 	start  time.Time            // its start
 	seen   map[refusedKind]bool // kinds whose first refusal of the period was logged
@@ -69,10 +75,13 @@ func newRefusedLog(h slog.Handler, now func() time.Time, period time.Duration) *
 
 // note counts a refused request, and tells whether it is the first of its kind in the
 // period: the caller logs that one in full.
-func (rl *refusedLog) note(route string, status int, remoteAddr string) bool {
+func (rl *refusedLog) note(route string, status int, addr netip.Addr) bool {
 	kind := refusedKind{route, status}
 	rl.mu.Lock()
 	defer rl.mu.Unlock()
+	if rl.closed {
+		return true
+	}
 	if !rl.open {
 		rl.open, rl.start = true, rl.now()
 		rl.timer.Reset(rl.period)
@@ -81,9 +90,9 @@ func (rl *refusedLog) note(route string, status int, remoteAddr string) bool {
 		rl.seen[kind] = true
 		return true
 	}
-	client, _, err := net.SplitHostPort(remoteAddr)
-	if err != nil {
-		client = remoteAddr
+	client := "unknown"
+	if addr.IsValid() {
+		client = addr.String()
 	}
 	key := refusedKey{kind, client}
 	if _, ok := rl.counts[key]; !ok && len(rl.counts) >= refusedClients {
@@ -93,8 +102,22 @@ func (rl *refusedLog) note(route string, status int, remoteAddr string) bool {
 	return false
 }
 
+// close writes the counts of the period under way and ends the counting: a refusal
+// after it is logged in full. The server calls it once its requests are answered, so
+// that the last period's counts are not lost and nothing is written after the log closes.
+func (rl *refusedLog) close() {
+	rl.mu.Lock()
+	rl.closed = true
+	rl.timer.Stop()
+	rl.mu.Unlock()
+	rl.flush()
+}
+
 // flush writes the period's counts, one line per kind and client, and ends the period.
+// One flush writes at a time: close waits for the timer's, under way.
 func (rl *refusedLog) flush() {
+	rl.writing.Lock()
+	defer rl.writing.Unlock()
 	rl.mu.Lock()
 	counts, start := rl.counts, rl.start
 	rl.open = false

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"net/http/httptest"
 	"regexp"
 	"strconv"
@@ -98,7 +99,7 @@ func TestRefusedRequestsAggregated(t *testing.T) {
 	var buf lockedBuffer
 	log := slog.New(slog.NewTextHandler(&buf, nil))
 	rl := newRefusedLog(log.Handler(), time.Now, time.Hour) // one period: flushed below
-	h := middleware(refusingMux(), log, nil, rl)
+	h := middleware(refusingMux(), log, nil, rl, nil)
 	sent := flood(h)
 	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/ok", nil))
 	rl.flush()
@@ -152,4 +153,57 @@ func TestRefusedRequestsBoundTheLog(t *testing.T) {
 		t.Fatalf("%d refusals wrote %d lines (%d bytes) in %d periods: want at most %d", sent, lines, len(buf.String()), periods, max)
 	}
 	t.Logf("%d refusals: %d lines, %d bytes", sent, lines, len(buf.String()))
+}
+
+// TestRefusedAnonymousAndBehindProxy: a scanner's 404s on paths that name nothing are
+// refusals too (anonymous, as fast as it can send), and behind a trusted proxy each
+// client is counted by its X-Forwarded-For address, not the proxy's.
+func TestRefusedAnonymousAndBehindProxy(t *testing.T) {
+	t.Parallel()
+	var buf lockedBuffer
+	log := slog.New(slog.NewTextHandler(&buf, nil))
+	rl := newRefusedLog(log.Handler(), time.Now, time.Hour)
+	proxy := []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}
+	h := middleware(refusingMux(), log, nil, rl, proxy)
+	const n = 2000
+	for i := range n {
+		r := httptest.NewRequest("GET", fmt.Sprintf("/wp-login-%d.php", i), nil)
+		r.RemoteAddr = "127.0.0.1:4000"
+		r.Header.Set("X-Forwarded-For", fmt.Sprintf("198.51.100.%d", i%2))
+		h.ServeHTTP(httptest.NewRecorder(), r)
+	}
+	rl.flush()
+	single, summaries, counted, byClient := tally(t, buf.String())
+	if single["404"] != 1 || single["404"]+counted != n {
+		t.Fatalf("%d 404s logged one by one and %d counted, of %d", single["404"], counted, n)
+	}
+	if summaries != 2 || byClient["198.51.100.0"]+byClient["198.51.100.1"] != n-1 || byClient["127.0.0.1"] != 0 {
+		t.Fatalf("%d summary lines, by client %v: want the two clients behind the proxy", summaries, byClient)
+	}
+}
+
+// TestRefusedLogClose: a server that stops writes the counts of the period under way,
+// and its timer writes nothing after.
+func TestRefusedLogClose(t *testing.T) {
+	t.Parallel()
+	var buf lockedBuffer
+	log := slog.New(slog.NewTextHandler(&buf, nil))
+	rl := newRefusedLog(log.Handler(), time.Now, time.Hour)
+	h := middleware(refusingMux(), log, nil, rl, nil)
+	for range 3 {
+		h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("POST", "/v1/log", nil))
+	}
+	rl.close()
+	single, summaries, counted, _ := tally(t, buf.String())
+	if single["401"] != 1 || summaries != 1 || counted != 2 {
+		t.Fatalf("at close: %v logged one by one, %d summaries counting %d; want the first 401 and one line of 2", single, summaries, counted)
+	}
+	// After close a refusal is logged in full, and no period starts.
+	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("POST", "/v1/log", nil))
+	rl.mu.Lock()
+	open := rl.open
+	rl.mu.Unlock()
+	if single, _, _, _ := tally(t, buf.String()); single["401"] != 2 || open {
+		t.Fatalf("after close: %v logged one by one, a period open: %v", single, open)
+	}
 }

@@ -53,10 +53,12 @@ type Main struct {
 	metricsLn net.Listener // with --metrics-addr
 	maxConns  int          // the public listener's connection cap
 	served    chan error   // what the HTTP server's Serve returned, if not closed by us
-	services  group
-	stopOnCtx func() bool // stops Close from running when Run's context ends
-	closeOnce sync.Once
-	closeErr  error
+	// stopAccessLog writes the access log's last counts of refused requests.
+	stopAccessLog func()
+	services      group
+	stopOnCtx     func() bool // stops Close from running when Run's context ends
+	closeOnce     sync.Once
+	closeErr      error
 }
 
 // Time budgets of the parts of the server when it stops: each has its own, so that a
@@ -194,7 +196,9 @@ func (m *Main) handler(dash *web.Server, met *metrics.Metrics) http.Handler {
 	if m.httpsOnly() {
 		h = hsts(h)
 	}
-	return api.Middleware(compress(h), m.Logger, met)
+	logged, stop := api.MiddlewareBehind(compress(h), m.Logger, met, m.Config.TrustedProxies)
+	m.stopAccessLog = stop
+	return logged
 }
 
 // compress answers with gzip or zstd when the client takes it: pages, CSS, JS, SVG and
@@ -240,7 +244,16 @@ func (m *Main) serveHTTP(h http.Handler, dash *web.Server, met *metrics.Metrics)
 	m.ln, m.served = ln, make(chan error, 1)
 	m.maxConns = m.maxConnections()
 	ln = m.limitConns(srv, ln, met, "public", m.maxConns)
-	m.services.start(service{name: "http", budget: httpBudget, stop: srv.Shutdown, run: func(context.Context) error {
+	// The access log's counts of refused requests are written once the last request
+	// is answered, and nothing is logged by the middleware after.
+	shutdown := func(ctx context.Context) error {
+		err := srv.Shutdown(ctx)
+		if m.stopAccessLog != nil {
+			m.stopAccessLog()
+		}
+		return err
+	}
+	m.services.start(service{name: "http", budget: httpBudget, stop: shutdown, run: func(context.Context) error {
 		var err error
 		if m.Config.TLSCert != "" {
 			err = srv.ServeTLS(ln, m.Config.TLSCert, m.Config.TLSKey)

@@ -90,7 +90,10 @@ func TestAccessLogNeverShowsTheToken(t *testing.T) {
 	inviteSecret := "Invite-Secret-0123456789abcdefghijklmnopqrstuv"
 	// An unmatched path can hold one too: a reset link with a slash added (the audit).
 	resetSecret := "Reset-Secret-0123456789abcdefghijklmnopqrstuvw"
-	for _, path := range []string{"/invite/" + inviteSecret, "/nothing/" + strings.Repeat("x", 5000), "/reset/" + resetSecret + "/"} {
+	// Anonymous 404s after the first of a second are counted, not logged one by one
+	// (refusedlog.go): the reset link's comes first, so that its line shows the path
+	// shortened.
+	for _, path := range []string{"/invite/" + inviteSecret, "/reset/" + resetSecret + "/", "/nothing/" + strings.Repeat("x", 5000)} {
 		if res, err := http.Get(m.URL() + path); err == nil {
 			res.Body.Close()
 		}
@@ -107,7 +110,7 @@ func TestAccessLogNeverShowsTheToken(t *testing.T) {
 	if strings.Contains(log, strings.Repeat("x", 200)) {
 		t.Fatal("an unmatched path of 5,000 characters went into the log whole")
 	}
-	for _, want := range []string{`"route":"POST /v1/log"`, `"route":"GET /invite/{secret}"`, `"route":"unmatched"`, `"path":"/reset/…"`, `"status":200`, `"status":400`, `"account":1`, `"request_id":`, `"duration_ms":`} {
+	for _, want := range []string{`"route":"POST /v1/log"`, `"route":"GET /invite/{secret}"`, `"route":"unmatched"`, `"path":"/reset/…"`, `"msg":"refused requests"`, `"status":200`, `"status":400`, `"account":1`, `"request_id":`, `"duration_ms":`} {
 		if !strings.Contains(log, want) {
 			t.Fatalf("access log lacks %s:\n%s", want, log)
 		}
