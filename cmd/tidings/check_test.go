@@ -27,7 +27,7 @@ func TestCheckCommand(t *testing.T) {
 			t.Fatalf("%v: %s", args, errs)
 		}
 	}
-	s, err := openStore(ctx, Config{Data: loc, DatabaseURL: dbURL(loc)}, nil, 2)
+	s, err := openStore(ctx, Config{Data: loc, DatabaseURL: dbURL(loc)}, nil, 2, false)
 	if err != nil {
 		t.Fatal(err)
 	}

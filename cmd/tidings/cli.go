@@ -21,7 +21,7 @@ func errMessage(err error) string {
 // servers: SQLite serialises the writers, each waits for the other's lock; PostgreSQL
 // takes them all (a command uses two connections).
 func withStore(ctx context.Context, c *cli, fn func(s tidings.Store) error) error {
-	s, err := openStore(ctx, c.cfg, nil, 2)
+	s, err := openStore(ctx, c.cfg, nil, 2, false)
 	if err != nil {
 		return err
 	}

@@ -86,14 +86,14 @@ func migrateStore(ctx context.Context, c *cli, _ []string) error {
 		return fmt.Errorf("%s holds no Tidings store (no %s)", c.from, sqlite.FileName)
 	}
 	// Opening it brings the folder's schema up to this version's.
-	src, err := openStore(ctx, Config{Data: c.from}, nil, 2) // PostgreSQL indexes the copy for search itself
+	src, err := openStore(ctx, Config{Data: c.from}, nil, 2, false) // PostgreSQL indexes the copy for search itself
 	if err != nil {
 		return err
 	}
 	defer src.Close()
 	cfg := c.cfg
 	cfg.DatabaseURL = c.to
-	dst, err := openStore(ctx, cfg, nil, 2)
+	dst, err := openStore(ctx, cfg, nil, 2, false)
 	if err != nil {
 		return err
 	}

@@ -72,10 +72,12 @@ const (
 
 // openStore picks the store backend from the configuration: PostgreSQL with
 // --database, else the embedded store in the data folder. conns sizes a PostgreSQL
-// pool (0: the default, for a server). A management command (conns > 0) leaves the
-// indexing of stored events for search, after an upgrade, to the server.
-func openStore(ctx context.Context, c Config, met *metrics.Metrics, conns int32) (tidings.Store, error) {
-	manage := conns > 0
+// pool. A management command (server false) leaves the indexing of stored events for
+// search, after an upgrade, to the server. (It was told by conns > 0, until the
+// server's pool got a default size of 16: then no server ran the backfill, and the
+// events of an upgraded store were never found by a search.)
+func openStore(ctx context.Context, c Config, met *metrics.Metrics, conns int32, server bool) (tidings.Store, error) {
+	manage := !server
 	var onCommit func(int, time.Duration, error)
 	var onIndexed func(int, time.Duration)
 	if met != nil {
@@ -134,7 +136,7 @@ func (m *Main) start(ctx context.Context) error {
 		}
 		m.lock = lock
 	}
-	store, err := openStore(ctx, m.Config, met, int32(m.Config.DatabaseConns))
+	store, err := openStore(ctx, m.Config, met, int32(m.Config.DatabaseConns), true)
 	if err != nil {
 		return err
 	}
