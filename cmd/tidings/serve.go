@@ -77,6 +77,12 @@ const (
 // server's pool got a default size of 16: then no server ran the backfill, and the
 // events of an upgraded store were never found by a search.)
 func openStore(ctx context.Context, c Config, met *metrics.Metrics, conns int32, server bool) (tidings.Store, error) {
+	return openStoreLogged(ctx, c, met, conns, server, slog.Default())
+}
+
+// openStoreLogged is openStore reporting a long migration or backfill to log (the
+// server's own logger, in its format).
+func openStoreLogged(ctx context.Context, c Config, met *metrics.Metrics, conns int32, server bool, log *slog.Logger) (tidings.Store, error) {
 	manage := !server
 	var onCommit func(int, time.Duration, error)
 	var onIndexed func(int, time.Duration)
@@ -89,10 +95,10 @@ func openStore(ctx context.Context, c Config, met *metrics.Metrics, conns int32,
 		}
 	}
 	if c.DatabaseURL != "" {
-		return postgres.Open(ctx, c.DatabaseURL, postgres.Options{OnCommit: onCommit, MaxConns: conns, Log: slog.Default(),
+		return postgres.Open(ctx, c.DatabaseURL, postgres.Options{OnCommit: onCommit, MaxConns: conns, Log: log,
 			SkipSearchBackfill: manage})
 	}
-	return sqlite.Open(ctx, c.Data, sqlite.Options{OnCommit: onCommit, OnIndexed: onIndexed, Log: slog.Default(), SkipSearchBackfill: manage})
+	return sqlite.Open(ctx, c.Data, sqlite.Options{OnCommit: onCommit, OnIndexed: onIndexed, Log: log, SkipSearchBackfill: manage})
 }
 
 // Run opens the store, listens and serves in the background until Close, or until
@@ -136,7 +142,7 @@ func (m *Main) start(ctx context.Context) error {
 		}
 		m.lock = lock
 	}
-	store, err := openStore(ctx, m.Config, met, int32(m.Config.DatabaseConns), true)
+	store, err := openStoreLogged(ctx, m.Config, met, int32(m.Config.DatabaseConns), true, m.Logger)
 	if err != nil {
 		return err
 	}
