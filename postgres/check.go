@@ -42,7 +42,7 @@ func (db *DB) runCheck(ctx context.Context, c pgCheck, r *tidings.CheckReport) e
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx))
 	if c.run != nil {
-		return c.run(ctx, tx, r)
+		return c.run(ctx, db, tx, r)
 	}
 	return eachRow(ctx, tx, c.query, func(where, expected, found string) {
 		r.Add(tidings.Inconsistency{Kind: c.kind, Where: where, Expected: expected, Found: found})
@@ -77,7 +77,7 @@ func deref(s *string) string {
 // (as text); or, for a check that is more than a query, run.
 type pgCheck struct {
 	kind, query string
-	run         func(ctx context.Context, tx pgx.Tx, r *tidings.CheckReport) error
+	run         func(ctx context.Context, db *DB, tx pgx.Tx, r *tidings.CheckReport) error
 }
 
 // pgChecks are the checks, the longest first (they run four at a time).

@@ -21,6 +21,7 @@ import (
 // Making a vector costs tens of µs an event, minutes at 10 million: a store of more
 // than searchTextBudget events has a random sample of its events' pages compared, about
 // that many events, so that the check keeps to its time; each run draws another.
+// `tidings check --full` (Options.FullCheck) compares every event, however long.
 
 // searchTextSQL is an event e's words as SQL folds them, for an event of ASCII text.
 const searchTextSQL = `regexp_replace(lower((e.event || E'\n' || e.description || E'\n' || regexp_replace(e.tags, '"[^"]*":', ' ', 'g')) COLLATE "C"),
@@ -36,7 +37,7 @@ const searchTextBudget = 100_000
 // searchChunk is how many events of other text one comparison sends back.
 const searchChunk = 2_000
 
-func checkSearchText(ctx context.Context, tx pgx.Tx, r *tidings.CheckReport) error {
+func checkSearchText(ctx context.Context, db *DB, tx pgx.Tx, r *tidings.CheckReport) error {
 	add := func(where, expected, found string) {
 		r.Add(tidings.Inconsistency{Kind: "search.text", Where: where, Expected: expected, Found: found})
 	}
@@ -46,8 +47,8 @@ func checkSearchText(ctx context.Context, tx pgx.Tx, r *tidings.CheckReport) err
 		return err
 	}
 	sample := ""
-	if estimate > searchTextBudget {
-		sample = fmt.Sprintf(" TABLESAMPLE SYSTEM (%.6f)", 100*searchTextBudget/estimate)
+	if estimate > db.textBudget && !db.fullCheck {
+		sample = fmt.Sprintf(" TABLESAMPLE SYSTEM (%.6f)", 100*db.textBudget/estimate)
 	}
 	if err := eachRow(ctx, tx, `SELECT 'project ' || e.project_id || ' event ' || e.id, left(want::text, 200), left(e.search::text, 200)
 		FROM (SELECT e.*, to_tsvector('simple', `+searchTextSQL+`) AS want FROM events e`+sample+`

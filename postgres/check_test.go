@@ -140,3 +140,41 @@ func TestCheckFindsDamage(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckFullComparesEveryVector: past its budget the search.text check compares a
+// sample of the events (a budget of 0 samples none, so the damage goes unseen), and
+// FullCheck (tidings check --full) compares every one, whatever the budget.
+func TestCheckFullComparesEveryVector(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	db, conn := checkedStore(t)
+	if _, err := conn.Exec(ctx, `UPDATE events SET search = to_tsvector('simple', 'ghost') WHERE id = (SELECT min(id) FROM events); ANALYZE events`); err != nil {
+		t.Fatal(err)
+	}
+	textProblems := func(db *postgres.DB) int {
+		t.Helper()
+		postgres.SetTextBudget(db, 0)
+		r, err := db.Check(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, p := range r.Problems {
+			if p.Kind == "search.text" {
+				n++
+			}
+		}
+		return n
+	}
+	if n := textProblems(db); n != 0 {
+		t.Fatalf("a sample of no event named %d search.text problems", n)
+	}
+	full, err := postgres.OpenReadOnly(ctx, conn.Config().ConnString(), postgres.Options{FullCheck: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer full.Close()
+	if n := textProblems(full); n != 1 {
+		t.Fatalf("FullCheck named %d search.text problems, want the one damaged vector", n)
+	}
+}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -19,7 +20,11 @@ func (e errInconsistent) Error() string {
 // check runs the store's consistency check and prints each inconsistency: kind, ids,
 // expected, found.
 func check(ctx context.Context, c *cli, _ []string) error {
-	return withReadStore(ctx, c, func(s tidings.Store) error {
+	s, err := openReadOnlyFor(ctx, c.cfg, c.full)
+	if err != nil {
+		return err
+	}
+	return errors.Join(func() error {
 		start := time.Now()
 		r, err := s.Check(ctx)
 		if err != nil {
@@ -43,5 +48,5 @@ func check(ctx context.Context, c *cli, _ []string) error {
 			fmt.Fprintf(c.stdout, "… and %d more (at most %d are listed per kind)\n", r.Omitted, tidings.MaxReported)
 		}
 		return errInconsistent{n}
-	})
+	}(), s.Close())
 }

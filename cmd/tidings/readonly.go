@@ -23,11 +23,17 @@ import (
 // openReadOnly opens the store of the configuration for reading only; it refuses one
 // whose schema is not this version's.
 func openReadOnly(ctx context.Context, c Config) (tidings.Store, error) {
+	return openReadOnlyFor(ctx, c, false)
+}
+
+// openReadOnlyFor is openReadOnly; fullCheck has a PostgreSQL store's Check compare
+// every search vector rather than a sample (tidings check --full).
+func openReadOnlyFor(ctx context.Context, c Config, fullCheck bool) (tidings.Store, error) {
 	if err := storeExists(c); err != nil {
 		return nil, err
 	}
 	if c.DatabaseURL != "" {
-		return postgres.OpenReadOnly(ctx, c.DatabaseURL, postgres.Options{MaxConns: 2})
+		return postgres.OpenReadOnly(ctx, c.DatabaseURL, postgres.Options{MaxConns: 2, FullCheck: fullCheck})
 	}
 	return sqlite.OpenReadOnly(ctx, c.Data, sqlite.Options{})
 }
