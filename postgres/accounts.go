@@ -186,13 +186,18 @@ func (db *DB) ListChannels(ctx context.Context, accountID int64, project string)
 	if err != nil {
 		return nil, err
 	}
-	return orNil(query(ctx, db.pool, func(r pgx.Row) (*tidings.Channel, error) {
+	return orNil(query(ctx, db.pool, channelScanner(p), `SELECT id, name, created_at FROM channels WHERE project_id = $1 ORDER BY name COLLATE "C"`, p.ID))
+}
+
+// channelScanner reads rows of (id, name, created_at) as channels of the project p.
+func channelScanner(p *tidings.Project) func(pgx.Row) (*tidings.Channel, error) {
+	return func(r pgx.Row) (*tidings.Channel, error) {
 		c := &tidings.Channel{ProjectID: p.ID, Project: p.Name}
 		var created int64
 		err := r.Scan(&c.ID, &c.Name, &created)
 		c.CreatedAt = fromMS(created)
 		return c, err
-	}, `SELECT id, name, created_at FROM channels WHERE project_id = $1 ORDER BY name COLLATE "C"`, p.ID))
+	}
 }
 
 // channelID resolves a channel of a project.

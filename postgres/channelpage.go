@@ -3,8 +3,6 @@ package postgres
 import (
 	"context"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/tidings-dev/tidings"
 )
 
@@ -20,13 +18,7 @@ func (db *DB) PageChannels(ctx context.Context, accountID int64, q tidings.Chann
 		p.ID, q.Search).Scan(&total); err != nil {
 		return nil, err
 	}
-	list, err := query(ctx, db.pool, func(r pgx.Row) (*tidings.Channel, error) {
-		c := &tidings.Channel{ProjectID: p.ID, Project: p.Name}
-		var created int64
-		err := r.Scan(&c.ID, &c.Name, &created)
-		c.CreatedAt = fromMS(created)
-		return c, err
-	}, `SELECT id, name, created_at FROM channels WHERE project_id = $1 AND strpos(name, $2) > 0 AND name COLLATE "C" > $3::text
+	list, err := query(ctx, db.pool, channelScanner(p), `SELECT id, name, created_at FROM channels WHERE project_id = $1 AND strpos(name, $2) > 0 AND name COLLATE "C" > $3::text
 		ORDER BY name COLLATE "C" LIMIT $4`, p.ID, q.Search, q.After, q.Limit+1)
 	if err != nil {
 		return nil, err

@@ -3,8 +3,6 @@ package postgres
 import (
 	"context"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/tidings-dev/tidings"
 )
 
@@ -23,14 +21,7 @@ func (db *DB) PageInsights(ctx context.Context, accountID int64, q tidings.Insig
 	if q.ByCreation {
 		where, order = `i.id > $2::bigint`, `i.id`
 	}
-	list, err := query(ctx, db.pool, func(r pgx.Row) (*tidings.Insight, error) {
-		var created int64
-		in, err := scanInsight(r, &created)
-		if in != nil {
-			in.Created = created
-		}
-		return in, err
-	}, `SELECT p.name, `+insightColumns+`, i.id FROM insights i JOIN projects p ON p.id = i.project_id
+	list, err := query(ctx, db.pool, scanInsightWithID, `SELECT p.name, `+insightColumns+`, i.id FROM insights i JOIN projects p ON p.id = i.project_id
 		 WHERE i.project_id = $1 AND `+where+` ORDER BY `+order+` LIMIT $3`, p.ID, after, q.Limit+1)
 	if err != nil {
 		return nil, err

@@ -113,15 +113,19 @@ func (db *DB) ListInsights(ctx context.Context, accountID int64, project string)
 	if err != nil {
 		return nil, err
 	}
-	return query(ctx, db.pool, func(r pgx.Row) (*tidings.Insight, error) {
-		var created int64
-		in, err := scanInsight(r, &created)
-		if in != nil {
-			in.Created = created
-		}
-		return in, err
-	}, `SELECT p.name, `+insightColumns+`, i.id FROM insights i JOIN projects p ON p.id = i.project_id
+	return query(ctx, db.pool, scanInsightWithID, `SELECT p.name, `+insightColumns+`, i.id FROM insights i JOIN projects p ON p.id = i.project_id
 		 WHERE i.project_id = $1 ORDER BY i.title COLLATE "C"`, p.ID)
+}
+
+// scanInsightWithID reads a row of (project name, insightColumns, id) with the
+// insight's id as its creation order.
+func scanInsightWithID(r pgx.Row) (*tidings.Insight, error) {
+	var created int64
+	in, err := scanInsight(r, &created)
+	if in != nil {
+		in.Created = created
+	}
+	return in, err
 }
 
 // InsightHistory returns up to limit most recent points of one insight, oldest first.

@@ -26,18 +26,8 @@ func (db *DB) PageInsights(ctx context.Context, accountID int64, q tidings.Insig
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	var list []*tidings.Insight
-	for rows.Next() {
-		in := &tidings.Insight{Project: p.Name}
-		var updated int64
-		if err := rows.Scan(&in.Title, &in.Value, &in.Prefix, &in.Suffix, &in.Icon, &in.Change, &updated, &in.Created); err != nil {
-			return nil, err
-		}
-		in.UpdatedAt = fromMS(updated)
-		list = append(list, in)
-	}
-	if err := rows.Err(); err != nil {
+	list, err := scanInsights(rows, p)
+	if err != nil {
 		return nil, err
 	}
 	return tidings.NewInsightPage(q, list), nil

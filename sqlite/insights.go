@@ -130,6 +130,12 @@ func (db *DB) ListInsights(ctx context.Context, accountID int64, project string)
 	if err != nil {
 		return nil, err
 	}
+	return scanInsights(rows, p)
+}
+
+// scanInsights reads rows of (title, value, prefix, suffix, icon, change, updated_at,
+// id) as insights of the project p; none is an empty list.
+func scanInsights(rows *sql.Rows, p *tidings.Project) ([]*tidings.Insight, error) {
 	defer rows.Close()
 	out := []*tidings.Insight{}
 	for rows.Next() {

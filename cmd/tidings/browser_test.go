@@ -641,7 +641,7 @@ func TestEveryPageInChromium(t *testing.T) {
 	post(t, m.URL()+"/v1/group", token, `{"project":"my-saas","group_id":"analytical-engines","user_id":"user-42"}`)
 
 	// Every page: readable contrast in light and dark; at phone width, no sideways scroll.
-	pages := []string{"/p/my-saas", "/p/my-saas?q=subscr*", "/p/my-saas/events/" + eventID, "/p/my-saas/journey?tag=plan%3Apremium", "/p/my-saas/insights", "/p/my-saas/charts", "/p/my-saas/users", "/p/my-saas/groups",
+	pages := []string{"/p/my-saas", "/p/my-saas?q=subscr*", "/p/my-saas/events/" + eventID, "/p/my-saas/journey?tag=plan%3Apremium", "/p/my-saas/insights", "/p/my-saas/charts", "/p/my-saas/users", "/p/my-saas/groups", "/p/my-saas/channels",
 		"/p/my-saas/users/user-42", "/settings/projects", "/settings/api", "/settings/webhooks", "/settings/members",
 		"/settings/notifications", "/settings/devices", "/settings/password", "/p/nope"}
 	for _, dark := range []bool{false, true} {
