@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"net/http"
-	"strings"
 	"testing"
 
 	"github.com/tidings-dev/tidings/internal/testbackend"
@@ -18,17 +17,7 @@ func TestServeBackfillsSearch(t *testing.T) {
 	t.Parallel()
 	data := testbackend.Location(t)
 	m := startServer(t, data, nil)
-	for _, args := range [][]string{
-		{"account", "create", "acme"},
-		{"project", "create", "my-saas", "--account", "acme"},
-		{"channel", "create", "my-saas", "payments", "--account", "acme"},
-	} {
-		if code, _, errs := runCLI(t, data, "", args...); code != 0 {
-			t.Fatalf("%v: %s", args, errs)
-		}
-	}
-	_, tok, _ := runCLI(t, data, "", "token", "create", "--account", "acme", "--access", "full")
-	tok = strings.TrimSpace(tok)
+	tok := setupAccount(t, data) // acme, my-saas, payments, a full token
 	for _, name := range []string{"Paid invoice", "Paid again", "Refund"} {
 		if status, resp := post(t, m.URL()+"/v1/log", tok, `{"project":"my-saas","channel":"payments","event":"`+name+`"}`); status != 200 {
 			t.Fatalf("publish: %d %s", status, resp)
