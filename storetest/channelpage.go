@@ -54,6 +54,13 @@ func testChannelPages(t *testing.T, open Opener) {
 	if len(names) != 12 || total != 12 || names[0] != "deploy-000" || names[11] != "deploy-110" {
 		t.Fatalf("search deploy: %v (total %d)", names, total)
 	}
+	// A first page that holds every match counts them itself.
+	if names, total = walk("deploy", 50); len(names) != 12 || total != 12 {
+		t.Fatalf("search deploy on one page: %d channels, total %d", len(names), total)
+	}
+	if names, total = walk("", 500); len(names) != len(want) || total != len(want) {
+		t.Fatalf("all on one page: %d channels, total %d, want %d", len(names), total, len(want))
+	}
 	if names, total = walk("%", 5); len(names) != 0 || total != 0 {
 		t.Fatalf("search %%: %v", names)
 	}
