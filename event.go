@@ -164,7 +164,9 @@ func (e *Event) ShouldPush(now time.Time) bool {
 type EventQuery struct {
 	Project string
 	Channel string // "" for all channels
-	Tags    []Tag  // all must match (Key and Value compared exactly)
+	// Event keeps only the events of this exact name (case-sensitive); "" is any.
+	Event string
+	Tags  []Tag // all must match (Key and Value compared exactly)
 	// Terms are words and phrases to find in the name, description or tag values
 	// (folded: any case, with or without accents); all must match. See Search.
 	Terms []Term
@@ -178,8 +180,23 @@ type EventQuery struct {
 	Limit  int    // 1 to 100
 }
 
-// AddSearch narrows q by a parsed search.
-func (q *EventQuery) AddSearch(s Search) {
+// AddSearch narrows q by a parsed search. It returns false when the two cannot both
+// match any event (the search names another channel, event name or user than q):
+// the answer is then empty.
+func (q *EventQuery) AddSearch(s Search) bool {
+	ok := true
+	if s.Channel != "" {
+		ok = ok && (q.Channel == "" || q.Channel == s.Channel)
+		q.Channel = s.Channel
+	}
+	if s.Event != "" {
+		ok = ok && (q.Event == "" || q.Event == s.Event)
+		q.Event = s.Event
+	}
+	if s.User != "" {
+		ok = ok && (len(q.Users) == 0 || slices.Contains(q.Users, s.User))
+		q.Users = []string{s.User}
+	}
 	q.Tags = append(q.Tags, s.Tags...)
 	q.Terms = append(q.Terms, s.Terms...)
 	if !s.Since.IsZero() {
@@ -188,6 +205,7 @@ func (q *EventQuery) AddSearch(s Search) {
 	if !s.Until.IsZero() {
 		q.Until = s.Until
 	}
+	return ok
 }
 
 // MaxQueryUsers is how many user IDs one EventQuery may name: a group's journey reads
@@ -257,7 +275,8 @@ type EventStore interface {
 // Matches reports whether ev belongs in a feed filtered by q (its project is assumed):
 // the live feed applies the same filter to new events as the store applies to pages.
 func (q EventQuery) Matches(ev *Event) bool {
-	if q.Channel != "" && ev.Channel != q.Channel || len(q.Users) > 0 && !slices.Contains(q.Users, ev.UserID) {
+	if q.Channel != "" && ev.Channel != q.Channel || len(q.Users) > 0 && !slices.Contains(q.Users, ev.UserID) ||
+		q.Event != "" && ev.Event != q.Event {
 		return false
 	}
 	for _, want := range q.Tags {

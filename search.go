@@ -15,12 +15,19 @@ import (
 //	subscr*                  a word that starts with subscr
 //	"payment failed"         the words next to each other, in this order
 //	plan:pro                 the tag plan is pro (key:"two words" for spaces)
+//	channel:payments         events of that channel
+//	event:"Signed up"        events of that exact name (case-sensitive)
+//	user:ada                 events sent with that user_id
+//	tag:user:ada             the tag user is ada (the tag form of the field names)
 //	since:7d                 events of the last 7 days (m, h, d, w)
 //	after:2026-11-01         events on that day (UTC) or later
 //	before:2026-11-20        events before that day
 type Search struct {
 	Terms []Term // all must match
 	Tags  []Tag  // all must match, exactly
+	// Channel, Event and User are the field filters channel:, event: and user: ("" is
+	// none). Event is the whole name, compared exactly.
+	Channel, Event, User string
 	// Since and Until bound the event's timestamp: Since <= ts < Until; zero is open.
 	Since, Until time.Time
 }
@@ -55,6 +62,19 @@ func ParseSearch(q string, now time.Time) (Search, error) {
 					value = tok.value
 				}
 				switch key {
+				case "channel", "event", "user":
+					field := map[string]*string{"channel": &s.Channel, "event": &s.Event, "user": &s.User}[key]
+					if *field != "" && *field != value {
+						p.Add("q", key, "at most one %s: filter (got %q and %q)", key, *field, value)
+					}
+					*field = value
+				case "tag":
+					k, v, ok := strings.Cut(value, ":")
+					if !ok || k == "" || v == "" {
+						p.Add("q", "tag", "a tag filter is tag:KEY:VALUE, as in tag:user:ada (got %q)", value)
+						continue
+					}
+					s.Tags = append(s.Tags, Tag{Key: k, Value: v})
 				case "since":
 					s.Since = parseSince(&p, value, now)
 				case "after":
@@ -94,7 +114,8 @@ func ParseSearch(q string, now time.Time) (Search, error) {
 
 // Empty reports whether the search filters nothing.
 func (s Search) Empty() bool {
-	return len(s.Terms) == 0 && len(s.Tags) == 0 && s.Since.IsZero() && s.Until.IsZero()
+	return len(s.Terms) == 0 && len(s.Tags) == 0 && s.Since.IsZero() && s.Until.IsZero() &&
+		s.Channel == "" && s.Event == "" && s.User == ""
 }
 
 type queryToken struct {
