@@ -40,7 +40,7 @@ func (db *DB) searchEvents(ctx context.Context, p *tidings.Project, f feedFilter
 	db.waitIndexed(ctx)
 	// What the full-text query leaves out is checked on each event read: the words
 	// and the time range (project, channel, tags and users are the query's scope).
-	check := tidings.EventQuery{Terms: q.Terms, Users: q.Users, Tags: q.Tags, Since: q.Since, Until: q.Until}
+	check := tidings.EventQuery{Event: q.Event, Terms: q.Terms, Users: q.Users, Tags: q.Tags, Since: q.Since, Until: q.Until}
 	if f.since != 0 || f.until != 0 {
 		n, err := db.countRange(ctx, f)
 		if err != nil {
@@ -76,7 +76,9 @@ func (db *DB) searchEvents(ctx context.Context, p *tidings.Project, f feedFilter
 		return db.readCandidates(ctx, p, ff, check, f.limit-1)
 	}
 	walk := f
-	walk.terms, walk.users, walk.limit = nil, nil, searchBudget // the LIMIT is of rows read, not rows kept
+	// The LIMIT is of rows read, not rows kept: every filter that no index holds (the
+	// words, users, event name) is checked on the rows read, none in the query.
+	walk.terms, walk.users, walk.event, walk.limit = nil, nil, "", searchBudget
 	return db.readChecked(ctx, p, listQuery(walk), check, f.limit-1)
 }
 
