@@ -38,6 +38,8 @@ type feedFilter struct {
 	// candidates bounds the rows a word search reads from the full-text index (0:
 	// searchBudget+1).
 	candidates int
+	// anyOrder leaves a word search's rows unsorted (a chart's scan).
+	anyOrder bool
 	// columns are what the query selects (default eventColumns; "e.seq" to count or
 	// to read the events later).
 	columns string
@@ -169,7 +171,9 @@ func searchQuery(f feedFilter) eventQuery {
 		sb.WriteString(` AND e.ts < ?`)
 		args = append(args, f.until)
 	}
-	sb.WriteString(` ORDER BY e.ts DESC, e.seq DESC`)
+	if !f.anyOrder {
+		sb.WriteString(` ORDER BY e.ts DESC, e.seq DESC`)
+	}
 	return eventQuery{sb.String(), args}
 }
 
