@@ -190,3 +190,42 @@ func TestBoardTenancy(t *testing.T) {
 	}
 	wantTitles(t, boardTitles(t, db, b.ID, "shop"), "theirs")
 }
+
+// The dump holds the board with the neutral (PostgreSQL) table's columns.
+func TestBoardDump(t *testing.T) {
+	db, a := openShop(t)
+	ctx := t.Context()
+	c, err := db.AddCard(ctx, a.ID, "shop", &tidings.Card{Kind: tidings.CardChart, Title: "t", Params: "q=", Wide: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := db.Dump(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	rows := 0
+	err = d.Rows(ctx, "cards", func(cols []string, row []any) error {
+		rows++
+		got := map[string]any{}
+		for i, col := range cols {
+			got[col] = row[i]
+		}
+		for col, want := range map[string]any{"id": c.ID, "kind": "chart", "title": "t", "params": "q=", "wide": int64(1),
+			"position": int64(0), "created_at": c.CreatedAt.UnixMilli()} {
+			if v, ok := got[col].([]byte); ok {
+				got[col] = string(v)
+			}
+			if got[col] != want {
+				t.Errorf("column %s = %#v, want %#v", col, got[col], want)
+			}
+		}
+		if _, ok := got["project_id"]; !ok {
+			t.Errorf("no project_id in %v", cols)
+		}
+		return nil
+	})
+	if err != nil || rows != 1 {
+		t.Fatalf("%d rows, %v", rows, err)
+	}
+}
