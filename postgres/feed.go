@@ -79,9 +79,9 @@ func (db *DB) ListEvents(ctx context.Context, accountID int64, q tidings.EventQu
 		if err != nil {
 			return nil, err
 		}
-		sqlText, args = searchQuery(p.ID, channelID, q.Tags, q.Terms, q.Users, q.Since, q.Until, before, q.Limit+1, src)
+		sqlText, args = searchQuery(p.ID, channelID, q.Event, q.Tags, q.Terms, q.Users, q.Since, q.Until, before, q.Limit+1, src)
 	} else {
-		sqlText, args = listQuery(p.ID, channelID, q.Tags, driver, q.Since, q.Until, before, q.Limit+1)
+		sqlText, args = listQuery(p.ID, channelID, q.Event, q.Tags, driver, q.Since, q.Until, before, q.Limit+1)
 	}
 	events, err := query(ctx, db.pool, scanEvent(q.Project), sqlText, args...)
 	if err != nil {
@@ -131,9 +131,10 @@ func (db *DB) tagCounts(ctx context.Context, project int64, tags []tidings.Tag) 
 }
 
 // listQuery builds a feed page's query, read from the tag index when driver is the
-// index of a tag in tags, else from the channel's or the project's feed index. It is
+// index of a tag in tags, else from the channel's or the project's feed index; event,
+// when not "", keeps that event name's events only (checked on the rows walked). It is
 // built apart from running it so that a test can check its plan.
-func listQuery(project, channel int64, tags []tidings.Tag, driver int, since, until time.Time, before *cursor, limit int) (string, []any) {
+func listQuery(project, channel int64, event string, tags []tidings.Tag, driver int, since, until time.Time, before *cursor, limit int) (string, []any) {
 	var sb strings.Builder
 	var args []any
 	arg := func(v any) string {
@@ -167,6 +168,9 @@ func listQuery(project, channel int64, tags []tidings.Tag, driver int, since, un
 			sb.WriteString(` AND (e.ts, e.id) < (` + arg(before.ts) + `, ` + arg(before.id) + `)`)
 		}
 		timeRange(&sb, "e", since, until, arg)
+	}
+	if event != "" {
+		sb.WriteString(` AND e.event = ` + arg(event))
 	}
 	for i, t := range tags {
 		if i == driver {
