@@ -55,9 +55,9 @@ func (db *DB) ScanEvents(ctx context.Context, accountID int64, q tidings.EventQu
 	return mapErr(rows.Err())
 }
 
-// scanQuery builds ScanEvents' query: the feed's conditions (channel, event name, tags
-// as event_tags rows, users, time range, words as the search vector), no order, at
-// most limit rows.
+// scanQuery builds ScanEvents' query: the feed's conditions (channel, event name and
+// its words, tags as event_tags rows, users, time range, words as the search vector),
+// no order, at most limit rows.
 func scanQuery(project, channel int64, q tidings.EventQuery, limit int) (string, []any) {
 	var sb strings.Builder
 	var args []any
@@ -83,8 +83,8 @@ func scanQuery(project, channel int64, q tidings.EventQuery, limit int) (string,
 		sb.WriteString(` AND EXISTS (SELECT 1 FROM event_tags d WHERE d.event_id = e.id AND d.key = ` + arg(t.Key) +
 			` AND d.value = ` + arg(t.Value) + ` AND d.project_id = ` + proj + `)`)
 	}
-	if len(q.Terms) > 0 {
-		sb.WriteString(` AND e.search @@ to_tsquery('simple', ` + arg(tsQuery(q.Terms)) + `)`)
+	if terms := withNameWords(q.Terms, q.Event); len(terms) > 0 {
+		sb.WriteString(` AND e.search @@ to_tsquery('simple', ` + arg(tsQuery(terms)) + `)`)
 	}
 	sb.WriteString(` LIMIT ` + arg(limit))
 	return sb.String(), args

@@ -74,12 +74,13 @@ func (db *DB) ListEvents(ctx context.Context, accountID int64, q tidings.EventQu
 	}
 	var sqlText string
 	var args []any
-	if len(q.Terms) > 0 || len(q.Users) > 0 {
-		src, err := db.searchSource(ctx, p.ID, channelID, q.Tags, q.Terms, q.Users)
+	terms := withNameWords(q.Terms, q.Event)
+	if len(terms) > 0 || len(q.Users) > 0 {
+		src, err := db.searchSource(ctx, p.ID, channelID, q.Tags, terms, q.Users)
 		if err != nil {
 			return nil, err
 		}
-		sqlText, args = searchQuery(p.ID, channelID, q.Event, q.Tags, q.Terms, q.Users, q.Since, q.Until, before, q.Limit+1, src)
+		sqlText, args = searchQuery(p.ID, channelID, q.Event, q.Tags, terms, q.Users, q.Since, q.Until, before, q.Limit+1, src)
 	} else {
 		sqlText, args = listQuery(p.ID, channelID, q.Event, q.Tags, driver, q.Since, q.Until, before, q.Limit+1)
 	}
@@ -93,6 +94,30 @@ func (db *DB) ListEvents(ctx context.Context, accountID int64, q tidings.EventQu
 		page.Next = page.Events[q.Limit-1].ID
 	}
 	return page, nil
+}
+
+// withNameWords adds to a search's terms the words of the event name it filters by,
+// as one phrase: every event of that name has them (its name's words begin its search
+// vector), so the answer is the same, and a rare name is found from the words' index
+// instead of walking the project's events for it. Only a name whose words are plain
+// ASCII letters and digits adds them, which PostgreSQL's parser reads back as the same
+// words; another name (or none) leaves the terms as they are.
+func withNameWords(terms []tidings.Term, event string) []tidings.Term {
+	words := tidings.SearchWords(event)
+	if len(words) == 0 {
+		return terms
+	}
+	for _, w := range words {
+		if len(w) > 100 {
+			return terms
+		}
+		for _, r := range w {
+			if !('a' <= r && r <= 'z' || '0' <= r && r <= '9') {
+				return terms
+			}
+		}
+	}
+	return append(slices.Clip(terms), tidings.Term{Words: words})
 }
 
 // cursor is the position of a feed page's last event: newest first by (ts, id).
