@@ -99,9 +99,10 @@ func (db *DB) ListEvents(ctx context.Context, accountID int64, q tidings.EventQu
 // withNameWords adds to a search's terms the words of the event name it filters by,
 // as one phrase: every event of that name has them (its name's words begin its search
 // vector), so the answer is the same, and a rare name is found from the words' index
-// instead of walking the project's events for it. Only a name whose words are plain
-// ASCII letters and digits adds them, which PostgreSQL's parser reads back as the same
-// words; another name (or none) leaves the terms as they are.
+// instead of walking the project's events for it. Only a name of plain ASCII words
+// adds them (the parser reads a quoted query word as it read the event's, "12e4x" as
+// the phrase 12e4 x in both; other letters it may read otherwise than Go, by the
+// database's locale); another name (or none) leaves the terms as they are.
 func withNameWords(terms []tidings.Term, event string) []tidings.Term {
 	words := tidings.SearchWords(event)
 	if len(words) == 0 {
