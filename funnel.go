@@ -114,9 +114,10 @@ func ParseFunnel(p FunnelParams, now time.Time) (*FunnelQuery, error) {
 		var e *Error
 		if errors.As(err, &e) {
 			for _, f := range e.Fields {
-				if f.Path != "bucket" {
-					pr = append(pr, f)
+				if f.Type == "too_costly" { // more days than a chart draws: beyond a funnel's range too
+					f.Path, f.Message = "from", "a funnel covers at most 366 days of first steps: give a later from"
 				}
+				pr = append(pr, f)
 			}
 		}
 	} else {
