@@ -34,7 +34,7 @@ func chartData(t *testing.T, f fixture, seed uint64) time.Time {
 		e := &tidings.NewEvent{Project: "my-saas", Channel: []string{"payments", "signups", "deploys"}[r.IntN(3)],
 			Event: names[r.IntN(len(names))], Description: words[r.IntN(len(words))], Parser: tidings.ParserText,
 			Timestamp: start.Add(time.Duration(r.Int64N(int64(16 * 24 * time.Hour)))).Truncate(time.Millisecond),
-			Tags: tidings.Tags{{Key: "plan", Kind: tidings.KindString, Value: []string{"free", "pro", "team"}[r.IntN(3)]}}}
+			Tags:      tidings.Tags{{Key: "plan", Kind: tidings.KindString, Value: []string{"free", "pro", "team"}[r.IntN(3)]}}}
 		if r.IntN(5) > 0 {
 			e.UserID = fmt.Sprintf("u%d", r.IntN(25))
 		}
