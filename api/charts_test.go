@@ -199,3 +199,32 @@ func TestQuestionsOfOneTeamDoNotStallAnother(t *testing.T) {
 		t.Fatalf("the gate remembers %d accounts with nothing under way", n)
 	}
 }
+
+// TestEventsSearchFields: the read API's q= knows channel:, event:, user: and
+// tag:KEY:VALUE, and refuses a channel: that contradicts channel=.
+func TestEventsSearchFields(t *testing.T) {
+	e := newEnv(t, noLimits)
+	chartEvents(e, time.Now().UTC().Add(-6*time.Hour))
+	e.do("POST", "/v1/log", e.full, `{"project":"my-saas","channel":"payments","event":"Tagged","tags":{"user":"ada"}}`)
+	for q, want := range map[string]int{
+		`event:"Paid"`:              2,
+		`event:"paid"`:              0,
+		`user:ada`:                  3,
+		`user:ada event:"Paid"`:     2,
+		`tag:user:ada`:              1,
+		`channel:payments`:          5,
+		`channel:payments user:bob`: 1,
+	} {
+		r := e.do("GET", "/v1/events?project=my-saas&q="+url.QueryEscape(q), e.full, "")
+		page := decode[struct {
+			Events []struct{ Event string } `json:"events"`
+		}](t, r)
+		if r.status != 200 || len(page.Events) != want {
+			t.Errorf("q=%s: %d, %d events, want %d: %s", q, r.status, len(page.Events), want, r.body)
+		}
+	}
+	r := e.do("GET", "/v1/events?project=my-saas&channel=payments&q=channel:signups", e.full, "")
+	if r.status != 400 || !r.has("q", "channel") {
+		t.Errorf("contradicting channels: %d %s", r.status, r.body)
+	}
+}
