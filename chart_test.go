@@ -125,7 +125,7 @@ func TestParseFunnelRefuses(t *testing.T) {
 		}
 	}
 	q, err := ParseFunnel(FunnelParams{Steps: []string{`event:"Signed up"`, "channel:payments"}, Window: "2w"}, now)
-	if err != nil || q.Window != 14*24*time.Hour || WindowText(q.Window) != "2w" || q.Searches[0].Event != "Signed up" {
+	if err != nil || q.Window != 14*24*time.Hour || WindowText(q.Window) != "14d" || q.Searches[0].Event != "Signed up" {
 		t.Fatalf("%+v %v", q, err)
 	}
 }

@@ -21,6 +21,9 @@ const (
 	MaxFunnelRange = 366 * 24 * time.Hour
 	// MaxFunnelUsers is how many users of a drop-off a funnel lists.
 	MaxFunnelUsers = 100
+	// MaxFunnelSplitUsers is how many users of step 1 a funnel split by a property
+	// looks up.
+	MaxFunnelSplitUsers = 5000
 )
 
 // FunnelParams is a funnel's question as written (GET /v1/funnels/query, a board's funnel).
@@ -143,11 +146,9 @@ func parseWindow(s string) time.Duration {
 	return time.Duration(n) * unit
 }
 
-// WindowText writes a window back as it is written: 1h, 36h, 7d, 2w.
+// WindowText writes a window back in days (7d, 14d) or hours (1h, 36h).
 func WindowText(d time.Duration) string {
 	switch {
-	case d%(7*24*time.Hour) == 0:
-		return strconv.Itoa(int(d/(7*24*time.Hour))) + "w"
 	case d%(24*time.Hour) == 0:
 		return strconv.Itoa(int(d/(24*time.Hour))) + "d"
 	}

@@ -31,6 +31,7 @@ func (s *Server) handleChartQuery(w http.ResponseWriter, r *http.Request) error 
 	}
 	leave, err := s.questions.Enter(r.Context(), tok.AccountID)
 	if err != nil {
+		w.Header().Set("Retry-After", "1")
 		return err
 	}
 	defer leave()
@@ -105,7 +106,7 @@ func (s *Server) handleFunnelQuery(w http.ResponseWriter, r *http.Request) error
 		return err
 	}
 	q, err := tidings.ParseFunnel(tidings.FunnelParams{Project: v.Get("project"), Steps: v["step"], Window: v.Get("window"),
-		Range: v.Get("range"), From: v.Get("from"), To: v.Get("to"), TZ: v.Get("tz")}, s.now())
+		Range: v.Get("range"), From: v.Get("from"), To: v.Get("to"), TZ: v.Get("tz"), SplitBy: v.Get("split")}, s.now())
 	if err != nil {
 		return err
 	}
@@ -116,6 +117,7 @@ func (s *Server) handleFunnelQuery(w http.ResponseWriter, r *http.Request) error
 	}
 	leave, err := s.questions.Enter(r.Context(), tok.AccountID)
 	if err != nil {
+		w.Header().Set("Retry-After", "1")
 		return err
 	}
 	defer leave()
@@ -127,10 +129,28 @@ func (s *Server) handleFunnelQuery(w http.ResponseWriter, r *http.Request) error
 }
 
 type funnelJSON struct {
-	Window string           `json:"window"`
-	From   string           `json:"from"`
-	To     string           `json:"to"`
-	Steps  []funnelStepJSON `json:"steps"`
+	Window string            `json:"window"`
+	From   string            `json:"from"`
+	To     string            `json:"to"`
+	Steps  []funnelStepJSON  `json:"steps"`
+	Split  string            `json:"split,omitempty"`
+	Groups []funnelGroupJSON `json:"groups,omitempty"`
+}
+
+// funnelGroupJSON is the funnel of the users with one value of the split's property
+// (value null and other true: the rest, and those without it).
+type funnelGroupJSON struct {
+	Value *string          `json:"value"`
+	Other bool             `json:"other,omitempty"`
+	Steps []funnelStepJSON `json:"steps"`
+}
+
+func stepsOut(steps []tidings.FunnelStep) []funnelStepJSON {
+	out := make([]funnelStepJSON, len(steps))
+	for i, st := range steps {
+		out[i] = funnelStepJSON{Q: st.Q, Users: st.Users, MedianSeconds: st.MedianSeconds, Dropped: st.Dropped}
+	}
+	return out
 }
 
 type funnelStepJSON struct {
@@ -142,10 +162,13 @@ type funnelStepJSON struct {
 
 func funnelOut(res *tidings.FunnelResult) funnelJSON {
 	q := res.Query
-	out := funnelJSON{Window: tidings.WindowText(q.Window), From: q.From.In(q.Loc).Format(time.RFC3339), To: q.To.In(q.Loc).Format(time.RFC3339),
-		Steps: make([]funnelStepJSON, len(res.Steps))}
-	for i, st := range res.Steps {
-		out.Steps[i] = funnelStepJSON{Q: st.Q, Users: st.Users, MedianSeconds: st.MedianSeconds, Dropped: st.Dropped}
+	out := funnelJSON{Window: tidings.WindowText(q.Window), From: q.From.In(q.Loc).Format(time.RFC3339), To: q.To.In(q.Loc).Format(time.RFC3339)}
+	out.Steps = stepsOut(res.Steps)
+	if q.SplitBy != "" {
+		out.Split, out.Groups = q.SplitBy, make([]funnelGroupJSON, len(res.Groups))
+		for i, g := range res.Groups {
+			out.Groups[i] = funnelGroupJSON{Value: g.Value, Other: g.Other, Steps: stepsOut(g.Steps)}
+		}
 	}
 	return out
 }
