@@ -336,6 +336,41 @@ func testFunnels(t *testing.T, open Opener) {
 			t.Errorf("%+v: no user in the funnel: the test data misses it", p)
 		}
 	}
+	// Split by a property: users u0–u9 are on plan pro, u10–u14 on team, the others
+	// have none; each group is the funnel of its users alone.
+	for i := range 15 {
+		plan := "pro"
+		if i >= 10 {
+			plan = "team"
+		}
+		_, err := f.s.Identify(ctx, f.account.ID, &tidings.Identify{Project: "my-saas", UserID: fmt.Sprintf("u%d", i),
+			Properties: tidings.Tags{{Key: "plan", Kind: tidings.KindString, Value: plan}}})
+		must(t, err)
+	}
+	p := funnels[0]
+	p.Project, p.SplitBy = "my-saas", "plan"
+	q, err := tidings.ParseFunnel(p, now)
+	must(t, err)
+	res, err := charts.Funnel(ctx, f.s, f.account.ID, q)
+	must(t, err)
+	if len(res.Groups) != 3 || *res.Groups[0].Value != "pro" || *res.Groups[1].Value != "team" || !res.Groups[2].Other {
+		t.Fatalf("groups: %+v", res.Groups)
+	}
+	users := func(lo, hi int) map[string]bool {
+		m := map[string]bool{}
+		for i := lo; i < hi; i++ {
+			m[fmt.Sprintf("u%d", i)] = true
+		}
+		return m
+	}
+	for i, in := range []map[string]bool{users(0, 10), users(10, 15), users(15, 25)} {
+		want := expectFunnelOf(t, f, q, in)
+		for k, w := range want {
+			if g := res.Groups[i].Steps[k]; g.Users != w.Users || !slices.Equal(g.Dropped, w.Dropped) {
+				t.Errorf("group %d step %d: %d users, dropped %v; want %d, %v", i, k+1, g.Users, g.Dropped, w.Users, w.Dropped)
+			}
+		}
+	}
 }
 
 func ptrText(p *int64) string {
@@ -348,13 +383,18 @@ func ptrText(p *int64) string {
 // expectFunnel is a funnel computed plainly: for each user, every event of the feed
 // in time order.
 func expectFunnel(t *testing.T, f fixture, q *tidings.FunnelQuery) []tidings.FunnelStep {
+	return expectFunnelOf(t, f, q, nil)
+}
+
+// expectFunnelOf is the funnel of the users in (nil: all).
+func expectFunnelOf(t *testing.T, f fixture, q *tidings.FunnelQuery, in map[string]bool) []tidings.FunnelStep {
 	type hit struct {
 		at    time.Time
 		steps []bool
 	}
 	byUser := map[string][]hit{}
 	for _, ev := range feedEvents(t, f, tidings.Search{}, q.From, q.To.Add(q.Window)) {
-		if ev.UserID == "" {
+		if ev.UserID == "" || in != nil && !in[ev.UserID] {
 			continue
 		}
 		h := hit{at: ev.Timestamp, steps: make([]bool, len(q.Steps))}
