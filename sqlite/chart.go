@@ -145,7 +145,12 @@ func (db *DB) scanRows(ctx context.Context, p *tidings.Project, eq eventQuery, q
 		name, ok := channels[channel]
 		if !ok {
 			// A project has few channels: each is looked up once, on another connection.
-			if err := db.read.QueryRowContext(ctx, `SELECT name FROM channels WHERE id = ?`, channel).Scan(&name); err != nil {
+			// One deleted since the scan began took its events with it: they are gone.
+			err := db.read.QueryRowContext(ctx, `SELECT name FROM channels WHERE id = ?`, channel).Scan(&name)
+			if errors.Is(err, sql.ErrNoRows) {
+				continue
+			}
+			if err != nil {
 				return read, err
 			}
 			channels[channel] = name

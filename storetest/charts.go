@@ -75,9 +75,14 @@ func chartData(t *testing.T, f fixture, seed uint64) time.Time {
 
 // feedEvents is every event the feed lists for a search within [from, to).
 func feedEvents(t *testing.T, f fixture, s tidings.Search, from, to time.Time) []*tidings.Event {
+	return projectEvents(t, f, "my-saas", s, from, to)
+}
+
+// projectEvents is every event the feed of a project lists for a search within [from, to).
+func projectEvents(t *testing.T, f fixture, project string, s tidings.Search, from, to time.Time) []*tidings.Event {
 	t.Helper()
 	ctx := context.Background()
-	q := tidings.EventQuery{Project: "my-saas", Limit: 100}
+	q := tidings.EventQuery{Project: project, Limit: 100}
 	if !q.AddSearch(s) {
 		return nil
 	}
@@ -539,4 +544,40 @@ func testBoard(t *testing.T, open Opener) {
 	if got := titles(f.account.ID); len(got) != 0 {
 		t.Fatalf("a new project of a deleted one's name has its board: %v", got)
 	}
+}
+
+// chartsAgree checks charts of a project against its feed, after a workload: events
+// per day by channel (the hourly counts) and users per hour (a scan).
+func chartsAgree(t *testing.T, f fixture, project string) {
+	t.Helper()
+	ctx := context.Background()
+	for _, p := range []tidings.ChartParams{
+		{Project: project, Split: "channel", Range: "90d", TZ: "Europe/Paris"},
+		{Project: project, Measure: "users", Bucket: "hour", Range: "24h", Q: "era:new"},
+	} {
+		q, err := tidings.ParseChart(p, time.Now())
+		must(t, err)
+		res, err := charts.Answer(ctx, f.s, f.account.ID, q)
+		must(t, err)
+		want := expectChart(q, projectEvents(t, f, project, q.Search, q.From, q.To))
+		for _, s := range res.Series {
+			key := ""
+			if s.Key != nil {
+				key = *s.Key
+			}
+			for i, pt := range s.Points {
+				if w := want[key]; w == nil || pt.Value == nil || *pt.Value != w[i] {
+					t.Errorf("%s of %s, series %q, bucket %v: chart %v, feed %v", p.Measure, project, key, pt.Start, ptrStr(pt.Value), w)
+					break
+				}
+			}
+		}
+	}
+}
+
+func ptrStr(p *string) string {
+	if p == nil {
+		return "null"
+	}
+	return *p
 }

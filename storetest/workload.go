@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/tidings-dev/tidings"
+	"github.com/tidings-dev/tidings/charts"
 )
 
 // EnvWorkload sets how long the concurrent workload runs (a Go duration, "10m" for a
@@ -279,6 +280,19 @@ func testWorkload(t *testing.T, open Opener) {
 				Target: "wh", MessageID: tidings.NewID("msg_"), NextAt: now, CreatedAt: now}}, nil), fail)
 		}
 	})
+	// Charts asked all along: never an error, whatever is being written or purged.
+	run(func(int) {
+		for _, a := range accounts {
+			q, err := tidings.ParseChart(tidings.ChartParams{Project: "shop", Measure: "users", Split: "tag:k", Range: "90d"}, time.Now())
+			if err != nil {
+				fail("chart: %v", err)
+				return
+			}
+			if _, err := charts.Answer(ctx, s, a.ID, q); err != nil && tidings.ErrorCode(err) != tidings.EProjectNotFound {
+				fail("chart: %v", err)
+			}
+		}
+	})
 	// The retention purge, all the time, in small batches.
 	purged := atomic.Int64{}
 	run(func(int) {
@@ -301,6 +315,12 @@ func testWorkload(t *testing.T, open Opener) {
 	}
 	if report.Omitted > 0 {
 		t.Errorf("check: %d more inconsistencies", report.Omitted)
+	}
+	// Charts still count what the feed lists.
+	for _, a := range accounts {
+		if !goneScopes[a.Name+"/shop"] {
+			chartsAgree(t, fixture{s: s, account: a}, "shop")
+		}
 	}
 
 	// Every acknowledged event is where it belongs, or was deleted or expired.
