@@ -346,3 +346,25 @@ type ChartStore interface {
 	CountHours(ctx context.Context, accountID int64, project, channel string, from, to time.Time) ([]HourCount, error)
 	BoardStore
 }
+
+// TagRollup is how many events a tag (a key and a value of a project) must have had for
+// the store to keep its events counted per UTC hour: a chart of a common tag reads
+// those counts, one of a rare tag reads the tag's few events.
+const TagRollup = 10_000
+
+// TagHourCount is the count of a tag value's events in one UTC hour.
+type TagHourCount struct {
+	Value string
+	Hour  time.Time
+	N     int64
+}
+
+// TagHourCounter is the part of ChartStore that counts tagged events per hour.
+type TagHourCounter interface {
+	// CountTagHours returns the counts per value and UTC hour, for the hours in
+	// [from, to) (whole hours), of the project's events that have tag key — with
+	// value when value is not nil; hours without events are left out. A value of at
+	// least TagRollup events is read from its hourly counts; the others from their
+	// events, at most max in all, or ErrScanBudget. Errors: EProjectNotFound.
+	CountTagHours(ctx context.Context, accountID int64, project, key string, value *string, from, to time.Time, max int) ([]TagHourCount, error)
+}
