@@ -41,17 +41,16 @@ func Answer(ctx context.Context, store Store, accountID int64, q *tidings.ChartQ
 		if _, err := store.CountHours(ctx, accountID, q.Project, "", q.From.Truncate(time.Hour), q.From.Truncate(time.Hour)); err != nil {
 			return nil, err
 		}
-	case hourly(q, eq):
-		counts, err := store.CountHours(ctx, accountID, q.Project, eq.Channel, eq.Since, eq.Until)
+	default:
+		answered, err := fromCounts(ctx, store, accountID, q, eq, a)
 		if err != nil {
 			return nil, err
 		}
-		for _, c := range counts {
-			a.addCount(c.Hour, c.Channel, c.N)
+		if answered {
+			break
 		}
-	default:
 		n := 0
-		err := store.ScanEvents(ctx, accountID, eq, tidings.MaxChartScan, func(ev *tidings.Event) error {
+		err = store.ScanEvents(ctx, accountID, eq, tidings.MaxChartScan, func(ev *tidings.Event) error {
 			n++
 			return a.add(ev)
 		})
@@ -67,22 +66,77 @@ func Answer(ctx context.Context, store Store, accountID int64, q *tidings.ChartQ
 	return res, nil
 }
 
-// hourly reports whether the hourly counts answer q: events counted, of the project
-// or of one channel, split by nothing or by channel, over whole UTC hours.
-func hourly(q *tidings.ChartQuery, eq tidings.EventQuery) bool {
-	if q.Measure != "count" || q.Split == "tag" || eq.Event != "" || len(eq.Tags) > 0 || len(eq.Terms) > 0 || len(eq.Users) > 0 {
-		return false
+// fromCounts answers q from the store's hourly counts when they can: events counted,
+// filtered by nothing but a channel or one tag, split by nothing, by channel (without a
+// tag filter) or by a tag's values (without a filter), in buckets of whole UTC hours.
+// It returns false when they cannot, and the events are to be read.
+func fromCounts(ctx context.Context, store Store, accountID int64, q *tidings.ChartQuery, eq tidings.EventQuery, a *agg) (bool, error) {
+	if q.Measure != "count" || eq.Event != "" || len(eq.Terms) > 0 || len(eq.Users) > 0 || len(eq.Tags) > 1 {
+		return false, nil
 	}
 	whole := func(t time.Time) bool { return t.Equal(t.Truncate(time.Hour)) }
 	if !whole(eq.Since) || !whole(eq.Until) {
-		return false
+		return false, nil
 	}
-	for _, s := range q.Starts() {
+	for _, s := range a.starts {
 		if !whole(s) {
-			return false
+			return false, nil
 		}
 	}
-	return true
+	tags, _ := store.(tidings.TagHourCounter)
+	switch {
+	case len(eq.Tags) == 0 && q.Split != "tag":
+		counts, err := store.CountHours(ctx, accountID, q.Project, eq.Channel, eq.Since, eq.Until)
+		if err != nil {
+			return false, err
+		}
+		for _, c := range counts {
+			a.addCount(c.Hour, c.Channel, c.N)
+		}
+		return true, nil
+	case tags != nil && len(eq.Tags) == 1 && eq.Channel == "" && q.Split == "":
+		t := eq.Tags[0]
+		counts, err := tags.CountTagHours(ctx, accountID, q.Project, t.Key, &t.Value, eq.Since, eq.Until, tidings.MaxChartScan)
+		if errors.Is(err, tidings.ErrScanBudget) {
+			return false, nil
+		}
+		if err != nil {
+			return false, err
+		}
+		for _, c := range counts {
+			a.addCount(c.Hour, "", c.N)
+		}
+		return true, nil
+	case tags != nil && len(eq.Tags) == 0 && eq.Channel == "" && q.Split == "tag":
+		// Every value's hours, and every event's: the events without the tag are the
+		// difference, part of "other".
+		counts, err := tags.CountTagHours(ctx, accountID, q.Project, q.SplitBy, nil, eq.Since, eq.Until, tidings.MaxChartScan)
+		if errors.Is(err, tidings.ErrScanBudget) {
+			return false, nil
+		}
+		if err != nil {
+			return false, err
+		}
+		all, err := store.CountHours(ctx, accountID, q.Project, "", eq.Since, eq.Until)
+		if err != nil {
+			return false, err
+		}
+		none := map[time.Time]int64{}
+		for _, c := range all {
+			none[c.Hour] += c.N
+		}
+		for _, c := range counts {
+			a.addCount(c.Hour, c.Value, c.N)
+			none[c.Hour] -= c.N
+		}
+		for hour, n := range none {
+			if n > 0 {
+				a.addCount(hour, "\x00", n)
+			}
+		}
+		return true, nil
+	}
+	return false, nil
 }
 
 // tooCostly is the refusal of a question that reads more than its budget: it says
@@ -178,15 +232,16 @@ func (a *agg) get(key string) *seriesAgg {
 	return s
 }
 
-// addCount adds n events of a channel in the hour starting at hour.
-func (a *agg) addCount(hour time.Time, channel string, n int64) {
+// addCount adds n events of the hour starting at hour, of a series: the channel's
+// (split by channel), the tag value's (split by tag), or the only one.
+func (a *agg) addCount(hour time.Time, series string, n int64) {
 	i := a.bucket(hour)
 	if i < 0 {
 		return
 	}
 	key := ""
-	if a.q.Split == "channel" {
-		key = channel
+	if a.q.Split != "" {
+		key = series
 	}
 	s := a.get(key)
 	s.n[i] += n
