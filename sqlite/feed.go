@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -63,8 +64,9 @@ func (db *DB) ListEvents(ctx context.Context, accountID int64, q tidings.EventQu
 		tags = append(tags, ft)
 	}
 	f := feedFilter{project: p.ID, channel: channelID, channelCount: channelCount, tags: tags, terms: q.Terms, users: q.Users,
-		since: msOrZero(q.Since), until: msOrZero(q.Until), before: before, limit: q.Limit + 1}
-	if len(q.Terms) > 0 || len(q.Users) > 0 {
+		event: q.Event, since: msOrZero(q.Since), until: msOrZero(q.Until), before: before, limit: q.Limit + 1}
+	f.terms = withEventWords(f.terms, q.Event)
+	if len(f.terms) > 0 || len(f.users) > 0 {
 		return db.searchEvents(ctx, p, f, q)
 	}
 	eq := listQuery(f)
@@ -78,6 +80,19 @@ func (db *DB) ListEvents(ctx context.Context, accountID int64, q tidings.EventQu
 		page.Next = page.Events[q.Limit-1].ID
 	}
 	return page, nil
+}
+
+// withEventWords adds the words of an event name filter to a search's terms, as one
+// phrase: no index holds event names, but the full-text index holds their words, so
+// that a page of a rare name reads its candidates there, within the search's budget,
+// rather than walking the whole project. The name itself is checked exactly on each
+// event read. A name without words (only symbols) is checked on the feed's walk.
+func withEventWords(terms []tidings.Term, event string) []tidings.Term {
+	words := tidings.SearchWords(event)
+	if len(words) == 0 {
+		return terms
+	}
+	return append(slices.Clip(terms), tidings.Term{Words: words})
 }
 
 // msOrZero is t in unix ms, 0 for the zero time (an open end of a range).

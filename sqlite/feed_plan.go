@@ -29,11 +29,17 @@ type feedFilter struct {
 	tags                           []feedTag
 	terms                          []tidings.Term
 	users                          []string // only these user_ids' events
+	event                          string   // only events of this exact name ("": any)
 	since, until                   int64    // unix ms; 0 is open
 	before                         *cursor
 	limit                          int
 	// minSeq bounds a word search's walk from below (0: none).
 	minSeq int64
+	// candidates bounds the rows a word search reads from the full-text index (0:
+	// searchBudget+1).
+	candidates int
+	// anyOrder leaves a word search's rows unsorted (a chart's scan).
+	anyOrder bool
 	// columns are what the query selects (default eventColumns; "e.seq" to count or
 	// to read the events later).
 	columns string
@@ -106,6 +112,12 @@ func listQuery(f feedFilter) eventQuery {
 		sb.WriteString(` AND ` + pos + `.ts < ?`)
 		args = append(args, f.until)
 	}
+	if f.event != "" {
+		// A check on the rows walked: no index holds event names (a page of a rare
+		// name is found by its words, searchEvents).
+		sb.WriteString(` AND e.event = ?`)
+		args = append(args, f.event)
+	}
 	for i, t := range tags {
 		if i == driver {
 			continue
@@ -135,7 +147,11 @@ func searchQuery(f feedFilter) eventQuery {
 	// The event is checked to be the project's: a row of the index can never hand out
 	// another project's event.
 	sb.WriteString(` LIMIT ?) x CROSS JOIN events e ON e.seq = x.seq WHERE +e.project_id = ?`)
-	args = append(args, searchBudget+1, f.project)
+	args = append(args, f.maxCandidates(), f.project)
+	if f.event != "" {
+		sb.WriteString(` AND e.event = ?`)
+		args = append(args, f.event)
+	}
 	if len(f.users) > 0 {
 		// Their scope tokens are hashes: this makes it exact.
 		sb.WriteString(` AND e.user_id IN (?` + strings.Repeat(`, ?`, len(f.users)-1) + `)`)
@@ -155,12 +171,15 @@ func searchQuery(f feedFilter) eventQuery {
 		sb.WriteString(` AND e.ts < ?`)
 		args = append(args, f.until)
 	}
-	sb.WriteString(` ORDER BY e.ts DESC, e.seq DESC`)
+	if !f.anyOrder {
+		sb.WriteString(` ORDER BY e.ts DESC, e.seq DESC`)
+	}
 	return eventQuery{sb.String(), args}
 }
 
 // countCandidates counts the rows of the full-text index a search's query matches
-// (its scope and the terms given to the index), up to searchBudget+1: whatever the page.
+// (its scope and the terms given to the index), up to searchBudget+1 (or f.candidates):
+// whatever the page.
 func countCandidates(f feedFilter) eventQuery {
 	q := `SELECT count(*) FROM (SELECT 1 FROM events_fts WHERE events_fts MATCH ?`
 	args := []any{matchExpr(f)}
@@ -168,7 +187,15 @@ func countCandidates(f feedFilter) eventQuery {
 		q += ` AND rowid >= ?`
 		args = append(args, f.minSeq)
 	}
-	return eventQuery{q + ` LIMIT ?)`, append(args, searchBudget+1)}
+	return eventQuery{q + ` LIMIT ?)`, append(args, f.maxCandidates())}
+}
+
+// maxCandidates is the LIMIT of a search's read of the full-text index.
+func (f feedFilter) maxCandidates() int {
+	if f.candidates > 0 {
+		return f.candidates
+	}
+	return searchBudget + 1
 }
 
 // matchExpr is the FTS5 query of a search: scope tokens, then each term as a phrase

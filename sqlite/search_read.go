@@ -40,7 +40,7 @@ func (db *DB) searchEvents(ctx context.Context, p *tidings.Project, f feedFilter
 	db.waitIndexed(ctx)
 	// What the full-text query leaves out is checked on each event read: the words
 	// and the time range (project, channel, tags and users are the query's scope).
-	check := tidings.EventQuery{Terms: q.Terms, Users: q.Users, Tags: q.Tags, Since: q.Since, Until: q.Until}
+	check := tidings.EventQuery{Event: q.Event, Terms: q.Terms, Users: q.Users, Tags: q.Tags, Since: q.Since, Until: q.Until}
 	if f.since != 0 || f.until != 0 {
 		n, err := db.countRange(ctx, f)
 		if err != nil {
@@ -56,16 +56,8 @@ func (db *DB) searchEvents(ctx context.Context, p *tidings.Project, f feedFilter
 	}
 	ff := f
 	ff.terms = terms
-	if f.since != 0 {
-		// A timestamp is at most a day ahead of its event's acceptance, so the events
-		// since a time were all accepted since a day before it: the index is read from there.
-		id := tidings.EventIDFloor(fromMS(f.since - 24*hourMS))
-		if key, ok := idBytes(id); ok {
-			if err := db.read.QueryRowContext(ctx, `SELECT coalesce((SELECT seq FROM events WHERE id >= ? ORDER BY id LIMIT 1), 0)`,
-				key).Scan(&ff.minSeq); err != nil {
-				return nil, err
-			}
-		}
+	if ff.minSeq, err = db.seqSince(ctx, f.since); err != nil {
+		return nil, err
 	}
 	var n int
 	c := countCandidates(ff)
@@ -76,8 +68,26 @@ func (db *DB) searchEvents(ctx context.Context, p *tidings.Project, f feedFilter
 		return db.readCandidates(ctx, p, ff, check, f.limit-1)
 	}
 	walk := f
-	walk.terms, walk.users, walk.limit = nil, nil, searchBudget // the LIMIT is of rows read, not rows kept
+	// The LIMIT is of rows read, not rows kept: every filter that no index holds (the
+	// words, users, event name) is checked on the rows read, none in the query.
+	walk.terms, walk.users, walk.event, walk.limit = nil, nil, "", searchBudget
 	return db.readChecked(ctx, p, listQuery(walk), check, f.limit-1)
+}
+
+// seqSince is the lowest seq a search for events since a time (unix ms; 0 is open)
+// reads the full-text index from: a timestamp is at most a day ahead of its event's
+// acceptance, so the events since a time were all accepted since a day before it.
+func (db *DB) seqSince(ctx context.Context, since int64) (int64, error) {
+	if since == 0 {
+		return 0, nil
+	}
+	key, ok := idBytes(tidings.EventIDFloor(fromMS(since - 24*hourMS)))
+	if !ok {
+		return 0, nil
+	}
+	var seq int64
+	err := db.read.QueryRowContext(ctx, `SELECT coalesce((SELECT seq FROM events WHERE id >= ? ORDER BY id LIMIT 1), 0)`, key).Scan(&seq)
+	return seq, err
 }
 
 // denser reports whether n candidates are so many among the events of the filter's
