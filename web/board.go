@@ -319,9 +319,9 @@ func chartParamsOf(project string, v url.Values, br boardRange, loc *time.Locati
 		Bucket: v.Get("bucket"), Range: br.Range, From: br.From, To: br.To, TZ: loc.String()}
 }
 
-// funnelWords is a funnel's question: "3 steps within 7d: a → b → c".
+// funnelWords is a funnel's question: "3 steps within 7 d: a → b → c".
 func funnelWords(q *tidings.FunnelQuery) string {
-	return strconv.Itoa(len(q.Steps)) + " steps within " + tidings.WindowText(q.Window) + ": " + strings.Join(q.Steps, " → ")
+	return strconv.Itoa(len(q.Steps)) + " steps within " + durationWords(int64(q.Window.Seconds())) + ": " + strings.Join(q.Steps, " → ")
 }
 
 func itoa64(n int64) string { return strconv.FormatInt(n, 10) }

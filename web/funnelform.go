@@ -53,15 +53,15 @@ func readFunnelForm(v url.Values) (funnelForm, []string) {
 			steps = append(steps, s)
 		}
 	}
-	n := max(len(steps), 3)
+	shown := steps // the steps written, then blank inputs up to three
 	if v.Get("add") != "" {
-		n = max(len(steps)+1, 3)
+		shown = append(v["step"][:len(v["step"]):len(v["step"])], "") // as typed, and one more
 	}
-	n = min(n, tidings.MaxFunnelSteps)
+	n := min(max(len(shown), 3), tidings.MaxFunnelSteps)
 	for i := 0; i < n; i++ {
 		fd := funnelField{N: i + 1, Name: "step"}
-		if i < len(steps) {
-			fd.Value = steps[i]
+		if i < len(shown) {
+			fd.Value = strings.TrimSpace(shown[i])
 		}
 		f.Steps = append(f.Steps, fd)
 	}
