@@ -100,7 +100,7 @@ func TestBoard(t *testing.T) {
 		t.Fatalf("%d lines, want a header and 7 days: %s", n, csv.body)
 	}
 	c.get("/p/my-saas/charts/preview.csv?q=channel%3Asignups&range=7d").want(t, 200, "bucket_start,Events\n", "2026-11-29T00:00:00Z,1\n")
-	c.get("/p/my-saas/charts/" + id(rev) + ".txt").want(t, 404)
+	c.get("/p/my-saas/charts/"+id(rev)+".txt").want(t, 404)
 
 	// Arrange: move, wide, edit, delete.
 	c.post("/p/my-saas/charts/"+id(signups)+"/move", "by", "-1", "range", "7d").redirects(t, "/p/my-saas/charts?range=7d#card-"+id(signups))
@@ -145,7 +145,7 @@ func TestBoardTenancy(t *testing.T) {
 		g.get(path).want(t, 404)
 	}
 	for _, path := range []string{"/move", "/wide", "/delete", "/edit"} {
-		g.post("/p/my-saas/charts/" + cid + path).want(t, 404)
+		g.post("/p/my-saas/charts/"+cid+path).want(t, 404)
 	}
 	g.get("/p/my-saas/charts").want(t, 200, "Your board is empty")
 	if n := len(cards(t, e, acme)); n != 1 {
