@@ -41,7 +41,9 @@ type choice struct{ Value, Text string }
 
 var displayChoices = []choice{{"line", "Line"}, {"bar", "Bars"}, {"stacked", "Stacked bars"}, {"number", "A single number"}, {"table", "Table"}}
 
-var rangeChoices = []choice{{"24h", "Last 24 hours"}, {"7d", "Last 7 days"}, {"30d", "Last 30 days"}, {"90d", "Last 90 days"}, {"12m", "Last 12 months"}}
+var rangeChoices = []choice{{"24h", "24 hours"}, {"7d", "7 days"}, {"30d", "30 days"}, {"90d", "90 days"}, {"12m", "12 months"}}
+
+var bucketChoices = []choice{{"hour", "Hour"}, {"day", "Day"}, {"week", "Week"}, {"month", "Month"}}
 
 // readChartForm reads the form's fields; measure and split may also be written as in
 // a card's parameters (sum:amount, tag:plan).
@@ -196,7 +198,8 @@ func (s *Server) renderChartForm(w http.ResponseWriter, r *http.Request, f chart
 		if v.Title == "" {
 			v.Title = measureWords(q)
 		}
-		p, err := s.drawQuestion(r.Context(), cs, sessionFrom(r).account.ID, q, f.Display, true)
+		// Drawn narrow: the preview's column is about as wide as a board's column.
+		p, err := s.drawQuestion(r.Context(), cs, sessionFrom(r).account.ID, q, f.Display, false)
 		if err != nil {
 			if tidings.ErrorCode(err) == tidings.EProjectNotFound {
 				return err

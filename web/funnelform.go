@@ -20,7 +20,7 @@ type funnelForm struct {
 	Title   string
 	Steps   []funnelField
 	Window  string
-	Windows []string
+	Windows []choice
 	Wide    bool
 	CanAdd  bool
 	Range   boardRange
@@ -38,7 +38,7 @@ type funnelField struct {
 	Error string
 }
 
-var funnelWindows = []string{"1h", "24h", "7d", "14d", "30d", "90d"}
+var funnelWindows = []choice{{"1h", "1 hour"}, {"24h", "24 hours"}, {"7d", "7 days"}, {"14d", "14 days"}, {"30d", "30 days"}, {"90d", "90 days"}}
 
 // readFunnelForm reads the steps as written, without blank ones (at least three
 // inputs are shown, plus one when "Add a step" was pressed).
@@ -101,8 +101,12 @@ func (s *Server) renderFunnelForm(w http.ResponseWriter, r *http.Request, f funn
 		f.Action = "/p/" + project + "/funnels/" + itoa64(f.ID) + "/edit"
 	}
 	f.Windows = funnelWindows
-	if !oneOfList(f.Window, f.Windows) {
-		f.Windows = append([]string{f.Window}, f.Windows...)
+	known := false
+	for _, c := range f.Windows {
+		known = known || c.Value == f.Window
+	}
+	if !known {
+		f.Windows = append([]choice{{f.Window, f.Window}}, f.Windows...)
 	}
 	extra := f.params(steps)
 	extra.Set("title", f.Title)
