@@ -142,6 +142,7 @@ type Store interface {
 	PushStore
 	PeopleStore
 	IdempotencyStore
+	ChartStore
 	Checker
 	// Ping reports whether the store answers (readiness).
 	Ping(ctx context.Context) error

@@ -60,6 +60,7 @@ var rules = map[string][]string{
 	"/storetest":            {"/sqlite", "/postgres", "/api", "/web", "/deliver", "/cmd"},
 	"/inmem":                {"/sqlite", "/postgres", "/api", "/web", "/deliver", "/cmd"},
 	"/export":               {"/sqlite", "/postgres", "/api", "/web", "/deliver", "/cmd"},
+	"/charts":               {"/sqlite", "/postgres", "/api", "/web", "/deliver", "/inmem", "/cmd", "/storetest"},
 	"/client":               {"*"}, // the Go client stands alone but for the domain: users import it
 	"/docs":                 {"*"},
 	"/cmd/tidings":          {"/storetest", "/internal/testbackend"},

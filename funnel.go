@@ -21,6 +21,9 @@ const (
 	MaxFunnelRange = 366 * 24 * time.Hour
 	// MaxFunnelUsers is how many users of a drop-off a funnel lists.
 	MaxFunnelUsers = 100
+	// MaxFunnelSplitUsers is how many users of step 1 a funnel split by a property
+	// looks up.
+	MaxFunnelSplitUsers = 5000
 )
 
 // FunnelParams is a funnel's question as written (GET /v1/funnels/query, a board's funnel).
@@ -114,9 +117,10 @@ func ParseFunnel(p FunnelParams, now time.Time) (*FunnelQuery, error) {
 		var e *Error
 		if errors.As(err, &e) {
 			for _, f := range e.Fields {
-				if f.Path != "bucket" {
-					pr = append(pr, f)
+				if f.Type == "too_costly" { // more days than a chart draws: beyond a funnel's range too
+					f.Path, f.Message = "from", "a funnel covers at most 366 days of first steps: give a later from"
 				}
+				pr = append(pr, f)
 			}
 		}
 	} else {
@@ -142,11 +146,9 @@ func parseWindow(s string) time.Duration {
 	return time.Duration(n) * unit
 }
 
-// WindowText writes a window back as it is written: 1h, 36h, 7d, 2w.
+// WindowText writes a window back in days (7d, 14d) or hours (1h, 36h).
 func WindowText(d time.Duration) string {
 	switch {
-	case d%(7*24*time.Hour) == 0:
-		return strconv.Itoa(int(d/(7*24*time.Hour))) + "w"
 	case d%(24*time.Hour) == 0:
 		return strconv.Itoa(int(d/(24*time.Hour))) + "d"
 	}

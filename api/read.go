@@ -56,7 +56,9 @@ func parseEventQuery(r *http.Request, now time.Time) (tidings.EventQuery, error)
 	if errors.As(err, &perr) {
 		p = append(p, perr.Fields...)
 	}
-	q.AddSearch(search)
+	if !q.AddSearch(search) {
+		p.Add("q", "channel", "q's channel:%s and channel=%s name different channels: give one", search.Channel, v.Get("channel"))
+	}
 	q.Limit = limit(v, &p)
 	return q, p.Err()
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tidings-dev/tidings"
+	"github.com/tidings-dev/tidings/charts"
 	"github.com/tidings-dev/tidings/docs"
 )
 
@@ -23,6 +24,9 @@ type Config struct {
 	Now            func() time.Time
 	Limits         Limits
 	TrustedProxies []netip.Prefix
+	// Questions bounds the charts and funnels asked at once (nil: charts.DefaultGate),
+	// shared with the dashboard's.
+	Questions *charts.Gate
 }
 
 // Server serves the JSON API.
@@ -36,12 +40,15 @@ type Server struct {
 	usage   usage
 	// inFlight is the idempotency keys of requests under way here.
 	inFlight inFlight
+	// questions bounds the charts and funnels under way.
+	questions *charts.Gate
 }
 
 // New returns a Server.
 func New(cfg Config) *Server {
 	s := &Server{store: cfg.Store, broker: cfg.Broker, log: cfg.Logger, now: cfg.Now,
-		limits: newLimiter(cfg.Limits), trusted: cfg.TrustedProxies, inFlight: inFlight{max: MaxInFlightKeys}}
+		limits: newLimiter(cfg.Limits), trusted: cfg.TrustedProxies, inFlight: inFlight{max: MaxInFlightKeys},
+		questions: cmp.Or(cfg.Questions, charts.DefaultGate())}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -83,6 +90,8 @@ func (s *Server) routes() []route {
 		route{"GET", "/v1/users", s.handleUsers, false, 0},
 		route{"GET", "/v1/users/{user_id}", s.handleUser, false, 0},
 		route{"DELETE", "/v1/insights", s.handleDeleteInsight, false, 0},
+		route{"GET", "/v1/charts/query", s.handleChartQuery, false, 0},
+		route{"GET", "/v1/funnels/query", s.handleFunnelQuery, false, 0},
 		route{"GET", "/healthz", s.handleHealth, false, 0},
 		route{"GET", "/readyz", s.handleReady, false, 0},
 		route{"GET", "/v1/openapi.yaml", s.handleOpenAPI, false, 0},

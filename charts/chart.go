@@ -19,10 +19,17 @@ import (
 	"github.com/tidings-dev/tidings"
 )
 
+// Store is what the questions read: the events (tidings.ChartStore) and, to split a
+// funnel by a property, the people.
+type Store interface {
+	tidings.ChartStore
+	FindPerson(ctx context.Context, accountID int64, project, userID string) (*tidings.Person, error)
+}
+
 // Answer answers a chart. Errors: the store's (EProjectNotFound, EChannelNotFound),
 // EValidation for a number measure over a tag that holds text, or for a question
 // that reads more than its budget (saying which range works).
-func Answer(ctx context.Context, store tidings.ChartStore, accountID int64, q *tidings.ChartQuery) (*tidings.ChartResult, error) {
+func Answer(ctx context.Context, store Store, accountID int64, q *tidings.ChartQuery) (*tidings.ChartResult, error) {
 	starts := q.Starts()
 	eq, ok := q.Events()
 	a := newAgg(q, starts)
@@ -80,7 +87,7 @@ func hourly(q *tidings.ChartQuery, eq tidings.EventQuery) bool {
 
 // tooCostly is the refusal of a question that reads more than its budget: it says
 // from when on the range holds few enough events, by the hourly counts.
-func tooCostly(ctx context.Context, store tidings.ChartStore, accountID int64, q *tidings.ChartQuery, eq tidings.EventQuery) error {
+func tooCostly(ctx context.Context, store Store, accountID int64, q *tidings.ChartQuery, eq tidings.EventQuery) error {
 	var p tidings.Problems
 	counts, err := store.CountHours(ctx, accountID, q.Project, eq.Channel, eq.Since.Truncate(time.Hour), eq.Until.Truncate(time.Hour).Add(time.Hour))
 	if err != nil {

@@ -15,7 +15,7 @@ import (
 // user is followed through the steps in order. A user's step 1 is their first in the
 // range; each later step is its first event at the same time as the previous step or
 // after, and no later than the window after step 1.
-func Funnel(ctx context.Context, store tidings.ChartStore, accountID int64, q *tidings.FunnelQuery) (*tidings.FunnelResult, error) {
+func Funnel(ctx context.Context, store Store, accountID int64, q *tidings.FunnelQuery) (*tidings.FunnelResult, error) {
 	times := make([]map[string][]time.Time, len(q.Searches))
 	res := &tidings.FunnelResult{Query: q}
 	budget := tidings.MaxChartScan
@@ -65,7 +65,76 @@ func Funnel(ctx context.Context, store tidings.ChartStore, accountID int64, q *t
 		}
 	}
 	res.Steps = walk(q, times)
+	if q.SplitBy != "" {
+		groups, err := split(ctx, store, accountID, q, times)
+		if err != nil {
+			return nil, err
+		}
+		res.Groups = groups
+	}
 	return res, nil
+}
+
+// split walks the funnel once per value of the users' SplitBy property: the
+// MaxChartSeries values with the most users at step 1, then the others (and the users
+// without it) together. Each user of step 1 is looked up: at most MaxFunnelSplitUsers.
+func split(ctx context.Context, store Store, accountID int64, q *tidings.FunnelQuery, times []map[string][]time.Time) ([]tidings.FunnelGroup, error) {
+	if n := len(times[0]); n > tidings.MaxFunnelSplitUsers {
+		var p tidings.Problems
+		p.Add("split", "too_costly", "a funnel split by a property follows at most %d users, and %d did step 1 from %s to %s: narrow the range or the first step",
+			tidings.MaxFunnelSplitUsers, n, q.From.Format("2006-01-02"), q.To.Format("2006-01-02"))
+		return nil, p.Err()
+	}
+	byValue := map[string][]string{}
+	const none = "\x00"
+	for user := range times[0] {
+		value := none
+		p, err := store.FindPerson(ctx, accountID, q.Project, user)
+		switch {
+		case tidings.ErrorCode(err) == tidings.ENotFound:
+		case err != nil:
+			return nil, err
+		default:
+			if v, ok := p.Properties.Get(q.SplitBy); ok {
+				value = v.Value
+			}
+		}
+		byValue[value] = append(byValue[value], user)
+	}
+	values := make([]string, 0, len(byValue))
+	for v := range byValue {
+		if v != none {
+			values = append(values, v)
+		}
+	}
+	slices.SortFunc(values, func(a, b string) int {
+		if c := cmp.Compare(len(byValue[b]), len(byValue[a])); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b)
+	})
+	rest := byValue[none]
+	var out []tidings.FunnelGroup
+	for i, v := range values {
+		if i >= tidings.MaxChartSeries {
+			rest = append(rest, byValue[v]...)
+			continue
+		}
+		out = append(out, tidings.FunnelGroup{Value: &v, Steps: walk(q, only(times, byValue[v]))})
+	}
+	if len(rest) > 0 {
+		out = append(out, tidings.FunnelGroup{Other: true, Steps: walk(q, only(times, rest))})
+	}
+	return out, nil
+}
+
+// only is times with step 1 kept to users.
+func only(times []map[string][]time.Time, users []string) []map[string][]time.Time {
+	first := make(map[string][]time.Time, len(users))
+	for _, u := range users {
+		first[u] = times[0][u]
+	}
+	return append([]map[string][]time.Time{first}, times[1:]...)
 }
 
 // walk follows each user of step 1 through the steps.

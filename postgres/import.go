@@ -11,7 +11,7 @@ import (
 )
 
 // loadOrder lists the tables in an order that satisfies their foreign keys.
-var loadOrder = []string{"accounts", "users", "projects", "channels", "tokens", "events", "event_tags", "event_counts", "tag_counts",
+var loadOrder = []string{"accounts", "users", "projects", "cards", "channels", "tokens", "events", "event_tags", "event_counts", "tag_counts",
 	"insights", "insight_points", "people", "groups", "group_members", "sessions", "invites", "webhooks", "deliveries", "webhook_attempts",
 	"push_subscriptions", "notify_prefs", "push_records", "settings", "idempotency_keys"}
 

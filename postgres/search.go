@@ -193,7 +193,7 @@ func (db *DB) searchSource(ctx context.Context, project, channel int64, tags []t
 // read whole, with every condition, in a materialised CTE, and only its matches are
 // sorted: left to itself, the planner would walk the id index for these too, guessing
 // that the LIMIT is reached soon, and read hundreds of thousands of rows.
-func searchQuery(project, channel int64, tags []tidings.Tag, terms []tidings.Term, users []string, since, until time.Time, before *cursor, limit int, src source) (string, []any) {
+func searchQuery(project, channel int64, event string, tags []tidings.Tag, terms []tidings.Term, users []string, since, until time.Time, before *cursor, limit int, src source) (string, []any) {
 	var sb strings.Builder
 	var args []any
 	arg := func(v any) string {
@@ -217,6 +217,9 @@ func searchQuery(project, channel int64, tags []tidings.Tag, terms []tidings.Ter
 		}
 		if channel != 0 {
 			sb.WriteString(` AND e.channel_id = ` + arg(channel))
+		}
+		if event != "" {
+			sb.WriteString(` AND e.event = ` + arg(event))
 		}
 		if before != nil {
 			sb.WriteString(` AND (e.ts, e.id) < (` + arg(before.ts) + `, ` + arg(before.id) + `)`)

@@ -51,6 +51,10 @@ func Run(t *testing.T, open Opener) {
 	run("Idempotency", testIdempotency)
 	run("BatchPublish", testBatchPublish)
 	run("ConcurrentKeys", testConcurrentKeys)
+	run("ChartsMatchFeed", testChartsMatchFeed)
+	run("ChartBudget", testChartBudget)
+	run("Funnels", testFunnels)
+	run("Board", testBoard)
 	run("Workload", testWorkload)
 	run("Close", testClose)
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tidings-dev/tidings"
+	"github.com/tidings-dev/tidings/charts"
 )
 
 // timeReads runs each read the feed, the settings pages and the charts make, and prints
@@ -91,7 +92,7 @@ func timeReads(ctx context.Context, s tidings.Store, account int64, runs int, on
 		{"search: prefix (subscr*)", search("subscr*", "", "")},
 		{"search: phrase (\"payment failed\")", search(`"payment failed"`, "", "")},
 		{"search: word + common tag (failed plan:pro)", search("failed plan:pro", "", "")},
-		{"search: word + rare tag (signed user:u-4242)", search("signed user:u-4242", "", "")},
+		{"search: word + rare tag (signed tag:user:u-4242)", search("signed tag:user:u-4242", "", "")},
 		{"search: word in the rare channel (paid)", search("paid", "support", "")},
 		{"search: deep page (paid, before=)", search("paid", "", deep)},
 		{"search: time range (since:1d)", search("since:1d", "", "")},
@@ -162,13 +163,30 @@ func timeReads(ctx context.Context, s tidings.Store, account int64, runs int, on
 			return nil
 		}},
 		{"insight board", func() error { _, err := s.ListInsights(ctx, account, "shop"); return err }},
+		// The issue's questions (charts and funnels), in the viewer's zone.
+		{"question: events per day, 30 d", question(ctx, s, account, tidings.ChartParams{TZ: "Europe/Paris"})},
+		{"question: 30 d, channel filter", question(ctx, s, account, tidings.ChartParams{Q: "channel:payments", TZ: "Europe/Paris"})},
+		{"question: 30 d, split by channel", question(ctx, s, account, tidings.ChartParams{Split: "channel", TZ: "Europe/Paris"})},
+		{"question: 30 d, common tag (plan:pro)", question(ctx, s, account, tidings.ChartParams{Q: "plan:pro", TZ: "Europe/Paris"})},
+		{"question: 30 d, rare tag (tag:user:u-4242)", question(ctx, s, account, tidings.ChartParams{Q: "tag:user:u-4242", TZ: "Europe/Paris"})},
+		{"question: 30 d, rare channel + word", question(ctx, s, account, tidings.ChartParams{Q: "channel:support paid", TZ: "Europe/Paris"})},
+		{"question: 30 d, split by tag (plan)", question(ctx, s, account, tidings.ChartParams{Split: "tag:plan", TZ: "Europe/Paris"})},
+		{"question: 30 d, rare channel split by tag", question(ctx, s, account, tidings.ChartParams{Q: "channel:support", Split: "tag:plan", TZ: "Europe/Paris"})},
+		{"question: 30 d, unique users", question(ctx, s, account, tidings.ChartParams{Measure: "users", TZ: "Europe/Paris"})},
+		{"question: 30 d, unique users, rare channel", question(ctx, s, account, tidings.ChartParams{Measure: "users", Q: "channel:support", TZ: "Europe/Paris"})},
+		{"question: a year by hour (refused)", question(ctx, s, account, tidings.ChartParams{Bucket: "hour", Range: "12m"})},
+		{"question: 3-step funnel, 30 d", funnel(ctx, s, account, []string{`event:"User Signed Up"`, `event:"New Subscription"`, `event:"Invoice Paid"`})},
+		{"question: 3-step funnel, rare channel, 30 d", funnel(ctx, s, account, []string{`channel:support event:"User Signed Up"`, `channel:support event:"New Subscription"`, `channel:support event:"Invoice Paid"`})},
 	}
 	fmt.Printf("\n%-40s %12s %12s\n", "read", "median", "max")
 	for _, c := range cases {
 		if !strings.Contains(c.name, only) {
 			continue
 		}
-		if err := c.run(); err != nil {
+		if err := c.run(); tidings.ErrorCode(err) == tidings.EValidation {
+			fmt.Printf("%-40s %s\n", c.name, "refused: "+tidings.ErrorMessage(err))
+			continue
+		} else if err != nil {
 			return fmt.Errorf("%s: %w", c.name, err)
 		}
 		var times []time.Duration
@@ -183,6 +201,31 @@ func timeReads(ctx context.Context, s tidings.Store, account int64, runs int, on
 		fmt.Printf("%-40s %12v %12v\n", c.name, times[len(times)/2].Round(time.Microsecond), times[len(times)-1].Round(time.Microsecond))
 	}
 	return nil
+}
+
+// question times a chart: its check and its answer.
+func question(ctx context.Context, s tidings.Store, account int64, p tidings.ChartParams) func() error {
+	return func() error {
+		p.Project = "shop"
+		q, err := tidings.ParseChart(p, time.Now())
+		if err != nil {
+			return err
+		}
+		_, err = charts.Answer(ctx, s, account, q)
+		return err
+	}
+}
+
+// funnel times a funnel over the last 30 days, in a week's window.
+func funnel(ctx context.Context, s tidings.Store, account int64, steps []string) func() error {
+	return func() error {
+		q, err := tidings.ParseFunnel(tidings.FunnelParams{Project: "shop", Steps: steps, Window: "7d"}, time.Now())
+		if err != nil {
+			return err
+		}
+		_, err = charts.Funnel(ctx, s, account, q)
+		return err
+	}
 }
 
 // deepCursor finds an event about a quarter of the way back in project shop by paging
