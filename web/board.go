@@ -16,13 +16,10 @@ import (
 // The Charts page is the project's board: its saved charts and funnels, in the order a
 // member arranged them, each drawn over the range the board's picker chose.
 
-// chartStore is the store's charts and board.
-func (s *Server) chartStore() (tidings.ChartStore, error) {
-	cs, ok := s.store.(tidings.ChartStore)
-	if !ok {
-		return nil, errors.New("web: the store does not answer charts")
-	}
-	return cs, nil
+// ask waits for the account's turn to ask the engine questions: a page draws its
+// cards one after another within one turn (Config.Questions).
+func (s *Server) ask(r *http.Request) (func(), error) {
+	return s.questions.Enter(r.Context(), sessionFrom(r).account.ID)
 }
 
 // boardRange is the board's range picker: a preset (range=) or from and to (days).
@@ -132,13 +129,15 @@ var quickCharts = []quickChart{
 
 func (s *Server) boardPage(w http.ResponseWriter, r *http.Request) error {
 	project := r.PathValue("project")
-	cs, err := s.chartStore()
-	if err != nil {
-		return err
-	}
+	cs := s.store
 	acc := sessionFrom(r).account.ID
 	br := rangeOf(r.URL.Query())
 	loc := viewerZone(r)
+	done, err := s.ask(r)
+	if err != nil {
+		return err
+	}
+	defer done()
 	d := boardData{Range: br, Ranges: rangeLinks("/p/"+project+"/charts", br, nil), Custom: br.Range == "", Zone: loc.String()}
 	cards, err := cs.ListCards(r.Context(), acc, project)
 	if err != nil {
@@ -176,7 +175,7 @@ func (s *Server) boardPage(w http.ResponseWriter, r *http.Request) error {
 
 // drawCard answers a card's question over the board's range; a question the engine
 // refuses shows its message in the card.
-func (s *Server) drawCard(ctx context.Context, cs tidings.ChartStore, acc int64, project string, c *tidings.Card, br boardRange, loc *time.Location) (cardView, error) {
+func (s *Server) drawCard(ctx context.Context, cs charts.Store, acc int64, project string, c *tidings.Card, br boardRange, loc *time.Location) (cardView, error) {
 	v := cardView{ID: c.ID, Kind: c.Kind, Title: c.Title, Wide: c.Wide}
 	params, _ := url.ParseQuery(c.Params)
 	rq := br.Suffix()
@@ -233,7 +232,7 @@ func cardProblem(v *cardView, err error) error {
 
 // drawQuestion answers a chart and draws it; a single number also answers the
 // period just before, for its change.
-func (s *Server) drawQuestion(ctx context.Context, cs tidings.ChartStore, acc int64, q *tidings.ChartQuery, display string, wide bool) (*plot, error) {
+func (s *Server) drawQuestion(ctx context.Context, cs charts.Store, acc int64, q *tidings.ChartQuery, display string, wide bool) (*plot, error) {
 	res, err := charts.Answer(ctx, cs, acc, q)
 	if err != nil {
 		return nil, err
@@ -268,7 +267,7 @@ func (s *Server) drawQuestion(ctx context.Context, cs tidings.ChartStore, acc in
 // wholeNumber is a chart's single number over its whole range: buckets add up for
 // counts and sums and bound minimums and maximums; users and averages are counted
 // again over the range, within the engine's budget.
-func (s *Server) wholeNumber(ctx context.Context, cs tidings.ChartStore, acc int64, res *tidings.ChartResult) (string, error) {
+func (s *Server) wholeNumber(ctx context.Context, cs charts.Store, acc int64, res *tidings.ChartResult) (string, error) {
 	if v, ok := numberOf(res); ok {
 		return v, nil
 	}
@@ -336,7 +335,7 @@ func cardID(r *http.Request) (int64, error) {
 }
 
 // findCard is a card of the project's board. Errors: ENotFound.
-func (s *Server) findCard(ctx context.Context, cs tidings.ChartStore, acc int64, project string, id int64) (*tidings.Card, error) {
+func (s *Server) findCard(ctx context.Context, cs charts.Store, acc int64, project string, id int64) (*tidings.Card, error) {
 	cards, err := cs.ListCards(ctx, acc, project)
 	if err != nil {
 		return nil, err
@@ -360,10 +359,7 @@ func backToBoard(r *http.Request, id int64) string {
 }
 
 func (s *Server) moveCard(w http.ResponseWriter, r *http.Request) error {
-	cs, err := s.chartStore()
-	if err != nil {
-		return err
-	}
+	cs := s.store
 	id, err := cardID(r)
 	if err != nil {
 		return err
@@ -379,10 +375,7 @@ func (s *Server) moveCard(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) resizeCard(w http.ResponseWriter, r *http.Request) error {
-	cs, err := s.chartStore()
-	if err != nil {
-		return err
-	}
+	cs := s.store
 	id, err := cardID(r)
 	if err != nil {
 		return err
@@ -400,10 +393,7 @@ func (s *Server) resizeCard(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) deleteCard(w http.ResponseWriter, r *http.Request) error {
-	cs, err := s.chartStore()
-	if err != nil {
-		return err
-	}
+	cs := s.store
 	id, err := cardID(r)
 	if err != nil {
 		return err

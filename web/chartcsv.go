@@ -16,10 +16,7 @@ import (
 // viewer's zone) then a column per series. GET …/charts/{id}.csv answers a saved
 // chart over the board's range; GET …/charts/preview.csv one by its parameters.
 func (s *Server) chartCSV(w http.ResponseWriter, r *http.Request) error {
-	cs, err := s.chartStore()
-	if err != nil {
-		return err
-	}
+	cs := s.store
 	acc, project := sessionFrom(r).account.ID, r.PathValue("project")
 	params := r.URL.Query()
 	name := "chart"
@@ -47,6 +44,11 @@ func (s *Server) chartCSV(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	done, err := s.ask(r)
+	if err != nil {
+		return err
+	}
+	defer done()
 	res, err := charts.Answer(r.Context(), cs, acc, q)
 	if err != nil {
 		return err

@@ -190,10 +190,12 @@ func (s *Server) renderChartForm(w http.ResponseWriter, r *http.Request, f chart
 	f.Ranges = rangeLinks(f.Action, f.Range, extra)
 	f.Back = "/p/" + project + "/charts" + f.Range.Suffix()
 	if q != nil {
-		cs, err := s.chartStore()
+		cs := s.store
+		done, err := s.ask(r)
 		if err != nil {
 			return err
 		}
+		defer done()
 		v := cardView{Title: f.Title, Question: questionWords(q), Wide: true}
 		if v.Title == "" {
 			v.Title = measureWords(q)
@@ -238,10 +240,7 @@ func (s *Server) newChartPage(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) editChartPage(w http.ResponseWriter, r *http.Request) error {
-	cs, err := s.chartStore()
-	if err != nil {
-		return err
-	}
+	cs := s.store
 	id, err := cardID(r)
 	if err != nil {
 		return err
@@ -276,10 +275,8 @@ func (s *Server) editChartPage(w http.ResponseWriter, r *http.Request) error {
 
 // saveChart adds (POST …/charts/new) or updates (POST …/charts/{id}/edit) a chart.
 func (s *Server) saveChart(w http.ResponseWriter, r *http.Request) error {
-	cs, err := s.chartStore()
-	if err != nil {
-		return err
-	}
+	cs := s.store
+	var err error
 	f := readChartForm(r.PostForm)
 	acc, project := sessionFrom(r).account.ID, r.PathValue("project")
 	if r.PathValue("id") != "" {

@@ -113,10 +113,12 @@ func (s *Server) renderFunnelForm(w http.ResponseWriter, r *http.Request, f funn
 	f.Ranges = rangeLinks(f.Action, f.Range, extra)
 	f.Back = "/p/" + project + "/charts" + f.Range.Suffix()
 	if q != nil {
-		cs, err := s.chartStore()
+		cs := s.store
+		done, err := s.ask(r)
 		if err != nil {
 			return err
 		}
+		defer done()
 		res, err := charts.Funnel(r.Context(), cs, sessionFrom(r).account.ID, q)
 		if err != nil {
 			if tidings.ErrorCode(err) != tidings.EValidation {
@@ -158,10 +160,7 @@ func (s *Server) newFunnelPage(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) editFunnelPage(w http.ResponseWriter, r *http.Request) error {
-	cs, err := s.chartStore()
-	if err != nil {
-		return err
-	}
+	cs := s.store
 	id, err := cardID(r)
 	if err != nil {
 		return err
@@ -197,10 +196,8 @@ func (s *Server) editFunnelPage(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) saveFunnel(w http.ResponseWriter, r *http.Request) error {
-	cs, err := s.chartStore()
-	if err != nil {
-		return err
-	}
+	cs := s.store
+	var err error
 	acc, project := sessionFrom(r).account.ID, r.PathValue("project")
 	f, steps := readFunnelForm(r.PostForm)
 	if r.PathValue("id") != "" {
@@ -252,10 +249,7 @@ type dropoffData struct {
 // next: of a saved funnel (…/funnels/{id}/dropoff?step=K) or of one by its
 // parameters (…/funnels/dropoff?step=…&step=…&drop=K).
 func (s *Server) dropoffPage(w http.ResponseWriter, r *http.Request) error {
-	cs, err := s.chartStore()
-	if err != nil {
-		return err
-	}
+	cs := s.store
 	acc, project := sessionFrom(r).account.ID, r.PathValue("project")
 	v := r.URL.Query()
 	params, at, title := v, v.Get("drop"), "Funnel"
@@ -288,6 +282,11 @@ func (s *Server) dropoffPage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil || k < 1 || k >= len(q.Steps) {
 		return tidings.Errorf(tidings.EValidation, "step must be a step of the funnel before its last, 1 to %d (got %q)", len(q.Steps)-1, at)
 	}
+	done, err := s.ask(r)
+	if err != nil {
+		return err
+	}
+	defer done()
 	res, err := charts.Funnel(r.Context(), cs, acc, q)
 	if err != nil {
 		return err

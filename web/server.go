@@ -18,6 +18,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/tidings-dev/tidings"
+	"github.com/tidings-dev/tidings/charts"
 	"github.com/tidings-dev/tidings/internal/password"
 	"github.com/tidings-dev/tidings/internal/ratelimit"
 )
@@ -45,6 +46,9 @@ type Config struct {
 	MaxStreamsPerSession, MaxStreamsPerAccount int
 	// Passwords are argon2id's costs (zero: password.Default; tests pass cheap ones).
 	Passwords password.Params
+	// Questions bounds the charts and funnels the dashboard asks at once (nil: two per
+	// account and two in all): a page's cards are drawn within one turn.
+	Questions *charts.Gate
 	// FlushTokenUse records the API's pending last-used times (nil: nothing pending),
 	// before a revoke: the revoked token's row then shows its last use.
 	FlushTokenUse func(context.Context) error
@@ -83,6 +87,7 @@ type Server struct {
 	vapidPublic  string
 	flushUse     func(context.Context) error
 	renders      *renderCache
+	questions    *charts.Gate
 	hub          *hub
 	// cardRenders counts event cards rendered for streams: each event once per feed.
 	cardRenders atomic.Int64
@@ -115,6 +120,10 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.hub = newHub(s, cfg.MaxStreamsPerSession, cfg.MaxStreamsPerAccount)
 	s.allowPrivate, s.vapidPublic, s.flushUse = cfg.AllowPrivateTargets, cfg.VAPIDPublicKey, cfg.FlushTokenUse
+	s.questions = cfg.Questions
+	if s.questions == nil {
+		s.questions = charts.NewGate(2, 2)
+	}
 	perHour := cfg.SignupsPerHour
 	if perHour <= 0 {
 		perHour = DefaultSignupsPerHour
