@@ -181,7 +181,7 @@ func (s *Server) drawCard(ctx context.Context, cs charts.Store, acc int64, proje
 	rq := br.Suffix()
 	if c.Kind == tidings.CardFunnel {
 		v.Edit = "/p/" + project + "/funnels/" + itoa64(c.ID) + "/edit" + rq
-		fp := tidings.FunnelParams{Project: project, Steps: params["step"], Window: params.Get("window"),
+		fp := tidings.FunnelParams{Project: project, Steps: params["step"], Window: params.Get("window"), SplitBy: params.Get("split"),
 			Range: br.Range, From: br.From, To: br.To, TZ: loc.String()}
 		q, err := tidings.ParseFunnel(fp, s.now())
 		if err != nil {

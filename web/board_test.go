@@ -187,6 +187,16 @@ func TestFunnelForm(t *testing.T) {
 	c.get("/p/my-saas/funnels/"+fid+"/edit").want(t, 200, `value="channel:signups"`, "Save changes")
 	c.post("/p/my-saas/funnels/"+fid+"/edit", "title", "Sign-up to payment", "step", "channel:signups", "step", "channel:payments", "step", "channel:signups", "window", "24h").want(t, 303)
 	c.get("/p/my-saas/charts").want(t, 200, "3 steps within 1 d")
+	// Split by a user property: a row per value.
+	for u, plan := range map[string]string{"ada": "pro", "bob": "free", "cy": "pro"} {
+		if _, err := e.store.Identify(t.Context(), acme.ID, &tidings.Identify{Project: "my-saas", UserID: u,
+			Properties: tidings.Tags{{Key: "plan", Kind: tidings.KindString, Value: plan}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	split := c.get("/p/my-saas/funnels/new?step=channel%3Asignups&step=channel%3Apayments&split=plan")
+	split.want(t, 200, "<caption>By plan</caption>", "<th scope=\"row\">pro</th><td>2</td><td>1</td><td>50 %</td>", "<th scope=\"row\">free</th><td>1</td><td>1</td><td>100 %</td>")
+	c.get("/p/my-saas/funnels/new?step=channel%3Asignups&step=channel%3Apayments&split=no+such").want(t, 400, `id="ff-split-err"`)
 	// The chart form of a funnel's card leads to the funnel form, and back.
 	c.get("/p/my-saas/charts/"+fid+"/edit").redirects(t, "/p/my-saas/funnels/"+fid+"/edit")
 }

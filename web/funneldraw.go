@@ -15,6 +15,17 @@ type funnelView struct {
 	Summary string
 	Empty   string
 	Overall string // "12.5 %" of step 1's users reached the last step
+	// Split is the user property of a split funnel; Groups its values' funnels.
+	Split  string
+	Groups []funnelGroupView
+	Heads  []string // Step 1, Step 2…
+}
+
+// funnelGroupView is one value's funnel as a table row: users per step, conversion.
+type funnelGroupView struct {
+	Name      string
+	Users     []int
+	Converted string
 }
 
 type funnelStepView struct {
@@ -76,19 +87,44 @@ func drawFunnel(res *tidings.FunnelResult, dropURL func(step int) string) funnel
 	}
 	last := res.Steps[len(res.Steps)-1].Users
 	v.Overall = percent(last, first)
+	if q.SplitBy != "" {
+		v.Split = q.SplitBy
+		for i := range res.Steps {
+			v.Heads = append(v.Heads, "Step "+strconv.Itoa(i+1))
+		}
+		for _, g := range res.Groups {
+			gv := funnelGroupView{Name: "(none)"}
+			switch {
+			case g.Other:
+				gv.Name = "Other"
+			case g.Value != nil:
+				gv.Name = *g.Value
+			}
+			for _, st := range g.Steps {
+				gv.Users = append(gv.Users, st.Users)
+			}
+			if len(g.Steps) > 0 {
+				gv.Converted = percent(g.Steps[len(g.Steps)-1].Users, g.Steps[0].Users)
+			}
+			v.Groups = append(v.Groups, gv)
+		}
+	}
 	v.Summary = "Funnel of " + strconv.Itoa(len(res.Steps)) + " steps: " + strconv.Itoa(first) + " users did step 1, " +
 		strconv.Itoa(last) + " reached the last (" + v.Overall + ")"
 	return v
 }
 
 // funnelQuery writes a funnel's parameters as a URL query.
-func funnelQuery(steps []string, window string) url.Values {
+func funnelQuery(steps []string, window, split string) url.Values {
 	v := url.Values{}
 	for _, s := range steps {
 		v.Add("step", s)
 	}
 	if window != "" {
 		v.Set("window", window)
+	}
+	if split != "" {
+		v.Set("split", split)
 	}
 	return v
 }

@@ -20,6 +20,7 @@ type funnelForm struct {
 	Title   string
 	Steps   []funnelField
 	Window  string
+	Split   string // a user property: a funnel per value
 	Windows []choice
 	Wide    bool
 	CanAdd  bool
@@ -43,7 +44,8 @@ var funnelWindows = []choice{{"1h", "1 hour"}, {"24h", "24 hours"}, {"7d", "7 da
 // readFunnelForm reads the steps as written, without blank ones (at least three
 // inputs are shown, plus one when "Add a step" was pressed).
 func readFunnelForm(v url.Values) (funnelForm, []string) {
-	f := funnelForm{Title: strings.TrimSpace(v.Get("title")), Window: v.Get("window"), Wide: v.Get("wide") == "1", Range: rangeOf(v)}
+	f := funnelForm{Title: strings.TrimSpace(v.Get("title")), Window: v.Get("window"), Split: strings.TrimSpace(v.Get("split")),
+		Wide: v.Get("wide") == "1", Range: rangeOf(v)}
 	if f.Window == "" {
 		f.Window = "7d"
 	}
@@ -69,7 +71,7 @@ func readFunnelForm(v url.Values) (funnelForm, []string) {
 	return f, steps
 }
 
-func (f *funnelForm) params(steps []string) url.Values { return funnelQuery(steps, f.Window) }
+func (f *funnelForm) params(steps []string) url.Values { return funnelQuery(steps, f.Window, f.Split) }
 
 // checkFunnelForm parses the form's funnel; nil when it has problems, which it files.
 func (s *Server) checkFunnelForm(r *http.Request, f *funnelForm, steps []string) *tidings.FunnelQuery {
@@ -77,7 +79,7 @@ func (s *Server) checkFunnelForm(r *http.Request, f *funnelForm, steps []string)
 	if utf8.RuneCountInString(f.Title) > tidings.MaxCardTitle {
 		f.Errors["title"] = "must be at most 100 characters"
 	}
-	q, err := tidings.ParseFunnel(tidings.FunnelParams{Project: r.PathValue("project"), Steps: steps, Window: f.Window,
+	q, err := tidings.ParseFunnel(tidings.FunnelParams{Project: r.PathValue("project"), Steps: steps, Window: f.Window, SplitBy: f.Split,
 		Range: f.Range.Range, From: f.Range.From, To: f.Range.To, TZ: viewerZone(r).String()}, s.now())
 	if err != nil && !addProblems(f.Errors, &f.Error, err) {
 		f.Error = tidings.ErrorMessage(err)
@@ -253,7 +255,7 @@ func (s *Server) dropoffPage(w http.ResponseWriter, r *http.Request) error {
 	acc, project := sessionFrom(r).account.ID, r.PathValue("project")
 	v := r.URL.Query()
 	params, at, title := v, v.Get("drop"), "Funnel"
-	back := "/p/" + project + "/funnels/new?" + funnelQuery(v["step"], v.Get("window")).Encode()
+	back := "/p/" + project + "/funnels/new?" + funnelQuery(v["step"], v.Get("window"), v.Get("split")).Encode()
 	if r.PathValue("id") != "" {
 		id, err := cardID(r)
 		if err != nil {
@@ -274,7 +276,7 @@ func (s *Server) dropoffPage(w http.ResponseWriter, r *http.Request) error {
 	}
 	br := rangeOf(v)
 	q, err := tidings.ParseFunnel(tidings.FunnelParams{Project: project, Steps: params["step"], Window: params.Get("window"),
-		Range: br.Range, From: br.From, To: br.To, TZ: viewerZone(r).String()}, s.now())
+		SplitBy: params.Get("split"), Range: br.Range, From: br.From, To: br.To, TZ: viewerZone(r).String()}, s.now())
 	if err != nil {
 		return err
 	}
