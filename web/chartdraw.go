@@ -347,6 +347,7 @@ func drawChart(res *tidings.ChartResult, display string, wide bool) plot {
 		}
 		p.Labels = append(p.Labels, l)
 	}
+	endLabel(p.Labels, plotW)
 	switch display {
 	case "line":
 		for si, s := range res.Series {
@@ -585,4 +586,12 @@ func durationWords(sec int64) string {
 		return strconv.Itoa(days) + " d"
 	}
 	return strconv.Itoa(days) + " d " + strconv.Itoa(h) + " h"
+}
+
+// endLabel keeps the last x-axis label inside the picture: near the right edge it
+// ends there, so that a phone's larger type does not cut it.
+func endLabel(labels []axisLabel, width float64) {
+	if n := len(labels); n > 1 && labels[n-1].X > width-45 {
+		labels[n-1].X, labels[n-1].Anchor = width, "end"
+	}
 }

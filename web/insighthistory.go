@@ -115,6 +115,7 @@ func drawHistory(title string, points []tidings.InsightPoint, from, to time.Time
 		}
 		p.Labels = append(p.Labels, l)
 	}
+	endLabel(p.Labels, float64(p.Width))
 	p.Table = plotTable{Head: []string{"When", "Value"}}
 	for i := len(points) - 1; i >= 0 && len(p.Table.Rows) < 200; i-- {
 		p.Table.Rows = append(p.Table.Rows, plotRow{Label: points[i].Time.In(loc).Format("Mon 2 Jan 2006, 15:04:05"), Cells: []string{points[i].Value}})

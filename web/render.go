@@ -34,6 +34,7 @@ func loadPages(a *assets, now func() time.Time) (*pages, error) {
 		"nameRule":       func() string { return tidings.NameRuleMessage },
 		"ms":             func(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) + " ms" },
 		"sub":            func(a, b int) int { return a - b },
+		"plural":         plural,
 		"bucketChoices":  func() []choice { return bucketChoices },
 		"displayChoices": func() []choice { return displayChoices },
 		"rangeChoices":   func() []choice { return rangeChoices },
