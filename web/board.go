@@ -38,6 +38,14 @@ func rangeOf(v url.Values) boardRange {
 	return br
 }
 
+// end is the range's to as the engine reads it: a day picked as the last is whole.
+func (br boardRange) end() string {
+	if t, err := time.Parse("2006-01-02", br.To); err == nil {
+		return t.AddDate(0, 0, 1).Format("2006-01-02")
+	}
+	return br.To
+}
+
 // Query is the range as URL parameters.
 func (br boardRange) Query() url.Values {
 	v := url.Values{}
@@ -145,7 +153,7 @@ func (s *Server) boardPage(w http.ResponseWriter, r *http.Request) error {
 	}
 	d.Full = len(cards) >= tidings.MaxBoardCards
 	status := http.StatusOK
-	if _, err := tidings.ParseChart(tidings.ChartParams{Project: project, Range: br.Range, From: br.From, To: br.To, TZ: loc.String()}, s.now()); err != nil {
+	if _, err := tidings.ParseChart(tidings.ChartParams{Project: project, Range: br.Range, From: br.From, To: br.end(), TZ: loc.String()}, s.now()); err != nil {
 		if tidings.ErrorCode(err) != tidings.EValidation {
 			return err
 		}
@@ -182,7 +190,7 @@ func (s *Server) drawCard(ctx context.Context, cs charts.Store, acc int64, proje
 	if c.Kind == tidings.CardFunnel {
 		v.Edit = "/p/" + project + "/funnels/" + itoa64(c.ID) + "/edit" + rq
 		fp := tidings.FunnelParams{Project: project, Steps: params["step"], Window: params.Get("window"), SplitBy: params.Get("split"),
-			Range: br.Range, From: br.From, To: br.To, TZ: loc.String()}
+			Range: br.Range, From: br.From, To: br.end(), TZ: loc.String()}
 		q, err := tidings.ParseFunnel(fp, s.now())
 		if err != nil {
 			return v, cardProblem(&v, err)
@@ -315,7 +323,7 @@ func (s *Server) wholeNumber(ctx context.Context, cs charts.Store, acc int64, re
 // chartParamsOf reads a card's (or a form's) chart parameters, with the board's range.
 func chartParamsOf(project string, v url.Values, br boardRange, loc *time.Location) tidings.ChartParams {
 	return tidings.ChartParams{Project: project, Measure: v.Get("measure"), Q: v.Get("q"), Split: v.Get("split"),
-		Bucket: v.Get("bucket"), Range: br.Range, From: br.From, To: br.To, TZ: loc.String()}
+		Bucket: v.Get("bucket"), Range: br.Range, From: br.From, To: br.end(), TZ: loc.String()}
 }
 
 // funnelWords is a funnel's question: "3 steps within 7 d: a → b → c".

@@ -89,6 +89,13 @@ func TestBoard(t *testing.T) {
 	}
 	// The number's change: 4 sign-ups this week, none the week before.
 	board.want(t, 200, `class="change up">new<`)
+	// A custom range includes its last day.
+	c.get("/p/my-saas/charts?from=2026-11-28&to=2026-11-29").want(t, 200, `class="num">2<`, "<title>Sun 29 Nov · plan pro: 12.5</title>")
+	c.get("/p/my-saas/charts?from=2026-11-29&to=2026-11-28").want(t, 400, "Range: to: must come after from")
+	// A question too costly for the board's range says so in its card.
+	c.post("/p/my-saas/charts/new", "title", "Hourly", "bucket", "hour", "display", "line").want(t, 303)
+	c.get("/p/my-saas/charts?range=12m").want(t, 200, `class="error card-error"`, "hour buckets cover at most 33 days")
+	c.post("/p/my-saas/charts/"+id(cards(t, e, acme)[2].ID)+"/delete").want(t, 303)
 
 	// CSV: a row per bucket, a column per series.
 	csv := c.get("/p/my-saas/charts/" + id(rev) + ".csv?range=7d")

@@ -80,7 +80,7 @@ func (s *Server) checkFunnelForm(r *http.Request, f *funnelForm, steps []string)
 		f.Errors["title"] = "must be at most 100 characters"
 	}
 	q, err := tidings.ParseFunnel(tidings.FunnelParams{Project: r.PathValue("project"), Steps: steps, Window: f.Window, SplitBy: f.Split,
-		Range: f.Range.Range, From: f.Range.From, To: f.Range.To, TZ: viewerZone(r).String()}, s.now())
+		Range: f.Range.Range, From: f.Range.From, To: f.Range.end(), TZ: viewerZone(r).String()}, s.now())
 	if err != nil && !addProblems(f.Errors, &f.Error, err) {
 		f.Error = tidings.ErrorMessage(err)
 	}
@@ -276,7 +276,7 @@ func (s *Server) dropoffPage(w http.ResponseWriter, r *http.Request) error {
 	}
 	br := rangeOf(v)
 	q, err := tidings.ParseFunnel(tidings.FunnelParams{Project: project, Steps: params["step"], Window: params.Get("window"),
-		SplitBy: params.Get("split"), Range: br.Range, From: br.From, To: br.To, TZ: viewerZone(r).String()}, s.now())
+		SplitBy: params.Get("split"), Range: br.Range, From: br.From, To: br.end(), TZ: viewerZone(r).String()}, s.now())
 	if err != nil {
 		return err
 	}

@@ -40,7 +40,7 @@ func (s *Server) insightHistoryPage(w http.ResponseWriter, r *http.Request) erro
 	br := rangeOf(r.URL.Query())
 	d := historyData{Title: title, Range: br, Custom: br.Range == "",
 		Ranges: rangeLinks("/p/"+project+"/insights/history", br, url.Values{"title": {title}})}
-	cq, err := tidings.ParseChart(tidings.ChartParams{Project: project, Range: br.Range, From: br.From, To: br.To, TZ: loc.String(), Bucket: "day"}, s.now())
+	cq, err := tidings.ParseChart(tidings.ChartParams{Project: project, Range: br.Range, From: br.From, To: br.end(), TZ: loc.String(), Bucket: "day"}, s.now())
 	if err != nil {
 		return err
 	}
