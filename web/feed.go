@@ -49,6 +49,7 @@ type feedData struct {
 	Empty               bool
 	Partial             bool   // a search page cut short by its work budget
 	Example             string // an empty feed's first command: a curl that publishes to it
+	ChartThis           string // the chart of this search: its form, filled in, with a preview
 }
 
 // eventURL is the address of an event's page.
@@ -150,6 +151,7 @@ func (s *Server) feed(w http.ResponseWriter, r *http.Request) error {
 		d.SearchError = tidings.ErrorMessage(searchErr)
 		return s.render(w, r, "feed", &view{Title: q.Project, Project: q.Project, Channel: q.Channel, Section: "feed", Data: d})
 	}
+	d.ChartThis = chartThis(q.Project, q.Channel, d.Query, r.URL.Query().Get("user"))
 	q.Before = r.URL.Query().Get("before")
 	page, err := s.store.ListEvents(r.Context(), sess.account.ID, q)
 	if tidings.ErrorCode(err) == tidings.EValidation { // a stale cursor: start again

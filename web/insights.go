@@ -26,6 +26,7 @@ type insightView struct {
 	SparkMax  string
 	Numeric   bool // a number: its history can draw
 	Time      time.Time
+	History   string // the insight's history page
 }
 
 func insightID(title string) string {
@@ -34,7 +35,8 @@ func insightID(title string) string {
 }
 
 func (s *Server) insightView(ctx context.Context, accountID int64, in *tidings.Insight) (insightView, error) {
-	v := insightView{Insight: in, ID: insightID(in.Title), Time: in.UpdatedAt}
+	v := insightView{Insight: in, ID: insightID(in.Title), Time: in.UpdatedAt,
+		History: "/p/" + url.PathEscape(in.Project) + "/insights/history?" + url.Values{"title": {in.Title}}.Encode()}
 	_, err := decimal.NewFromString(in.Value)
 	v.Numeric = err == nil
 	hist, err := s.store.InsightHistory(ctx, accountID, in.Project, in.Title, sparkPoints)

@@ -26,13 +26,18 @@ type pages struct {
 
 func loadPages(a *assets, now func() time.Time) (*pages, error) {
 	funcs := template.FuncMap{
-		"asset":    a.url,
-		"reltime":  func(t time.Time) string { return reltime(t, now()) },
-		"exact":    func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
-		"iso":      func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
-		"initial":  initial,
-		"nameRule": func() string { return tidings.NameRuleMessage },
-		"ms":       func(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) + " ms" },
+		"asset":          a.url,
+		"reltime":        func(t time.Time) string { return reltime(t, now()) },
+		"exact":          func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
+		"iso":            func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+		"initial":        initial,
+		"nameRule":       func() string { return tidings.NameRuleMessage },
+		"ms":             func(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) + " ms" },
+		"sub":            func(a, b int) int { return a - b },
+		"plural":         plural,
+		"bucketChoices":  func() []choice { return bucketChoices },
+		"displayChoices": func() []choice { return displayChoices },
+		"rangeChoices":   func() []choice { return rangeChoices },
 	}
 	common, err := template.New("").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/fragments.html")
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/tidings-dev/tidings"
+	"github.com/tidings-dev/tidings/charts"
 	"github.com/tidings-dev/tidings/internal/password"
 	"github.com/tidings-dev/tidings/internal/ratelimit"
 )
@@ -45,6 +46,9 @@ type Config struct {
 	MaxStreamsPerSession, MaxStreamsPerAccount int
 	// Passwords are argon2id's costs (zero: password.Default; tests pass cheap ones).
 	Passwords password.Params
+	// Questions bounds the charts and funnels the dashboard asks at once (nil: two per
+	// account and two in all): a page's cards are drawn within one turn.
+	Questions *charts.Gate
 	// FlushTokenUse records the API's pending last-used times (nil: nothing pending),
 	// before a revoke: the revoked token's row then shows its last use.
 	FlushTokenUse func(context.Context) error
@@ -83,6 +87,7 @@ type Server struct {
 	vapidPublic  string
 	flushUse     func(context.Context) error
 	renders      *renderCache
+	questions    *charts.Gate
 	hub          *hub
 	// cardRenders counts event cards rendered for streams: each event once per feed.
 	cardRenders atomic.Int64
@@ -115,6 +120,10 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.hub = newHub(s, cfg.MaxStreamsPerSession, cfg.MaxStreamsPerAccount)
 	s.allowPrivate, s.vapidPublic, s.flushUse = cfg.AllowPrivateTargets, cfg.VAPIDPublicKey, cfg.FlushTokenUse
+	s.questions = cfg.Questions
+	if s.questions == nil {
+		s.questions = charts.NewGate(2, 2)
+	}
 	perHour := cfg.SignupsPerHour
 	if perHour <= 0 {
 		perHour = DefaultSignupsPerHour
@@ -176,7 +185,23 @@ func (s *Server) Register(mux *http.ServeMux) {
 		{"GET /p/{project}/insights", user, s.insightsPage},
 		{"GET /p/{project}/channels", user, s.channelsPage},
 		{"POST /p/{project}/insights/delete", owner, s.deleteInsight},
-		{"GET /p/{project}/charts", user, s.chartsPage},
+		{"GET /p/{project}/charts", user, s.boardPage},
+		{"GET /p/{project}/charts/new", user, s.newChartPage},
+		{"POST /p/{project}/charts/new", user, s.saveChart},
+		{"GET /p/{project}/charts/preview.csv", user, s.chartCSV},
+		{"GET /p/{project}/charts/{id}", user, s.chartCSV}, // {id}.csv
+		{"GET /p/{project}/charts/{id}/edit", user, s.editChartPage},
+		{"POST /p/{project}/charts/{id}/edit", user, s.saveChart},
+		{"POST /p/{project}/charts/{id}/move", user, s.moveCard},
+		{"POST /p/{project}/charts/{id}/wide", user, s.resizeCard},
+		{"POST /p/{project}/charts/{id}/delete", user, s.deleteCard},
+		{"GET /p/{project}/funnels/new", user, s.newFunnelPage},
+		{"POST /p/{project}/funnels/new", user, s.saveFunnel},
+		{"GET /p/{project}/funnels/dropoff", user, s.dropoffPage},
+		{"GET /p/{project}/funnels/{id}/edit", user, s.editFunnelPage},
+		{"POST /p/{project}/funnels/{id}/edit", user, s.saveFunnel},
+		{"GET /p/{project}/funnels/{id}/dropoff", user, s.dropoffPage},
+		{"GET /p/{project}/insights/history", user, s.insightHistoryPage},
 		{"GET /p/{project}/users", user, s.usersPage},
 		{"GET /p/{project}/users/{user_id}", user, s.userPage},
 		{"GET /p/{project}/groups", user, s.groupsPage},

@@ -574,7 +574,7 @@ func TestJourneysInChromium(t *testing.T) {
 	b.screenshot("tag-journey")
 }
 
-// TestSettingsInChromium: charts and their channel picker, a webhook, the notification
+// TestSettingsInChromium: the empty charts board, a webhook, the notification
 // settings and an invitation link.
 func TestSettingsInChromium(t *testing.T) {
 	m, b, token := signedInBrowser(t)
@@ -582,15 +582,9 @@ func TestSettingsInChromium(t *testing.T) {
 
 	// Charts are a picture.
 	b.do(chromedp.Navigate(m.URL() + "/p/my-saas/charts"))
-	b.mustUntil(`document.querySelectorAll(".chart svg rect.bar").length === 78`)
+	b.mustUntil(`document.querySelectorAll(".board-empty + .board-grid svg.plot rect.bar").length === 1`)
 	b.screenshot("charts")
 	b.checkLabels("charts")
-	// The channel picker applies on change, and the Feed tab keeps the channel.
-	b.click(`const sel = document.querySelector("#channel"); sel.value = "payments"; sel.dispatchEvent(new Event("change"))`)
-	b.mustUntil(`location.search === "?channel=payments" && document.querySelectorAll(".chart svg rect.bar").length === 78`)
-	if href := get(b, chromedp.Evaluate[string](`document.querySelector('.tabs a').getAttribute("href")`)); href != "/p/my-saas/c/payments" {
-		t.Fatalf("the Feed tab on a channel's charts: %s", href)
-	}
 	for _, path := range []string{"/settings/members", "/settings/password"} {
 		b.do(chromedp.Navigate(m.URL() + path))
 		b.checkLabels(path)
@@ -641,7 +635,8 @@ func TestEveryPageInChromium(t *testing.T) {
 	post(t, m.URL()+"/v1/group", token, `{"project":"my-saas","group_id":"analytical-engines","user_id":"user-42"}`)
 
 	// Every page: readable contrast in light and dark; at phone width, no sideways scroll.
-	pages := []string{"/p/my-saas", "/p/my-saas?q=subscr*", "/p/my-saas/events/" + eventID, "/p/my-saas/journey?tag=plan%3Apremium", "/p/my-saas/insights", "/p/my-saas/charts", "/p/my-saas/users", "/p/my-saas/groups", "/p/my-saas/channels",
+	pages := []string{"/p/my-saas", "/p/my-saas?q=subscr*", "/p/my-saas/events/" + eventID, "/p/my-saas/journey?tag=plan%3Apremium", "/p/my-saas/insights", "/p/my-saas/charts", "/p/my-saas/charts/new?q=plan%3Apremium&split=tag%3Aplan&display=stacked",
+		"/p/my-saas/funnels/new?step=plan%3Apremium&step=event%3ARefund", "/p/my-saas/insights/history?title=Monthly+Revenue", "/p/my-saas/users", "/p/my-saas/groups", "/p/my-saas/channels",
 		"/p/my-saas/users/user-42", "/settings/projects", "/settings/api", "/settings/webhooks", "/settings/members",
 		"/settings/notifications", "/settings/devices", "/settings/password", "/p/nope"}
 	for _, dark := range []bool{false, true} {
