@@ -1,6 +1,7 @@
 package web
 
 import (
+	"cmp"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -96,10 +97,11 @@ func clone(v url.Values) url.Values {
 // chips clicked (tag=key:value). A search that does not parse is returned as err.
 func (s *Server) feedQuery(r *http.Request) (q tidings.EventQuery, params url.Values, err error) {
 	v := r.URL.Query()
-	q = tidings.EventQuery{Project: r.PathValue("project"), Channel: r.PathValue("channel"), Limit: 50}
+	// The page's channel: its path's, or the live stream's channel= (its page's).
+	page := cmp.Or(r.PathValue("channel"), v.Get("channel"))
+	q = tidings.EventQuery{Project: r.PathValue("project"), Channel: page, Limit: 50}
 	params = url.Values{}
 	search, err := tidings.ParseSearch(v.Get("q"), s.now())
-	q.AddSearch(search)
 	if raw := strings.TrimSpace(v.Get("q")); raw != "" {
 		params.Set("q", raw)
 	}
@@ -123,6 +125,17 @@ func (s *Server) feedQuery(r *http.Request) (q tidings.EventQuery, params url.Va
 		q.Users = journeyMembers(group)
 		params.Set("group", g)
 	}
+	if !q.AddSearch(search) && err == nil {
+		// The search names another channel (or user) than the page's.
+		var p tidings.Problems
+		switch {
+		case search.Channel != "" && search.Channel != page:
+			p.Add("q", "channel", "this is #%s's feed, and the search asks for channel:%s: search from the project's feed, or remove channel:", page, search.Channel)
+		default:
+			p.Add("q", "user", "this journey is another user's than the search's user:%s: search from the project's feed, or remove user:", search.User)
+		}
+		err = p.Err()
+	}
 	return q, params, err
 }
 
@@ -144,7 +157,7 @@ func (s *Server) eventView(ev *tidings.Event, base string, params url.Values) ev
 func (s *Server) feed(w http.ResponseWriter, r *http.Request) error {
 	sess := sessionFrom(r)
 	q, params, searchErr := s.feedQuery(r)
-	base := feedURL(q.Project, q.Channel)
+	base := feedURL(q.Project, r.PathValue("channel")) // the page's, whatever the search's channel:
 	d := feedData{FeedURL: base, Filtered: len(params) > 0, ClearURL: base, Query: searchBox(r.URL.Query())}
 	if searchErr != nil {
 		// The search box says what is wrong, and keeps what was typed to fix it.

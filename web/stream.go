@@ -59,8 +59,8 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
-		q.Channel = v.Get("channel")
-		base := feedURL(project, q.Channel)
+		base := feedURL(project, v.Get("channel")) // the page's; q.Channel may be its search's
+
 		ls.feed = &feedSpec{key: base + "?" + params.Encode(), query: q, base: base, params: params}
 	}
 
