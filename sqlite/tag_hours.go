@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -134,55 +135,82 @@ func (db *DB) CountTagHours(ctx context.Context, accountID int64, project, key s
 	defer tx.Rollback()
 	// A key without a value matches every value (a point lookup of the dictionary
 	// with one, a range of its index without).
-	of, v := "", ""
+	of := ""
 	if value != nil {
-		of, v = " AND value = ?3", *value
-	}
-	add := func(rows *sql.Rows, budget *int64) error {
-		defer rows.Close()
-		for rows.Next() {
-			var value sql.NullString
-			var hour, n int64
-			if err := rows.Scan(&value, &hour, &n); err != nil {
-				return err
-			}
-			if !value.Valid { // the budget's row
-				*budget = n
-				continue
-			}
-			out = append(out, tidings.TagHourCount{Value: value.String, Hour: fromMS(hour), N: n})
-		}
-		return rows.Err()
+		of = " AND value = ?3"
 	}
 	rows, err := tx.QueryContext(ctx, `SELECT g.value, h.hour, h.n FROM tags g JOIN tag_hours h ON h.tag_id = g.id
 		WHERE g.project_id = ?1 AND g.key = ?2 AND g.rolled`+strings.Replace(of, "value", "g.value", 1)+` AND h.hour >= ?4 AND h.hour < ?5`,
-		p.ID, key, v, lo, hi)
+		p.ID, key, cmp.Or(value, new(string)), lo, hi)
 	if err != nil {
 		return nil, err
 	}
-	var none int64
-	if err := add(rows, &none); err != nil {
+	for rows.Next() {
+		var c tidings.TagHourCount
+		var hour int64
+		if err := rows.Scan(&c.Value, &hour, &c.N); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		c.Hour = fromMS(hour)
+		out = append(out, c)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	// The other values: their counts, summed over at most max+1 of them (a value that
-	// has events has a count of at least 1), are the rows to read; their rows are read
-	// only when that sum is at most max (the condition is evaluated once, before).
-	rows, err = tx.QueryContext(ctx, `WITH rare AS (SELECT id, value, count FROM tags
-			WHERE project_id = ?1 AND key = ?2 AND NOT rolled`+of+` AND count > 0 LIMIT ?6 + 1)
-		SELECT NULL, 0, (SELECT coalesce(sum(count), 0) FROM rare)
-		UNION ALL
-		SELECT r.value, t.ts - t.ts % 3600000, count(*) FROM rare r JOIN event_tags t ON t.tag_id = r.id AND t.ts >= ?4 AND t.ts < ?5
-		WHERE (SELECT coalesce(sum(count), 0) FROM rare) <= ?6
-		GROUP BY r.id, 2`, p.ID, key, v, lo, hi, max)
+	// The other values: their counts, read from the dictionary until they add up to
+	// more than max (a key of 200,000 rare values is refused after a few thousand), are
+	// the rows to read; then their rows of the tag index, read in one query.
+	args := []any{p.ID, key}
+	if value != nil {
+		args = append(args, *value)
+	}
+	rows, err = tx.QueryContext(ctx, `SELECT id, value, count FROM tags WHERE project_id = ?1 AND key = ?2 AND NOT rolled`+of+` AND count > 0`, args...)
 	if err != nil {
 		return nil, err
 	}
+	rare := map[int64]string{}
+	ids := []byte{'['}
 	var budget int64
-	if err := add(rows, &budget); err != nil {
+	for rows.Next() {
+		var id, n int64
+		var v string
+		if err := rows.Scan(&id, &v, &n); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		if budget += n; budget > int64(max) {
+			rows.Close()
+			return nil, tidings.ErrScanBudget
+		}
+		if len(rare) > 0 {
+			ids = append(ids, ',')
+		}
+		ids = strconv.AppendInt(ids, id, 10)
+		rare[id] = v
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	if budget > int64(max) {
-		return nil, tidings.ErrScanBudget
+	if len(rare) > 0 {
+		rows, err := tx.QueryContext(ctx, `SELECT t.tag_id, t.ts - t.ts % 3600000, count(*) FROM event_tags t
+			WHERE t.tag_id IN (SELECT value FROM json_each(?)) AND t.ts >= ? AND t.ts < ? GROUP BY 1, 2`, string(append(ids, ']')), lo, hi)
+		if err != nil {
+			return nil, err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var id, hour, n int64
+			if err := rows.Scan(&id, &hour, &n); err != nil {
+				return nil, err
+			}
+			out = append(out, tidings.TagHourCount{Value: rare[id], Hour: fromMS(hour), N: n})
+		}
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
 	}
 	slices.SortFunc(out, func(a, b tidings.TagHourCount) int {
 		return cmp.Or(a.Hour.Compare(b.Hour), cmp.Compare(a.Value, b.Value))

@@ -8,9 +8,10 @@
 -- A rare tag has no rows: its few events are read from the tag index.
 --
 -- Filling the rows of the tags already at the threshold reads their rows of the tag
--- index once, in the index's order: on a store of 10 million events (35 million rows
--- of the tag index) this migration takes a while, about a minute, and the store takes
--- no writes meanwhile.
+-- index once, in the index's order, and groups them: this migration takes a while on a
+-- large store, and the store takes no writes meanwhile. On a store of 10 million
+-- events (35 million rows of the tag index, 25 million of them of 133 common tags,
+-- making 95,000 hourly rows) it took 12 to 19 seconds.
 ALTER TABLE tags ADD COLUMN rolled INTEGER NOT NULL DEFAULT 0;
 
 CREATE TABLE tag_hours (
@@ -21,6 +22,8 @@ CREATE TABLE tag_hours (
 ) WITHOUT ROWID;
 
 UPDATE tags SET rolled = 1 WHERE count >= 10000;
+-- A key's rolled values, without reading its rare ones (a key of 200,000 users).
+CREATE INDEX tags_rolled ON tags (project_id, key) WHERE rolled;
 
 INSERT INTO tag_hours (tag_id, hour, n)
   SELECT t.tag_id, t.ts - t.ts % 3600000, count(*) FROM event_tags t
@@ -28,5 +31,6 @@ INSERT INTO tag_hours (tag_id, hour, n)
   GROUP BY 1, 2;
 
 -- +goose Down
+DROP INDEX tags_rolled;
 DROP TABLE tag_hours;
 ALTER TABLE tags DROP COLUMN rolled;
