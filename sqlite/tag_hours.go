@@ -111,10 +111,12 @@ func hourBound(ms int64) int64 {
 }
 
 // CountTagHours returns the counts per value and UTC hour, for the hours that begin in
-// [from, to), of the project's events with tag key (and value, when not nil): a rolled
-// value's from its hourly counts, the others' from their rows of the tag index, which
-// are read only when all the values' counts add up to at most max (ErrScanBudget). Both
-// queries run in one read transaction: a value rolled between them is counted once.
+// [from, to), of the project's events with tag key (and value, when not nil): the
+// rolled values' from their hourly counts (one query, by the partial index
+// tags_rolled: a key's rare values are not read for it), the others' from their rows
+// of the tag index, read only when those values' counts add up to at most max
+// (ErrScanBudget: the dictionary is read until the sum passes max, then the rows in
+// one query). All run in one read transaction: a value rolled meanwhile is counted once.
 func (db *DB) CountTagHours(ctx context.Context, accountID int64, project, key string, value *string, from, to time.Time, max int) ([]tidings.TagHourCount, error) {
 	p, err := findProject(ctx, db.reads, accountID, project)
 	if err != nil {
@@ -135,13 +137,13 @@ func (db *DB) CountTagHours(ctx context.Context, accountID int64, project, key s
 	defer tx.Rollback()
 	// A key without a value matches every value (a point lookup of the dictionary
 	// with one, a range of its index without).
-	of := ""
+	of, v := "", ""
 	if value != nil {
-		of = " AND value = ?3"
+		of, v = " AND value = ?3", *value
 	}
 	rows, err := tx.QueryContext(ctx, `SELECT g.value, h.hour, h.n FROM tags g JOIN tag_hours h ON h.tag_id = g.id
 		WHERE g.project_id = ?1 AND g.key = ?2 AND g.rolled`+strings.Replace(of, "value", "g.value", 1)+` AND h.hour >= ?4 AND h.hour < ?5`,
-		p.ID, key, cmp.Or(value, new(string)), lo, hi)
+		p.ID, key, v, lo, hi)
 	if err != nil {
 		return nil, err
 	}
@@ -164,7 +166,7 @@ func (db *DB) CountTagHours(ctx context.Context, accountID int64, project, key s
 	// the rows to read; then their rows of the tag index, read in one query.
 	args := []any{p.ID, key}
 	if value != nil {
-		args = append(args, *value)
+		args = append(args, v)
 	}
 	rows, err = tx.QueryContext(ctx, `SELECT id, value, count FROM tags WHERE project_id = ?1 AND key = ?2 AND NOT rolled`+of+` AND count > 0`, args...)
 	if err != nil {
