@@ -130,23 +130,23 @@ func (b *batch) channel(ctx context.Context, p *tidings.Project, name string) (i
 	return id, nil
 }
 
-// tag resolves a project's tag (key and value) to its dictionary row once per batch,
+// tag resolves a project's tag (key and value) to its dictionary entry once per batch,
 // adding it when new.
-func (b *batch) tag(ctx context.Context, project int64, key, value string) (int64, error) {
+func (b *batch) tag(ctx context.Context, project int64, key, value string) (*tagEntry, error) {
 	k := tagKey{project, key, value}
-	if id, ok := b.tags[k]; ok {
-		return id, nil
+	if t, ok := b.tags[k]; ok {
+		return t, nil
 	}
-	var id int64
-	err := b.queryRow(ctx, sqlFindTag, project, key, value).Scan(&id)
+	t := &tagEntry{}
+	err := b.queryRow(ctx, sqlFindTagEntry, project, key, value).Scan(&t.id, &t.count, &t.rolled)
 	if errors.Is(err, sql.ErrNoRows) {
-		err = b.queryRow(ctx, sqlCreateTag, project, key, value).Scan(&id)
+		err = b.queryRow(ctx, sqlCreateTag, project, key, value).Scan(&t.id)
 	}
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	b.tags[k] = id
-	return id, nil
+	b.tags[k] = t
+	return t, nil
 }
 
 // keepJobCounts adds the job that just succeeded to the batch's counts.
@@ -190,6 +190,7 @@ func (b *batch) writeDerived(ctx context.Context) error {
 	clear(b.users)
 	clear(b.hours)
 	clear(b.tagUses)
+	clear(b.tagHours)
 	if b.seq != b.seqRead {
 		if err := b.exec(ctx, sqlSetSeq, b.seq); err != nil {
 			return err
@@ -213,10 +214,13 @@ func (b *batch) writeCounts(ctx context.Context) error {
 			return err
 		}
 	}
-	for id, n := range b.tagUses {
-		if err := b.exec(ctx, sqlCountTag, n, id); err != nil {
+	for t, n := range b.tagUses {
+		if err := b.exec(ctx, sqlCountTag, n, t.id); err != nil {
+			return err
+		}
+		if err := b.countTag(ctx, t, n); err != nil {
 			return err
 		}
 	}
-	return nil
+	return b.writeTagHours(ctx)
 }

@@ -34,7 +34,7 @@ func (db *DB) Check(ctx context.Context) (*tidings.CheckReport, error) {
 	pass := startTagPass(passCtx, snap.txs[:2*checkParts])
 	defer func() { <-pass.done }()
 	defer stop()
-	checks := sqliteChecks(pass)
+	checks := sqliteChecks(pass, db.tagRollup)
 	kinds := make([]string, len(checks))
 	for i, c := range checks {
 		kinds[i] = c.kind
@@ -150,13 +150,16 @@ func eachRow(ctx context.Context, tx *sql.Tx, query string, fn func(where, expec
 
 // sqliteChecks are the checks, longest first; the tag index's and the users' wait for
 // pass, which runs beside them.
-func sqliteChecks(pass *tagPass) []storeCheck {
+func sqliteChecks(pass *tagPass, rollup int64) []storeCheck {
 	return []storeCheck{
 		{"search", checkSearchRows},
 		{"search.scope", checkSearchScopes},
 		{"search.text", checkSearchText},
 		{"search.tag", checkSearchTags},
 		{"hour_count", checkHourCounts},
+		{"tag_hour", func(ctx context.Context, tx *sql.Tx, r *tidings.CheckReport) error {
+			return checkTagHours(ctx, tx, rollup, r)
+		}},
 		sqlCheck("insight_history", `SELECT 'insight ' || i.id || ' (' || i.title || ')', i.value, coalesce(
 			(SELECT value FROM insight_points WHERE insight_id = i.id ORDER BY rowid DESC LIMIT 1), 'no point')
 		FROM insights i WHERE i.value IS NOT (SELECT value FROM insight_points WHERE insight_id = i.id ORDER BY rowid DESC LIMIT 1)`),

@@ -69,6 +69,7 @@ func BenchmarkCheckParts(b *testing.B) {
 		{"search.text", func(tx *sql.Tx, r *tidings.CheckReport) error { return checkSearchText(ctx, tx, r) }},
 		{"search.tag", func(tx *sql.Tx, r *tidings.CheckReport) error { return checkSearchTags(ctx, tx, r) }},
 		{"hour_count", func(tx *sql.Tx, r *tidings.CheckReport) error { return checkHourCounts(ctx, tx, r) }},
+		{"tag_hour", func(tx *sql.Tx, r *tidings.CheckReport) error { return checkTagHours(ctx, tx, tidings.TagRollup, r) }},
 	} {
 		b.Run(part.name, func(b *testing.B) {
 			for b.Loop() {

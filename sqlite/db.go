@@ -50,6 +50,9 @@ type Options struct {
 	// AnySchema lets OpenReadOnly open a store whose schema is another version's: a
 	// backup copies the store as it is (a copy before an upgrade is the point of one).
 	AnySchema bool
+	// TagRollup is how many events a tag must have had for the store to count its
+	// events per hour (default tidings.TagRollup; tests lower it): tag_hours.go.
+	TagRollup int64
 }
 
 // DB is a tidings.Store on SQLite.
@@ -74,6 +77,7 @@ type DB struct {
 	outbox        chan struct{} // a job was added to the outbox
 	ix            indexer       // the full-text index's trailing indexer
 	readOnly      bool          // opened by OpenReadOnly: no writer, no indexer, no token mark
+	tagRollup     int64         // Options.TagRollup
 }
 
 var _ tidings.Store = (*DB)(nil)
@@ -114,7 +118,7 @@ func Open(ctx context.Context, dir string, opts Options) (*DB, error) {
 	read.SetMaxIdleConns(8)
 
 	db := &DB{write: write, read: read, now: opts.Now, prepared: map[string]*sql.Stmt{}, outbox: make(chan struct{}, 1),
-		tokens: tokencache.New(nil)}
+		tokens: tokencache.New(nil), tagRollup: rollupOf(opts)}
 	if db.now == nil {
 		db.now = time.Now
 	}

@@ -57,11 +57,12 @@ type doomed struct {
 }
 
 // deleteEvents deletes events of one project in tx: their rows of the tag index, them
-// from the tag and hourly counts, and their rows (the trigger of migration 7 takes
+// from the tag and hourly counts (their rolled tags' too), and their rows (the trigger of migration 7 takes
 // their rows of the search index along).
 func deleteEvents(ctx context.Context, tx *sql.Tx, project int64, events []doomed) error {
-	tagIDs := map[tagKey]int64{}
+	tagIDs := map[tagKey]tagEntry{}
 	tagGone := map[int64]int64{}
+	tagHourGone := map[tagHourKey]int64{}
 	hourGone := map[hourKey]int64{}
 	userGone := map[string]int64{}
 	for _, d := range events {
@@ -71,23 +72,26 @@ func deleteEvents(ctx context.Context, tx *sql.Tx, project int64, events []doome
 		}
 		for _, t := range tt {
 			k := tagKey{project, t.Key, t.Value}
-			id, ok := tagIDs[k]
+			tag, ok := tagIDs[k]
 			if !ok {
-				err := tx.QueryRowContext(ctx, sqlFindTag, project, t.Key, t.Value).Scan(&id)
+				err := tx.QueryRowContext(ctx, sqlFindTagEntry, project, t.Key, t.Value).Scan(&tag.id, &tag.count, &tag.rolled)
 				if err != nil && !errors.Is(err, sql.ErrNoRows) {
 					return err
 				}
-				tagIDs[k] = id
+				tagIDs[k] = tag
 			}
-			if id == 0 {
+			if tag.id == 0 {
 				continue
 			}
-			res, err := tx.ExecContext(ctx, `DELETE FROM event_tags WHERE tag_id = ? AND ts = ? AND seq = ?`, id, d.ts, d.seq)
+			res, err := tx.ExecContext(ctx, `DELETE FROM event_tags WHERE tag_id = ? AND ts = ? AND seq = ?`, tag.id, d.ts, d.seq)
 			if err != nil {
 				return err
 			}
 			if n, _ := res.RowsAffected(); n > 0 {
-				tagGone[id]++
+				tagGone[tag.id]++
+				if tag.rolled {
+					tagHourGone[tagHourKey{tag.id, hourOf(d.ts)}]++
+				}
 			}
 		}
 		hourGone[hourKey{d.channel, hourOf(d.ts)}]++
@@ -108,6 +112,9 @@ func deleteEvents(ctx context.Context, tx *sql.Tx, project int64, events []doome
 		if _, err := tx.ExecContext(ctx, `UPDATE tags SET count = max(count - ?, 0) WHERE id = ?`, n, id); err != nil {
 			return err
 		}
+	}
+	if err := subtractTagHours(ctx, tx, tagHourGone); err != nil {
+		return err
 	}
 	for u, n := range userGone {
 		if _, err := tx.ExecContext(ctx, `UPDATE people SET events = max(events - ?, 0) WHERE project_id = ? AND user_id = ?`,

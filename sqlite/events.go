@@ -138,13 +138,16 @@ func (b *batch) writeEvent(ctx context.Context, accountID int64, p *tidings.Proj
 		string(tags), ev.Parser, ev.UserID, ts, ms(b.now))
 	tagIDs := make([]int64, 0, len(ev.Tags))
 	for _, t := range ev.Tags {
-		tagID, err := b.tag(ctx, p.ID, t.Key, t.Value)
+		tag, err := b.tag(ctx, p.ID, t.Key, t.Value)
 		if err != nil {
 			return nil, err
 		}
-		b.tagRows = append(b.tagRows, tagID, ts, seq, channelID)
-		b.jobTag[tagID]++
-		tagIDs = append(tagIDs, tagID)
+		b.tagRows = append(b.tagRows, tag.id, ts, seq, channelID)
+		b.jobTag[tag]++
+		if tag.rolled {
+			b.tagHours[tagHourKey{tag.id, hourOf(ts)}]++
+		}
+		tagIDs = append(tagIDs, tag.id)
 	}
 	b.searchRows = append(b.searchRows, searchRow{seq: seq, text: searchText(ev), scope: searchScope(p.ID, channelID, tagIDs, ev.UserID), at: ms(b.now)})
 	b.jobHours[hourKey{channelID, hourOf(ts)}]++

@@ -238,6 +238,14 @@ func (db *DB) DeleteChannel(ctx context.Context, accountID int64, project, chann
 	// tag index are found through the project's tags, and their counts made right.
 	var gone bool
 	err = db.inBatch(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		// Its events leave their rolled tags' hourly counts, read from its rows of the
+		// tag index before they go.
+		if _, err := tx.ExecContext(ctx, sqlChannelTagHoursGone, p.ID, channel); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, sqlDropEmptyTagHours, p.ID); err != nil {
+			return err
+		}
 		if _, err := tx.ExecContext(ctx, `DELETE FROM event_tags WHERE channel_id = (SELECT id FROM channels WHERE project_id = ?1 AND name = ?2)
 			AND tag_id IN (SELECT id FROM tags WHERE project_id = ?1)`, p.ID, channel); err != nil {
 			return err

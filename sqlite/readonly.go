@@ -54,7 +54,7 @@ func OpenReadOnly(ctx context.Context, dir string, opts Options) (*DB, error) {
 	read.SetMaxIdleConns(8)
 	// The write methods find the read-only pool: they fail with SQLITE_READONLY rather
 	// than write.
-	db := &DB{write: read, read: read, now: opts.Now, readOnly: true, tokens: tokencache.New(nil)}
+	db := &DB{write: read, read: read, now: opts.Now, readOnly: true, tokens: tokencache.New(nil), tagRollup: rollupOf(opts)}
 	if db.now == nil {
 		db.now = time.Now
 	}

@@ -56,10 +56,12 @@ const (
 	// An event's seq is taken from event_seq, never from max(seq)+1 (SQLite's default
 	// for a rowid): a seq freed by a deletion is never given again, so a row of an index
 	// written for a deleted event can never be taken for a new one.
-	sqlLastSeq   = `SELECT last FROM event_seq`
-	sqlSetSeq    = `UPDATE event_seq SET last = ?`
-	sqlFindTag   = `SELECT id FROM tags WHERE project_id = ? AND key = ? AND value = ?`
-	sqlCreateTag = `INSERT INTO tags (project_id, key, value) VALUES (?, ?, ?) RETURNING id`
+	sqlLastSeq = `SELECT last FROM event_seq`
+	sqlSetSeq  = `UPDATE event_seq SET last = ?`
+	sqlFindTag = `SELECT id FROM tags WHERE project_id = ? AND key = ? AND value = ?`
+	// sqlFindTagEntry is a tag with its count and rolled flag (tag_hours.go).
+	sqlFindTagEntry = `SELECT id, count, rolled FROM tags WHERE project_id = ? AND key = ? AND value = ?`
+	sqlCreateTag    = `INSERT INTO tags (project_id, key, value) VALUES (?, ?, ?) RETURNING id`
 
 	// sqlCountPerson creates or counts the user an event names: once per user a batch
 	// (a statement parsed each time cost as much as the row).
@@ -88,14 +90,20 @@ type batch struct {
 	now      time.Time
 	projects map[projectKey]*tidings.Project
 	channels map[channelKey]int64
-	tags     map[tagKey]int64
+	// tags are the dictionary entries the batch's events named, with their counts and
+	// rolled flags as the transaction holds them (tag_hours.go); cleared after any job
+	// that is not an event, which may have changed them.
+	tags map[tagKey]*tagEntry
 	// allWebhooks caches whether a project has a webhook for every event.
 	allWebhooks map[int64]bool
 	deliveries  int // outbox jobs written
 	// Counts of the batch's events per channel and hour, and per tag, written once at
 	// the end of the batch; job* are the current job's, kept only if it succeeds.
 	hours, jobHours map[hourKey]int64
-	tagUses, jobTag map[int64]int64
+	tagUses, jobTag map[*tagEntry]int64
+	// tagHours counts the batch's events of rolled tags per tag and hour (an event is
+	// never rolled back alone: no job copy needed).
+	tagHours map[tagHourKey]int64
 	// users counts the batch's events per (project, user_id): people rows are
 	// created or counted once per batch, not once per event.
 	users map[userKey]int64
@@ -132,8 +140,8 @@ func (b *batch) nextSeq(ctx context.Context) (int64, error) {
 	return b.seq, nil
 }
 
-var writeStatements = []string{sqlFindChannel, sqlCreateChannel, sqlCountInsights, sqlFindTag, sqlCreateTag,
-	sqlCountHour, sqlCountTag, sqlCountPerson, sqlFindInsight,
+var writeStatements = []string{sqlFindChannel, sqlCreateChannel, sqlCountInsights, sqlFindTag, sqlFindTagEntry, sqlCreateTag,
+	sqlCountHour, sqlCountTag, sqlCountTagHour, sqlCountPerson, sqlFindInsight,
 	sqlUpsertInsight, sqlInsertPoint, sqlSavepoint, sqlRelease, sqlRollbackTo, sqlFindProject, sqlLastSeq, sqlSetSeq,
 	sqlInsertDelivery, sqlProjectHasAllWebhook, sqlClaimKey, sqlDropClaim, sqlKeepAnswer,
 	sqlSearchMark, sqlSetSearchMark, sqlEventsAbove}
@@ -218,9 +226,9 @@ func (db *DB) commitBatch(ctx context.Context, jobs []*job) error {
 	}
 	defer tx.Rollback()
 	b := &batch{db: db, tx: tx, now: db.stamp(),
-		projects: map[projectKey]*tidings.Project{}, channels: map[channelKey]int64{}, tags: map[tagKey]int64{},
+		projects: map[projectKey]*tidings.Project{}, channels: map[channelKey]int64{}, tags: map[tagKey]*tagEntry{},
 		allWebhooks: map[int64]bool{}, hours: map[hourKey]int64{}, jobHours: map[hourKey]int64{},
-		tagUses: map[int64]int64{}, jobTag: map[int64]int64{}, users: map[userKey]int64{},
+		tagUses: map[*tagEntry]int64{}, jobTag: map[*tagEntry]int64{}, tagHours: map[tagHourKey]int64{}, users: map[userKey]int64{},
 		insights: map[insightKey]*pendingInsight{}, insightCounts: map[int64]int{}, eventRows: db.spareRows.events, tagRows: db.spareRows.tags}
 	defer db.spareRows.keep(b)
 	for _, j := range jobs {
@@ -274,6 +282,8 @@ func (db *DB) commitBatch(ctx context.Context, jobs []*job) error {
 			return err
 		}
 		b.keepJobCounts()
+		// It may have changed tags' counts (a deletion): the next event looks them up again.
+		clear(b.tags)
 		j.Out = res
 	}
 	if err := b.writeDerived(ctx); err != nil {
