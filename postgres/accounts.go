@@ -285,7 +285,7 @@ func (db *DB) DeleteChannel(ctx context.Context, accountID int64, project, chann
 			WHERE people.project_id = $1 AND people.user_id = locked.user_id`, p.ID, cid); err != nil {
 			return err
 		}
-		if err := uncountTags(ctx, tx, p.ID, sqlUncountChannelTags, p.ID, cid); err != nil {
+		if err := uncountTags(ctx, tx, p.ID, sqlUncountChannelTags, []any{p.ID, cid}, `t.channel_id = $4`, cid); err != nil {
 			return err
 		}
 		if _, err := tx.Exec(ctx, `DELETE FROM channels WHERE id = $1`, cid); err != nil {
@@ -312,34 +312,82 @@ const sqlUncountChannelTags = `WITH gone AS (
 	  WHERE c.project_id = $1 ORDER BY c.key, c.value FOR UPDATE OF c)
 	UPDATE tag_counts c SET n = c.n - locked.n FROM locked
 	WHERE c.project_id = $1 AND c.key = locked.key AND c.value = locked.value
-	RETURNING c.key, c.value, c.n`
+	RETURNING c.key, c.value, c.n, c.rolled`
 
 // uncountTags runs a statement that takes rows off a project's tag counts and returns
-// each count it changed (key, value, n), then deletes those it left at 0 or below: a
-// count of 0 would offer the tag as a filter of nothing. They are locked since the
-// first statement, so the second, which sees its work, deletes exactly those.
-func uncountTags(ctx context.Context, tx pgx.Tx, project int64, q string, args ...any) error {
+// each count it changed (key, value, n, rolled), deletes the counts it left at 0, and
+// takes the event_tags rows that gone selects ($4 is goneArg) off the hourly counts of
+// the rolled ones (uncountTagHours).
+func uncountTags(ctx context.Context, tx pgx.Tx, project int64, q string, args []any, gone string, goneArg any) error {
 	rows, err := tx.Query(ctx, q, args...)
 	if err != nil {
 		return err
 	}
-	var keys, values []string
+	var keys, values, rolledKeys, rolledValues []string
 	for rows.Next() {
 		var key, value string
 		var n int64
-		if err := rows.Scan(&key, &value, &n); err != nil {
+		var rolled bool
+		if err := rows.Scan(&key, &value, &n, &rolled); err != nil {
 			rows.Close()
 			return err
 		}
 		if n <= 0 {
 			keys, values = append(keys, key), append(values, value)
 		}
+		if rolled {
+			rolledKeys, rolledValues = append(rolledKeys, key), append(rolledValues, value)
+		}
 	}
 	rows.Close()
-	if err := rows.Err(); err != nil || len(keys) == 0 {
+	if err := rows.Err(); err != nil {
 		return err
 	}
-	_, err = tx.Exec(ctx, `DELETE FROM tag_counts c USING unnest($2::text[], $3::text[]) AS x(key, value)
-		WHERE c.project_id = $1 AND c.key = x.key AND c.value = x.value AND c.n <= 0`, project, keys, values)
+	if len(keys) > 0 {
+		if _, err := tx.Exec(ctx, `DELETE FROM tag_counts c USING unnest($2::text[], $3::text[]) AS x(key, value)
+			WHERE c.project_id = $1 AND c.key = x.key AND c.value = x.value AND c.n <= 0`, project, keys, values); err != nil {
+			return err
+		}
+	}
+	if len(rolledKeys) == 0 {
+		return nil
+	}
+	return uncountTagHours(ctx, tx, project, rolledKeys, rolledValues, gone, goneArg)
+}
+
+// uncountTagHours takes the event_tags rows of the given rolled tags that gone selects
+// off their hourly counts, and deletes the counts it leaves at 0. It runs after their
+// tag counts are locked: the order in which batches lock them.
+func uncountTagHours(ctx context.Context, tx pgx.Tx, project int64, keys, values []string, gone string, goneArg any) error {
+	rows, err := tx.Query(ctx, `WITH gone AS (SELECT t.key, t.value, t.ts - t.ts % 3600000 AS hour, count(*) AS n
+		  FROM event_tags t JOIN unnest($2::text[], $3::text[]) AS r(key, value) ON t.key = r.key AND t.value = r.value
+		  WHERE t.project_id = $1 AND `+gone+` GROUP BY 1, 2, 3),
+		locked AS (SELECT h.key, h.value, h.hour, gone.n FROM tag_hours h JOIN gone USING (key, value, hour)
+		  WHERE h.project_id = $1 ORDER BY 1, 2, 3 FOR UPDATE OF h)
+		UPDATE tag_hours h SET n = h.n - locked.n FROM locked
+		WHERE h.project_id = $1 AND h.key = locked.key AND h.value = locked.value AND h.hour = locked.hour
+		RETURNING h.key, h.value, h.hour, h.n`, project, keys, values, goneArg)
+	if err != nil {
+		return err
+	}
+	var zk, zv []string
+	var zh []int64
+	for rows.Next() {
+		var key, value string
+		var hour, n int64
+		if err := rows.Scan(&key, &value, &hour, &n); err != nil {
+			rows.Close()
+			return err
+		}
+		if n <= 0 {
+			zk, zv, zh = append(zk, key), append(zv, value), append(zh, hour)
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil || len(zk) == 0 {
+		return err
+	}
+	_, err = tx.Exec(ctx, `DELETE FROM tag_hours h USING unnest($2::text[], $3::text[], $4::bigint[]) AS x(key, value, hour)
+		WHERE h.project_id = $1 AND h.key = x.key AND h.value = x.value AND h.hour = x.hour AND h.n <= 0`, project, zk, zv, zh)
 	return err
 }

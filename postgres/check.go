@@ -110,6 +110,25 @@ var pgChecks = []pgCheck{
 			coalesce(a.n, 0)::text, coalesce(c.n, 0)::text
 		FROM actual a FULL JOIN tag_counts c ON c.project_id = a.project_id AND c.key = a.key AND c.value = a.value
 		WHERE coalesce(a.n, 0) <> coalesce(c.n, 0)`},
+	// The hourly counts of the rolled tags (tag_hours), each against its events per hour
+	// (a row of 0 is deleted, never kept).
+	{kind: "tag_hour", query: `WITH actual AS (SELECT t.project_id, t.key, t.value, t.ts - t.ts % 3600000 AS hour, count(*) AS n
+			FROM event_tags t JOIN tag_counts c ON c.project_id = t.project_id AND c.key = t.key AND c.value = t.value
+			WHERE c.rolled GROUP BY 1, 2, 3, 4),
+		kept AS (SELECT h.* FROM tag_hours h JOIN tag_counts c ON c.project_id = h.project_id AND c.key = h.key AND c.value = h.value
+			WHERE c.rolled)
+		SELECT 'project ' || coalesce(a.project_id, h.project_id) || ' tag ' || coalesce(a.key, h.key) || ':' || coalesce(a.value, h.value)
+			|| ' hour ' || coalesce(a.hour, h.hour),
+			coalesce(a.n::text, 'no row'), coalesce(h.n::text, 'no row')
+		FROM actual a FULL JOIN kept h ON h.project_id = a.project_id AND h.key = a.key AND h.value = a.value AND h.hour = a.hour
+		WHERE a.n IS DISTINCT FROM h.n`},
+	// A tag that is not rolled has no hourly counts: its events are read instead.
+	{kind: "tag_hour.unrolled", query: `SELECT 'project ' || h.project_id || ' tag ' || h.key || ':' || h.value || ' hour ' || h.hour,
+			'no row (the tag is not rolled)', 'a count of ' || h.n
+		FROM tag_hours h LEFT JOIN tag_counts c ON c.project_id = h.project_id AND c.key = h.key AND c.value = h.value
+		WHERE c.rolled IS NOT TRUE`},
+	// A tag of tagRollup events or more is rolled (by the batch that took it there).
+	{kind: "tag_hour.rolled", run: checkTagsRolled},
 	{kind: "search.missing", query: `SELECT 'project ' || e.project_id || ' event ' || e.id, 'a search vector', 'none'
 		FROM events e WHERE e.search IS NULL AND e.id >= (SELECT coalesce(max(next_id), '') FROM search_backfill)`},
 	{kind: "hour_count", query: `WITH actual AS (SELECT channel_id, ts - ts % 3600000 AS hour, count(*) AS n FROM events GROUP BY 1, 2)
@@ -153,4 +172,11 @@ var pgChecks = []pgCheck{
 	// empty answer committed would replay nothing.
 	{kind: "idempotency.answer", query: `SELECT 'key ' || k.account_id || '/' || k.key, 'the answer of its write', 'none' FROM idempotency_keys k
 		WHERE length(k.body) = 0`},
+}
+
+func checkTagsRolled(ctx context.Context, db *DB, tx pgx.Tx, r *tidings.CheckReport) error {
+	return eachRow(ctx, tx, `SELECT 'project ' || project_id || ' tag ' || key || ':' || value, 'rolled (' || n || ' events)', 'not rolled'
+		FROM tag_counts WHERE n >= $1 AND NOT rolled`, func(where, expected, found string) {
+		r.Add(tidings.Inconsistency{Kind: "tag_hour.rolled", Where: where, Expected: expected, Found: found})
+	}, db.tagRollup)
 }

@@ -29,6 +29,9 @@ func checkedStore(t *testing.T) (*postgres.DB, *pgx.Conn) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
+	// Tags of 5 events or more keep hourly counts: every plan, amount and trial of
+	// the 30 events below, none of the deleted ones.
+	postgres.SetTagRollup(db, 5)
 	for _, name := range []string{"acme", "umbrella"} {
 		a, err := db.CreateAccount(ctx, name)
 		if err != nil {
@@ -113,6 +116,16 @@ func TestCheckFindsDamage(t *testing.T) {
 			SELECT 'webhook', id, '0190a000-0000-7000-8000-000000000000', 'wh', 'msg', 0, 0 FROM accounts LIMIT 1`},
 		{"a group member of another project", "groups.tenant", `INSERT INTO group_members (group_ref, person_ref)
 			SELECT g.id, p.id FROM groups g, people p WHERE g.project_id <> p.project_id LIMIT 1`},
+		{"an hourly tag count one too many", "tag_hour", `UPDATE tag_hours SET n = n + 1
+			WHERE (project_id, key, value, hour) = (SELECT project_id, key, value, hour FROM tag_hours ORDER BY n DESC LIMIT 1)`},
+		{"an hourly tag count missing", "tag_hour", `DELETE FROM tag_hours
+			WHERE (project_id, key, value, hour) = (SELECT project_id, key, value, hour FROM tag_hours LIMIT 1)`},
+		{"an hourly tag count of an hour without its events", "tag_hour", `INSERT INTO tag_hours (project_id, key, value, hour, n)
+			SELECT project_id, key, value, 3600000, 2 FROM tag_counts WHERE rolled LIMIT 1`},
+		{"an hourly count of a tag not rolled", "tag_hour.unrolled", `INSERT INTO tag_hours (project_id, key, value, hour, n)
+			SELECT id, 'plan', 'ghost', 3600000, 1 FROM projects LIMIT 1`},
+		{"a common tag not rolled", "tag_hour.rolled", `UPDATE tag_counts SET rolled = false
+			WHERE (project_id, key, value) = (SELECT project_id, key, value FROM tag_counts WHERE rolled LIMIT 1)`},
 		{"a tag count with no events", "tag_count.zero", `INSERT INTO tag_counts (project_id, key, value, n)
 			SELECT id, 'plan', 'ghost', 0 FROM projects LIMIT 1`},
 	} {

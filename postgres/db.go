@@ -71,6 +71,10 @@ type DB struct {
 	// textBudget is how many events' vectors a check compares before it samples
 	// (searchTextBudget; tests lower it).
 	textBudget float64
+	// tagRollup is how many events a tag must have had for its hourly counts to be
+	// kept (tidings.TagRollup; tests lower it). The migration that made tag_hours
+	// rolled the tags of tidings.TagRollup events.
+	tagRollup int64
 }
 
 var _ tidings.Store = (*DB)(nil)
@@ -138,7 +142,7 @@ func connect(ctx context.Context, url string, opts Options, readOnly bool) (*DB,
 		return nil, fmt.Errorf("connect to PostgreSQL: %w", err)
 	}
 	db := &DB{pool: pool, now: opts.Now, instance: newInstanceName(), outbox: make(chan struct{}, 1),
-		tokens: tokencache.New(nil), fullCheck: opts.FullCheck, textBudget: searchTextBudget}
+		tokens: tokencache.New(nil), fullCheck: opts.FullCheck, textBudget: searchTextBudget, tagRollup: tidings.TagRollup}
 	if db.now == nil {
 		db.now = time.Now
 	}

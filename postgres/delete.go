@@ -50,8 +50,8 @@ func lockDoomed(ctx context.Context, tx pgx.Tx, q string, args ...any) ([]doomed
 
 // deleteEvents deletes locked events of a project and takes them off the counts. Every
 // writer locks count rows in one order, the batches' (hours, then users, then tags,
-// each in key order), so that a deletion and a batch never wait for each other in a
-// circle.
+// then the tags' hours, each in key order), so that a deletion and a batch never wait
+// for each other in a circle.
 func deleteEvents(ctx context.Context, tx pgx.Tx, project int64, doomed []doomedEvent) error {
 	if len(doomed) == 0 {
 		return nil
@@ -63,7 +63,7 @@ func deleteEvents(ctx context.Context, tx pgx.Tx, project int64, doomed []doomed
 	steps := []struct {
 		q         string
 		args      []any
-		tagCounts bool // the counts it takes rows off are deleted at 0 (uncountTags)
+		tagCounts bool // the counts it takes rows off are deleted at 0, its rolled tags' hours follow (uncountTags)
 	}{
 		{`WITH gone AS (SELECT c, h, count(*) AS n FROM unnest($1::bigint[], $2::bigint[]) AS x(c, h) GROUP BY 1, 2),
 			locked AS (SELECT e.channel_id, e.hour, gone.n FROM event_counts e JOIN gone ON e.channel_id = gone.c AND e.hour = gone.h
@@ -80,7 +80,7 @@ func deleteEvents(ctx context.Context, tx pgx.Tx, project int64, doomed []doomed
 			  ORDER BY 1, 2 FOR UPDATE OF c)
 			UPDATE tag_counts c SET n = greatest(c.n - locked.n, 0) FROM locked
 			WHERE c.project_id = $1 AND c.key = locked.key AND c.value = locked.value
-			RETURNING c.key, c.value, c.n`, []any{project, ids}, true},
+			RETURNING c.key, c.value, c.n, c.rolled`, []any{project, ids}, true},
 		// Its pending deliveries go with it: nobody is told of an event that is gone.
 		{`DELETE FROM deliveries WHERE event_id = ANY($1::text[])`, []any{ids}, false},
 		{`DELETE FROM events WHERE id = ANY($1::text[])`, []any{ids}, false},
@@ -88,7 +88,7 @@ func deleteEvents(ctx context.Context, tx pgx.Tx, project int64, doomed []doomed
 	for _, s := range steps {
 		var err error
 		if s.tagCounts {
-			err = uncountTags(ctx, tx, project, s.q, s.args...)
+			err = uncountTags(ctx, tx, project, s.q, s.args, `t.event_id = ANY($4::text[])`, ids)
 		} else {
 			_, err = tx.Exec(ctx, s.q, s.args...)
 		}

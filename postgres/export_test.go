@@ -3,3 +3,7 @@ package postgres
 // SetTextBudget sets how many events' search vectors db's check compares before it
 // samples them (searchTextBudget).
 func SetTextBudget(db *DB, n float64) { db.textBudget = n }
+
+// SetTagRollup sets how many events a tag of db must have had for its hourly counts
+// to be kept (tidings.TagRollup).
+func SetTagRollup(db *DB, n int64) { db.tagRollup = n }

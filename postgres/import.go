@@ -44,6 +44,10 @@ func (db *DB) Load(ctx context.Context, d tidings.Dump) ([]tidings.TableCount, e
 			}
 			counts = append(counts, tidings.TableCount{Table: table, Rows: n})
 		}
+		// The hourly counts of common tags are this store's own: made from the copy.
+		if _, err := tx.Exec(ctx, sqlRollCommonTags, db.tagRollup); err != nil {
+			return fmt.Errorf("hourly tag counts: %w", err)
+		}
 		// The copied events have no search index yet: the next Open makes it.
 		if _, err := tx.Exec(ctx, `UPDATE search_backfill SET next_id = 'g'`); err != nil {
 			return err
@@ -62,14 +66,14 @@ func (db *DB) Load(ctx context.Context, d tidings.Dump) ([]tidings.TableCount, e
 
 // loadTable copies one table: each column of the PostgreSQL table from the dump's
 // column of that name, a serial column the dump lacks from its rowid, a column of
-// this store only (search) left to its default.
+// this store only (search, tag_counts.rolled) left to its default.
 func loadTable(ctx context.Context, d tidings.Dump, tx pgx.Tx, table string) (int64, error) {
 	type column struct{ name, typ string }
 	cols, err := query(ctx, tx, func(r pgx.Row) (column, error) {
 		var c column
 		return c, r.Scan(&c.name, &c.typ)
 	}, `SELECT column_name, data_type FROM information_schema.columns
-		WHERE table_schema = current_schema() AND table_name = $1 AND column_name <> 'search' ORDER BY ordinal_position`, table)
+		WHERE table_schema = current_schema() AND table_name = $1 AND column_name NOT IN ('search', 'rolled') ORDER BY ordinal_position`, table)
 	if err != nil {
 		return 0, err
 	}
@@ -126,5 +130,14 @@ func convert(v any, typ string) any {
 	}
 	return v
 }
+
+// sqlRollCommonTags rolls every tag of $1 events or more (as migration 00016 did):
+// sets its flag and fills its hourly counts from its event_tags rows.
+const sqlRollCommonTags = `WITH r AS (UPDATE tag_counts SET rolled = true WHERE n >= $1 AND NOT rolled RETURNING project_id, key, value)
+	INSERT INTO tag_hours (project_id, key, value, hour, n)
+	SELECT t.project_id, t.key, t.value, t.ts - t.ts % 3600000, count(*)
+	FROM r JOIN event_tags t ON t.project_id = r.project_id AND t.key = r.key AND t.value = r.value
+	GROUP BY 1, 2, 3, 4
+	ON CONFLICT (project_id, key, value, hour) DO UPDATE SET n = excluded.n`
 
 var _ tidings.Loader = (*DB)(nil)

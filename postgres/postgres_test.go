@@ -40,3 +40,15 @@ func TestOpenWithoutSchema(t *testing.T) {
 		t.Fatalf("error %q does not name the schema and the fix", err)
 	}
 }
+
+// TestStoreTagRollup runs the store's tests, the concurrent workload among them, with
+// every tag of 3 events or more rolled: its hourly counts kept through racing batches,
+// deletions, purges and deleted channels and projects, and checked at the end.
+func TestStoreTagRollup(t *testing.T) {
+	t.Parallel()
+	storetest.Run(t, func(t *testing.T) tidings.Store {
+		db := open(t)
+		postgres.SetTagRollup(db, 3)
+		return db
+	})
+}

@@ -94,10 +94,36 @@ const sqlInsertEvents = `INSERT INTO events (id, project_id, channel_id, event, 
 const sqlInsertTags = `INSERT INTO event_tags (event_id, key, value, project_id, channel_id, ts)
 	SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::bigint[], $6::bigint[])`
 
-// sqlCountTags adds a batch's tags to their counts, in key order like sqlCountEvents.
-const sqlCountTags = `INSERT INTO tag_counts (project_id, key, value, n)
-	SELECT p, k, v, count(*) FROM unnest($1::bigint[], $2::text[], $3::text[]) AS u(p, k, v) GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
-	ON CONFLICT (project_id, key, value) DO UPDATE SET n = tag_counts.n + excluded.n`
+// sqlCountTags adds a batch's tags to their counts, in key order like sqlCountEvents,
+// and the events of its rolled tags to their hourly counts (tag_hours), one row per
+// tag and hour, after every count row is locked (h reads the whole of c before its
+// aggregate gives a row), so in the order deletions lock them too. The rolled flag
+// RETURNING gives is the row's latest, under its lock. It returns the tags this batch
+// takes to tagRollup ($5) that are not rolled yet: rollTags rolls them.
+const sqlCountTags = `WITH c AS (INSERT INTO tag_counts (project_id, key, value, n)
+	  SELECT p, k, v, count(*) FROM unnest($1::bigint[], $2::text[], $3::text[]) AS u(p, k, v) GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
+	  ON CONFLICT (project_id, key, value) DO UPDATE SET n = tag_counts.n + excluded.n
+	  RETURNING project_id, key, value, n, rolled),
+	h AS (INSERT INTO tag_hours (project_id, key, value, hour, n)
+	  SELECT u.p, u.k, u.v, u.t - u.t % 3600000, count(*) FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bigint[]) AS u(p, k, v, t)
+	    JOIN c ON c.project_id = u.p AND c.key = u.k AND c.value = u.v AND c.rolled
+	  GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4
+	  ON CONFLICT (project_id, key, value, hour) DO UPDATE SET n = tag_hours.n + excluded.n)
+	SELECT project_id, key, value FROM c WHERE NOT rolled AND n >= $5`
+
+// sqlRollTags rolls tags: sets their flag and fills their hourly counts from their
+// event_tags rows, this batch's included. It runs after sqlCountTags has locked their
+// count rows, so its snapshot holds every committed row of theirs; a batch that adds
+// rows of theirs later waits for that lock and then finds them rolled. A tag that is
+// not rolled has no rows (ON CONFLICT only mends a row left by a fault).
+const sqlRollTags = `WITH r AS (UPDATE tag_counts c SET rolled = true FROM unnest($1::bigint[], $2::text[], $3::text[]) AS x(p, k, v)
+	  WHERE c.project_id = x.p AND c.key = x.k AND c.value = x.v AND NOT c.rolled
+	  RETURNING c.project_id, c.key, c.value)
+	INSERT INTO tag_hours (project_id, key, value, hour, n)
+	SELECT t.project_id, t.key, t.value, t.ts - t.ts % 3600000, count(*)
+	FROM r JOIN event_tags t ON t.project_id = r.project_id AND t.key = r.key AND t.value = r.value
+	GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4
+	ON CONFLICT (project_id, key, value, hour) DO UPDATE SET n = excluded.n`
 
 const sqlInsertEventJobs = `INSERT INTO deliveries (kind, account_id, event_id, next_at, created_at)
 	SELECT 'event', a, e, $3, $3 FROM unnest($1::bigint[], $2::text[]) AS j(a, e)`
@@ -136,7 +162,7 @@ func (b *batch) flush(ctx context.Context) error {
 		if _, err := b.tx.Exec(ctx, sqlInsertTags, r.tagEvent, r.tagKey, r.tagValue, r.tagProject, r.tagChannel, r.tagTS); err != nil {
 			return err
 		}
-		if _, err := b.tx.Exec(ctx, sqlCountTags, r.tagProject, r.tagKey, r.tagValue); err != nil {
+		if err := b.countTags(ctx); err != nil {
 			return err
 		}
 	}
@@ -146,6 +172,33 @@ func (b *batch) flush(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// countTags adds the batch's tag rows to the tag counts and the rolled tags' hourly
+// counts, and rolls the tags it takes to tagRollup.
+func (b *batch) countTags(ctx context.Context) error {
+	r := &b.rows
+	rows, err := b.tx.Query(ctx, sqlCountTags, r.tagProject, r.tagKey, r.tagValue, r.tagTS, b.db.tagRollup)
+	if err != nil {
+		return err
+	}
+	var projects []int64
+	var keys, values []string
+	for rows.Next() {
+		var p int64
+		var k, v string
+		if err := rows.Scan(&p, &k, &v); err != nil {
+			rows.Close()
+			return err
+		}
+		projects, keys, values = append(projects, p), append(keys, k), append(values, v)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil || len(keys) == 0 {
+		return err
+	}
+	_, err = b.tx.Exec(ctx, sqlRollTags, projects, keys, values)
+	return err
 }
 
 // commitBatch commits every job in one transaction. It first tries the fast way: the
