@@ -213,14 +213,15 @@ func TestInsightHistory(t *testing.T) {
 	e := newEnv(t, false)
 	c := e.owner()
 	acme := e.account("acme")
+	dollar := "$"
 	for _, v := range []string{"10", "12.5", "11"} {
-		ch := &tidings.InsightChange{Project: "my-saas", Title: "Revenue & co", Value: v, ValueKind: tidings.KindNumber, Change: "update"}
+		ch := &tidings.InsightChange{Project: "my-saas", Title: "Revenue & co", Value: v, ValueKind: tidings.KindNumber, Change: "update", Prefix: &dollar}
 		if _, err := e.store.ApplyInsight(t.Context(), acme.ID, ch); err != nil {
 			t.Fatal(err)
 		}
 	}
 	c.get("/p/my-saas/insights").want(t, 200, `href="/p/my-saas/insights/history?title=Revenue&#43;%26&#43;co"`)
 	h := c.get("/p/my-saas/insights/history?title=Revenue+%26+co&range=7d")
-	h.want(t, 200, "Revenue &amp; co", "<polyline", ": 12.5</title>", `aria-current="true">7 days<`, "latest 11")
+	h.want(t, 200, "Revenue &amp; co", "<polyline", ": 12.5</title>", `aria-current="true">7 days<`, "latest 11", `<span class="num">$11</span>`)
 	c.get("/p/my-saas/insights/history?title=Nope").want(t, 404)
 }

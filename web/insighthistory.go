@@ -29,6 +29,8 @@ type historyData struct {
 	Empty   string
 	Latest  string
 	Numeric bool
+	// Prefix and Suffix are the insight's, around its latest value.
+	Prefix, Suffix string
 }
 
 func (s *Server) insightHistoryPage(w http.ResponseWriter, r *http.Request) error {
@@ -44,6 +46,17 @@ func (s *Server) insightHistoryPage(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
+	// The insight itself, for its prefix and suffix: a project holds at most
+	// MaxInsightsPerProject, listed by one read.
+	all, err := s.store.ListInsights(r.Context(), sessionFrom(r).account.ID, project)
+	if err != nil {
+		return err
+	}
+	i := slices.IndexFunc(all, func(in *tidings.Insight) bool { return in.Title == title })
+	if i < 0 {
+		return tidings.InsightNotFound(project, title)
+	}
+	d.Prefix, d.Suffix = all[i].Prefix, all[i].Suffix
 	points, err := s.store.InsightHistory(r.Context(), sessionFrom(r).account.ID, project, title, maxHistoryPoints)
 	if err != nil {
 		return err
