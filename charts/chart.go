@@ -50,10 +50,20 @@ func Answer(ctx context.Context, store Store, accountID int64, q *tidings.ChartQ
 			break
 		}
 		n := 0
-		err = store.ScanEvents(ctx, accountID, eq, tidings.MaxChartScan, func(ev *tidings.Event) error {
+		limit, page := allowance(ctx)
+		if limit <= 0 {
+			return nil, spent()
+		}
+		err = store.ScanEvents(ctx, accountID, eq, limit, func(ev *tidings.Event) error {
 			n++
 			return a.add(ev)
 		})
+		if page != nil {
+			page.Add(-int64(n))
+		}
+		if errors.Is(err, tidings.ErrScanBudget) && limit < tidings.MaxChartScan {
+			return nil, spent()
+		}
 		if errors.Is(err, tidings.ErrScanBudget) {
 			return nil, tooCostly(ctx, store, accountID, q, eq)
 		}

@@ -18,7 +18,11 @@ import (
 func Funnel(ctx context.Context, store Store, accountID int64, q *tidings.FunnelQuery) (*tidings.FunnelResult, error) {
 	times := make([]map[string][]time.Time, len(q.Searches))
 	res := &tidings.FunnelResult{Query: q}
-	budget := tidings.MaxChartScan
+	budget, page := allowance(ctx)
+	if budget <= 0 {
+		return nil, spent()
+	}
+	full := budget == tidings.MaxChartScan
 	for i, s := range q.Searches {
 		eq := tidings.EventQuery{Project: q.Project}
 		ok := eq.AddSearch(s)
@@ -44,10 +48,16 @@ func Funnel(ctx context.Context, store Store, accountID int64, q *tidings.Funnel
 			}
 			return nil
 		})
+		if page != nil {
+			page.Add(-int64(n))
+		}
+		if errors.Is(err, tidings.ErrScanBudget) && !full {
+			return nil, spent()
+		}
 		if errors.Is(err, tidings.ErrScanBudget) {
 			var p tidings.Problems
-			p.Add("from", "too_costly", "step %d (%q) matches more than %d events from %s to %s: narrow the step's search, or the range",
-				i+1, q.Steps[i], tidings.MaxChartScan, eq.Since.Format("2006-01-02"), eq.Until.Format("2006-01-02"))
+			p.Add("from", "too_costly", "the steps match more than %d events together (step %d, %q, from %s to %s, read %d of them): narrow the steps' searches, or the range",
+				tidings.MaxChartScan, i+1, q.Steps[i], eq.Since.Format("2006-01-02"), eq.Until.Format("2006-01-02"), n)
 			return nil, p.Err()
 		}
 		if err != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -344,6 +345,24 @@ func testChartBudget(t *testing.T, open Opener) {
 	}
 	if n > 51 {
 		t.Fatalf("a scan with a budget of 50 read %d events", n)
+	}
+	// A page's questions share a budget: once spent, the next question is refused.
+	page := charts.WithBudget(ctx, 700)
+	users, err := tidings.ParseChart(tidings.ChartParams{Project: "my-saas", Measure: "users", From: "2026-10-01", To: "2026-12-01"}, time.Now())
+	must(t, err)
+	res, err := charts.Answer(page, f.s, f.account.ID, users)
+	must(t, err)
+	if res.Scanned == 0 || res.Scanned > 700 {
+		t.Fatalf("the first question read %d events", res.Scanned)
+	}
+	_, err = charts.Answer(page, f.s, f.account.ID, users)
+	if wantCode(t, err, tidings.EValidation); !strings.Contains(tidings.ErrorMessage(err), "open this one alone") {
+		t.Fatalf("a question past its page's budget: %v", err)
+	}
+	funnel, err := tidings.ParseFunnel(tidings.FunnelParams{Project: "my-saas", Steps: []string{"plan:pro", "plan:team"}, From: "2026-10-01", To: "2026-11-01"}, time.Now())
+	must(t, err)
+	if _, err = charts.Funnel(page, f.s, f.account.ID, funnel); !strings.Contains(tidings.ErrorMessage(err), "open this one alone") {
+		t.Fatalf("a funnel past its page's budget: %v", err)
 	}
 	all := 0
 	must(t, f.s.ScanEvents(ctx, f.account.ID, q, 10_000, func(*tidings.Event) error { all++; return nil }))

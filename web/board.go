@@ -161,8 +161,10 @@ func (s *Server) boardPage(w http.ResponseWriter, r *http.Request) error {
 		status = http.StatusBadRequest
 		br = boardRange{Range: "30d"}
 	}
+	// The page's cards read at most charts.MaxPageScan events together.
+	ctx := charts.WithBudget(r.Context(), charts.MaxPageScan)
 	for i, c := range cards {
-		v, err := s.drawCard(r.Context(), cs, acc, project, c, br, loc)
+		v, err := s.drawCard(ctx, cs, acc, project, c, br, loc)
 		if err != nil {
 			return err
 		}
@@ -171,7 +173,7 @@ func (s *Server) boardPage(w http.ResponseWriter, r *http.Request) error {
 		d.Cards = append(d.Cards, v)
 	}
 	if len(cards) == 0 {
-		v, err := s.drawCard(r.Context(), cs, acc, project, &tidings.Card{Kind: tidings.CardChart, Title: "Events per day", Params: "display=bar", Wide: true}, br, loc)
+		v, err := s.drawCard(ctx, cs, acc, project, &tidings.Card{Kind: tidings.CardChart, Title: "Events per day", Params: "display=bar", Wide: true}, br, loc)
 		if err != nil {
 			return err
 		}
