@@ -103,6 +103,19 @@ func (db *DB) ScanEvents(ctx context.Context, accountID int64, q tidings.EventQu
 			}
 		}
 	}
+	// The walk's rows are counted first, from the index alone: a question that would
+	// read more than max is refused before any event is decoded (a few ms, where
+	// reading them would take seconds).
+	r := walk
+	r.columns = "1"
+	cr := listQuery(r)
+	var m int
+	if err := db.read.QueryRowContext(ctx, `SELECT count(*) FROM (`+cr.sql+`)`, cr.args...).Scan(&m); err != nil {
+		return err
+	}
+	if m > max {
+		return tidings.ErrScanBudget
+	}
 	walk.columns = eventColumns
 	read, err := db.scanRows(ctx, p, listQuery(walk), q, max, fn)
 	if err == nil && read > max {
