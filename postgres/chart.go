@@ -2,6 +2,8 @@ package postgres
 
 import (
 	"context"
+	"errors"
+	"github.com/jackc/pgx/v5/pgconn"
 	"slices"
 	"strconv"
 	"strings"
@@ -34,9 +36,28 @@ func (db *DB) ScanEvents(ctx context.Context, accountID int64, q tidings.EventQu
 		}
 	}
 	sqlText, args := scanQuery(p.ID, channelID, q, max(budget, 0)+1)
-	rows, err := db.pool.Query(ctx, sqlText, args...)
+	// The scan runs in a read-only transaction whose statements may take at most
+	// scanTimeout: the planner, not the budget, decides how many rows it reads to
+	// find the matching ones, and the timeout bounds that work. Its matches are
+	// counted first: a question over its budget is refused before any is decoded.
+	tx, err := db.pool.BeginTx(ctx, pgx.TxOptions{AccessMode: pgx.ReadOnly})
 	if err != nil {
 		return mapErr(err)
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, `SET LOCAL statement_timeout = `+strconv.Itoa(int(scanTimeout/time.Millisecond))); err != nil {
+		return mapErr(err)
+	}
+	var matches int
+	if err := tx.QueryRow(ctx, `SELECT count(*) FROM (`+sqlText+`) s`, args...).Scan(&matches); err != nil {
+		return scanErr(err)
+	}
+	if matches > budget {
+		return tidings.ErrScanBudget
+	}
+	rows, err := tx.Query(ctx, sqlText, args...)
+	if err != nil {
+		return scanErr(err)
 	}
 	defer rows.Close()
 	scan, n := scanEvent(q.Project), 0
@@ -52,7 +73,21 @@ func (db *DB) ScanEvents(ctx context.Context, accountID int64, q tidings.EventQu
 			return err
 		}
 	}
-	return mapErr(rows.Err())
+	return scanErr(rows.Err())
+}
+
+// scanTimeout bounds each statement of a chart's scan (PostgreSQL's
+// statement_timeout): one that runs longer is refused as too costly.
+const scanTimeout = 5 * time.Second
+
+// scanErr is a scan's error: its statement's timeout (query_canceled while ctx is
+// still live) is the question's budget.
+func scanErr(err error) error {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && pe.Code == "57014" {
+		return tidings.ErrScanBudget
+	}
+	return mapErr(err)
 }
 
 // scanQuery builds ScanEvents' query: the feed's conditions (channel, event name and
