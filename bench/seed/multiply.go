@@ -7,11 +7,14 @@ import (
 	"database/sql"
 	"fmt"
 	"time"
+
+	"github.com/tidings-dev/tidings"
 )
 
 // multiplyEvents copies the store's events until there are k times as many: each copy
-// takes new seqs after the last one and new ids (the UUIDv7's time, new random bits; a
-// BLOB, as || makes text),
+// takes new seqs after the last one and new ids (a UUIDv7 whose time follows the seq,
+// after the originals' — a store accepts in id order, which the word search's bound by
+// acceptance relies on — and new random bits; a BLOB, as || makes text),
 // and keeps the original's timestamps, so every derived structure grows in step: the
 // tag index gets the copies' rows, tag, hourly and per-user counts are multiplied, and
 // the full-text index is emptied with every event left to the search backfill, which
@@ -27,6 +30,15 @@ func multiplyEvents(ctx context.Context, file string, k int) error {
 	if err := db.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0) FROM events`).Scan(&last); err != nil || last == 0 {
 		return fmt.Errorf("no events to copy (%v)", err)
 	}
+	// The copies' ids: 1 ms after the last original's time, 100 seqs a millisecond.
+	var base int64
+	var hexTime string
+	if err := db.QueryRowContext(ctx, `SELECT hex(substr(max(id), 1, 6)) FROM events`).Scan(&hexTime); err != nil {
+		return err
+	}
+	if _, err := fmt.Sscanf(hexTime, "%x", &base); err != nil {
+		return fmt.Errorf("the events' ids: %v", err)
+	}
 	began := time.Now()
 	for i := 1; i < k; i++ {
 		off := int64(i) * last
@@ -36,11 +48,11 @@ func multiplyEvents(ctx context.Context, file string, k int) error {
 		}
 		for _, q := range []string{
 			`INSERT INTO events (seq, id, project_id, channel_id, event, description, icon, notify, tags, parser, user_id, ts, created_at)
-				SELECT seq + ?1, CAST(substr(id, 1, 8) || randomblob(8) AS BLOB), project_id, channel_id, event, description, icon, notify, tags, parser, user_id, ts, created_at
+				SELECT seq + ?1, unhex(printf('%012X', ?3 + 1 + seq / 100) || hex(substr(id, 7, 2)) || hex(randomblob(8))), project_id, channel_id, event, description, icon, notify, tags, parser, user_id, ts, created_at
 				FROM events WHERE seq <= ?2 ORDER BY seq`,
 			`INSERT INTO event_tags (tag_id, ts, seq, channel_id) SELECT tag_id, ts, seq + ?1, channel_id FROM event_tags WHERE seq <= ?2`,
 		} {
-			if _, err := tx.ExecContext(ctx, q, off, last); err != nil {
+			if _, err := tx.ExecContext(ctx, q, off, last, base+off/100); err != nil {
 				tx.Rollback()
 				return err
 			}
@@ -56,6 +68,11 @@ func multiplyEvents(ctx context.Context, file string, k int) error {
 	for _, q := range []string{
 		fmt.Sprintf(`UPDATE tags SET count = count * %d`, k),
 		fmt.Sprintf(`UPDATE event_counts SET n = n * %d`, k),
+		// The hourly counts of common tags: those of the tags common now.
+		`DELETE FROM tag_hours`,
+		fmt.Sprintf(`UPDATE tags SET rolled = (count >= %d)`, tidings.TagRollup),
+		`INSERT INTO tag_hours (tag_id, hour, n) SELECT t.tag_id, t.ts - t.ts % 3600000, count(*) FROM event_tags t
+			WHERE t.tag_id IN (SELECT id FROM tags WHERE rolled) GROUP BY 1, 2`,
 		fmt.Sprintf(`UPDATE people SET events = events * %d`, k),
 		fmt.Sprintf(`UPDATE event_seq SET last = %d`, last*int64(k)),
 		`INSERT INTO events_fts (events_fts) VALUES ('delete-all')`,
