@@ -2,6 +2,7 @@ package api
 
 import (
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/tidings-dev/tidings"
@@ -11,14 +12,8 @@ import (
 // handleChartQuery answers a chart's question:
 // GET /v1/charts/query?project=P&measure=M&q=FILTER&split=S&bucket=B&from=T&to=T&tz=Z.
 func (s *Server) handleChartQuery(w http.ResponseWriter, r *http.Request) error {
-	tok, err := s.authenticate(w, r)
+	tok, v, err := s.question(w, r)
 	if err != nil {
-		return err
-	}
-	v := r.URL.Query()
-	var p tidings.Problems
-	tidings.CheckName(&p, "project", v.Get("project"))
-	if err := p.Err(); err != nil {
 		return err
 	}
 	q, err := tidings.ParseChart(tidings.ChartParams{Project: v.Get("project"), Measure: v.Get("measure"), Q: v.Get("q"),
@@ -40,6 +35,18 @@ func (s *Server) handleChartQuery(w http.ResponseWriter, r *http.Request) error 
 		return err
 	}
 	return writeJSON(w, chartOut(res))
+}
+
+// question authenticates a question's request and checks its project's name.
+func (s *Server) question(w http.ResponseWriter, r *http.Request) (*tidings.Token, url.Values, error) {
+	tok, err := s.authenticate(w, r)
+	if err != nil {
+		return nil, nil, err
+	}
+	v := r.URL.Query()
+	var p tidings.Problems
+	tidings.CheckName(&p, "project", v.Get("project"))
+	return tok, v, p.Err()
 }
 
 // allowQuestion lets a full token ask about its project, and a channel-limited one
@@ -95,14 +102,8 @@ func chartOut(res *tidings.ChartResult) chartJSON {
 // handleFunnelQuery answers a funnel:
 // GET /v1/funnels/query?project=P&step=FILTER&step=FILTER[…]&window=7d&from=T&to=T.
 func (s *Server) handleFunnelQuery(w http.ResponseWriter, r *http.Request) error {
-	tok, err := s.authenticate(w, r)
+	tok, v, err := s.question(w, r)
 	if err != nil {
-		return err
-	}
-	v := r.URL.Query()
-	var p tidings.Problems
-	tidings.CheckName(&p, "project", v.Get("project"))
-	if err := p.Err(); err != nil {
 		return err
 	}
 	q, err := tidings.ParseFunnel(tidings.FunnelParams{Project: v.Get("project"), Steps: v["step"], Window: v.Get("window"),

@@ -344,6 +344,16 @@ func cardID(r *http.Request) (int64, error) {
 	return id, nil
 }
 
+// pathCard is the card the request's path names ({project}, {id}) on the account's
+// board. Errors: ENotFound.
+func (s *Server) pathCard(r *http.Request) (*tidings.Card, error) {
+	id, err := cardID(r)
+	if err != nil {
+		return nil, err
+	}
+	return s.findCard(r.Context(), s.store, sessionFrom(r).account.ID, r.PathValue("project"), id)
+}
+
 // findCard is a card of the project's board. Errors: ENotFound.
 func (s *Server) findCard(ctx context.Context, cs charts.Store, acc int64, project string, id int64) (*tidings.Card, error) {
 	cards, err := cs.ListCards(ctx, acc, project)
@@ -385,35 +395,23 @@ func (s *Server) moveCard(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) resizeCard(w http.ResponseWriter, r *http.Request) error {
-	cs := s.store
-	id, err := cardID(r)
-	if err != nil {
-		return err
-	}
-	acc, project := sessionFrom(r).account.ID, r.PathValue("project")
-	c, err := s.findCard(r.Context(), cs, acc, project, id)
+	c, err := s.pathCard(r)
 	if err != nil {
 		return err
 	}
 	c.Wide = r.PostFormValue("wide") == "1"
-	if err := cs.UpdateCard(r.Context(), acc, project, c); err != nil {
+	if err := s.store.UpdateCard(r.Context(), sessionFrom(r).account.ID, r.PathValue("project"), c); err != nil {
 		return err
 	}
-	return redirect(w, r, backToBoard(r, id))
+	return redirect(w, r, backToBoard(r, c.ID))
 }
 
 func (s *Server) deleteCard(w http.ResponseWriter, r *http.Request) error {
-	cs := s.store
-	id, err := cardID(r)
+	c, err := s.pathCard(r)
 	if err != nil {
 		return err
 	}
-	acc, project := sessionFrom(r).account.ID, r.PathValue("project")
-	c, err := s.findCard(r.Context(), cs, acc, project, id)
-	if err != nil {
-		return err
-	}
-	if err := cs.DeleteCard(r.Context(), acc, project, id); err != nil {
+	if err := s.store.DeleteCard(r.Context(), sessionFrom(r).account.ID, r.PathValue("project"), c.ID); err != nil {
 		return err
 	}
 	return s.notice(w, r, backToBoard(r, 0), "“"+c.Title+"” deleted from the board.")

@@ -24,11 +24,7 @@ func (s *Server) chartCSV(w http.ResponseWriter, r *http.Request) error {
 		if !strings.HasSuffix(r.PathValue("id"), ".csv") {
 			return errNotFound
 		}
-		id, err := cardID(r)
-		if err != nil {
-			return err
-		}
-		c, err := s.findCard(r.Context(), cs, acc, project, id)
+		c, err := s.pathCard(r)
 		if err != nil {
 			return err
 		}

@@ -240,17 +240,12 @@ func (s *Server) newChartPage(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) editChartPage(w http.ResponseWriter, r *http.Request) error {
-	cs := s.store
-	id, err := cardID(r)
-	if err != nil {
-		return err
-	}
-	c, err := s.findCard(r.Context(), cs, sessionFrom(r).account.ID, r.PathValue("project"), id)
+	c, err := s.pathCard(r)
 	if err != nil {
 		return err
 	}
 	if c.Kind != tidings.CardChart {
-		return redirect(w, r, "/p/"+r.PathValue("project")+"/funnels/"+itoa64(id)+"/edit")
+		return redirect(w, r, "/p/"+r.PathValue("project")+"/funnels/"+itoa64(c.ID)+"/edit")
 	}
 	v := r.URL.Query()
 	if v.Get("measure") == "" { // not a preview of changes: the card as saved
@@ -264,7 +259,7 @@ func (s *Server) editChartPage(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	f := readChartForm(v)
-	f.ID = id
+	f.ID = c.ID
 	q := s.checkChartForm(r, &f)
 	status := http.StatusOK
 	if q == nil {

@@ -162,17 +162,12 @@ func (s *Server) newFunnelPage(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) editFunnelPage(w http.ResponseWriter, r *http.Request) error {
-	cs := s.store
-	id, err := cardID(r)
-	if err != nil {
-		return err
-	}
-	c, err := s.findCard(r.Context(), cs, sessionFrom(r).account.ID, r.PathValue("project"), id)
+	c, err := s.pathCard(r)
 	if err != nil {
 		return err
 	}
 	if c.Kind != tidings.CardFunnel {
-		return redirect(w, r, "/p/"+r.PathValue("project")+"/charts/"+itoa64(id)+"/edit")
+		return redirect(w, r, "/p/"+r.PathValue("project")+"/charts/"+itoa64(c.ID)+"/edit")
 	}
 	v := r.URL.Query()
 	if len(v["step"]) == 0 {
@@ -186,7 +181,7 @@ func (s *Server) editFunnelPage(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	f, steps := readFunnelForm(v)
-	f.ID = id
+	f.ID = c.ID
 	var q *tidings.FunnelQuery
 	status := http.StatusOK
 	if v.Get("add") == "" {
@@ -257,14 +252,11 @@ func (s *Server) dropoffPage(w http.ResponseWriter, r *http.Request) error {
 	params, at, title := v, v.Get("drop"), "Funnel"
 	back := "/p/" + project + "/funnels/new?" + funnelQuery(v["step"], v.Get("window"), v.Get("split")).Encode()
 	if r.PathValue("id") != "" {
-		id, err := cardID(r)
+		c, err := s.pathCard(r)
 		if err != nil {
 			return err
 		}
-		c, err := s.findCard(r.Context(), cs, acc, project, id)
-		if err != nil {
-			return err
-		}
+		id := c.ID
 		if c.Kind != tidings.CardFunnel {
 			return errNotFound
 		}
