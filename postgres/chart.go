@@ -118,7 +118,15 @@ func scanQuery(project, channel int64, q tidings.EventQuery, limit int) (string,
 		sb.WriteString(` AND EXISTS (SELECT 1 FROM event_tags d WHERE d.event_id = e.id AND d.key = ` + arg(t.Key) +
 			` AND d.value = ` + arg(t.Value) + ` AND d.project_id = ` + proj + `)`)
 	}
-	if terms := withNameWords(q.Terms, q.Event); len(terms) > 0 {
+	// An event name's words find a rare name among the project's events through the
+	// search index; in one channel they would make the planner read the index's
+	// (project-wide) matches rather than the channel's few events, so there the name
+	// is only compared.
+	terms := q.Terms
+	if channel == 0 {
+		terms = withNameWords(q.Terms, q.Event)
+	}
+	if len(terms) > 0 {
 		sb.WriteString(` AND e.search @@ to_tsquery('simple', ` + arg(tsQuery(terms)) + `)`)
 	}
 	sb.WriteString(` LIMIT ` + arg(limit))
