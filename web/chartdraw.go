@@ -79,6 +79,10 @@ const (
 	plotTop     = 10.0
 )
 
+// IsWide reports whether the picture is drawn at a wide card's width: a phone shows
+// it at the width of a narrow one, so its labels are drawn larger there (app.css).
+func (p plot) IsWide() bool { return p.Width > int(plotNarrowW) }
+
 // seriesName names a series in a legend, a table's header and a hover.
 func seriesName(q *tidings.ChartQuery, s tidings.ChartSeries) string {
 	switch {
