@@ -137,7 +137,6 @@ var quickCharts = []quickChart{
 
 func (s *Server) boardPage(w http.ResponseWriter, r *http.Request) error {
 	project := r.PathValue("project")
-	cs := s.store
 	acc := sessionFrom(r).account.ID
 	br := rangeOf(r.URL.Query())
 	loc := viewerZone(r)
@@ -147,7 +146,7 @@ func (s *Server) boardPage(w http.ResponseWriter, r *http.Request) error {
 	}
 	defer done()
 	d := boardData{Range: br, Ranges: rangeLinks("/p/"+project+"/charts", br, nil), Custom: br.Range == "", Zone: loc.String()}
-	cards, err := cs.ListCards(r.Context(), acc, project)
+	cards, err := s.store.ListCards(r.Context(), acc, project)
 	if err != nil {
 		return err
 	}
@@ -164,7 +163,7 @@ func (s *Server) boardPage(w http.ResponseWriter, r *http.Request) error {
 	// The page's cards read at most charts.MaxPageScan events together.
 	ctx := charts.WithBudget(r.Context(), charts.MaxPageScan)
 	for i, c := range cards {
-		v, err := s.drawCard(ctx, cs, acc, project, c, br, loc)
+		v, err := s.drawCard(ctx, s.store, acc, project, c, br, loc)
 		if err != nil {
 			return err
 		}
@@ -173,7 +172,7 @@ func (s *Server) boardPage(w http.ResponseWriter, r *http.Request) error {
 		d.Cards = append(d.Cards, v)
 	}
 	if len(cards) == 0 {
-		v, err := s.drawCard(ctx, cs, acc, project, &tidings.Card{Kind: tidings.CardChart, Title: "Events per day", Params: "display=bar", Wide: true}, br, loc)
+		v, err := s.drawCard(ctx, s.store, acc, project, &tidings.Card{Kind: tidings.CardChart, Title: "Events per day", Params: "display=bar", Wide: true}, br, loc)
 		if err != nil {
 			return err
 		}
@@ -379,7 +378,6 @@ func backToBoard(r *http.Request, id int64) string {
 }
 
 func (s *Server) moveCard(w http.ResponseWriter, r *http.Request) error {
-	cs := s.store
 	id, err := cardID(r)
 	if err != nil {
 		return err
@@ -388,7 +386,7 @@ func (s *Server) moveCard(w http.ResponseWriter, r *http.Request) error {
 	if r.PostFormValue("by") == "-1" {
 		by = -1
 	}
-	if err := cs.MoveCard(r.Context(), sessionFrom(r).account.ID, r.PathValue("project"), id, by); err != nil {
+	if err := s.store.MoveCard(r.Context(), sessionFrom(r).account.ID, r.PathValue("project"), id, by); err != nil {
 		return err
 	}
 	return redirect(w, r, backToBoard(r, id))

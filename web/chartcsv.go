@@ -16,7 +16,6 @@ import (
 // viewer's zone) then a column per series. GET …/charts/{id}.csv answers a saved
 // chart over the board's range; GET …/charts/preview.csv one by its parameters.
 func (s *Server) chartCSV(w http.ResponseWriter, r *http.Request) error {
-	cs := s.store
 	acc, project := sessionFrom(r).account.ID, r.PathValue("project")
 	params := r.URL.Query()
 	name := "chart"
@@ -45,7 +44,7 @@ func (s *Server) chartCSV(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	defer done()
-	res, err := charts.Answer(r.Context(), cs, acc, q)
+	res, err := charts.Answer(r.Context(), s.store, acc, q)
 	if err != nil {
 		return err
 	}

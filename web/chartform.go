@@ -190,7 +190,6 @@ func (s *Server) renderChartForm(w http.ResponseWriter, r *http.Request, f chart
 	f.Ranges = rangeLinks(f.Action, f.Range, extra)
 	f.Back = "/p/" + project + "/charts" + f.Range.Suffix()
 	if q != nil {
-		cs := s.store
 		done, err := s.ask(r)
 		if err != nil {
 			return err
@@ -201,7 +200,7 @@ func (s *Server) renderChartForm(w http.ResponseWriter, r *http.Request, f chart
 			v.Title = measureWords(q)
 		}
 		// Drawn narrow: the preview's column is about as wide as a board's column.
-		p, err := s.drawQuestion(r.Context(), cs, sessionFrom(r).account.ID, q, f.Display, false)
+		p, err := s.drawQuestion(r.Context(), s.store, sessionFrom(r).account.ID, q, f.Display, false)
 		if err != nil {
 			if tidings.ErrorCode(err) == tidings.EProjectNotFound {
 				return err
@@ -270,7 +269,6 @@ func (s *Server) editChartPage(w http.ResponseWriter, r *http.Request) error {
 
 // saveChart adds (POST …/charts/new) or updates (POST …/charts/{id}/edit) a chart.
 func (s *Server) saveChart(w http.ResponseWriter, r *http.Request) error {
-	cs := s.store
 	var err error
 	f := readChartForm(r.PostForm)
 	acc, project := sessionFrom(r).account.ID, r.PathValue("project")
@@ -278,7 +276,7 @@ func (s *Server) saveChart(w http.ResponseWriter, r *http.Request) error {
 		if f.ID, err = cardID(r); err != nil {
 			return err
 		}
-		if _, err := s.findCard(r.Context(), cs, acc, project, f.ID); err != nil {
+		if _, err := s.findCard(r.Context(), s.store, acc, project, f.ID); err != nil {
 			return err
 		}
 	}
@@ -297,9 +295,9 @@ func (s *Server) saveChart(w http.ResponseWriter, r *http.Request) error {
 	}
 	c := &tidings.Card{ID: f.ID, Kind: tidings.CardChart, Title: f.Title, Params: f.Params(), Wide: f.Wide}
 	if f.ID > 0 {
-		err = cs.UpdateCard(r.Context(), acc, project, c)
+		err = s.store.UpdateCard(r.Context(), acc, project, c)
 	} else {
-		c, err = cs.AddCard(r.Context(), acc, project, c)
+		c, err = s.store.AddCard(r.Context(), acc, project, c)
 	}
 	if tidings.ErrorCode(err) == tidings.ELimitReached {
 		f.Error = tidings.ErrorMessage(err)

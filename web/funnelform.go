@@ -115,13 +115,12 @@ func (s *Server) renderFunnelForm(w http.ResponseWriter, r *http.Request, f funn
 	f.Ranges = rangeLinks(f.Action, f.Range, extra)
 	f.Back = "/p/" + project + "/charts" + f.Range.Suffix()
 	if q != nil {
-		cs := s.store
 		done, err := s.ask(r)
 		if err != nil {
 			return err
 		}
 		defer done()
-		res, err := charts.Funnel(r.Context(), cs, sessionFrom(r).account.ID, q)
+		res, err := charts.Funnel(r.Context(), s.store, sessionFrom(r).account.ID, q)
 		if err != nil {
 			if tidings.ErrorCode(err) != tidings.EValidation {
 				return err
@@ -193,7 +192,6 @@ func (s *Server) editFunnelPage(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) saveFunnel(w http.ResponseWriter, r *http.Request) error {
-	cs := s.store
 	var err error
 	acc, project := sessionFrom(r).account.ID, r.PathValue("project")
 	f, steps := readFunnelForm(r.PostForm)
@@ -201,7 +199,7 @@ func (s *Server) saveFunnel(w http.ResponseWriter, r *http.Request) error {
 		if f.ID, err = cardID(r); err != nil {
 			return err
 		}
-		if _, err := s.findCard(r.Context(), cs, acc, project, f.ID); err != nil {
+		if _, err := s.findCard(r.Context(), s.store, acc, project, f.ID); err != nil {
 			return err
 		}
 	}
@@ -217,9 +215,9 @@ func (s *Server) saveFunnel(w http.ResponseWriter, r *http.Request) error {
 	}
 	c := &tidings.Card{ID: f.ID, Kind: tidings.CardFunnel, Title: f.Title, Params: f.params(steps).Encode(), Wide: f.Wide}
 	if f.ID > 0 {
-		err = cs.UpdateCard(r.Context(), acc, project, c)
+		err = s.store.UpdateCard(r.Context(), acc, project, c)
 	} else {
-		c, err = cs.AddCard(r.Context(), acc, project, c)
+		c, err = s.store.AddCard(r.Context(), acc, project, c)
 	}
 	if tidings.ErrorCode(err) == tidings.ELimitReached {
 		f.Error = tidings.ErrorMessage(err)
@@ -246,7 +244,6 @@ type dropoffData struct {
 // next: of a saved funnel (…/funnels/{id}/dropoff?step=K) or of one by its
 // parameters (…/funnels/dropoff?step=…&step=…&drop=K).
 func (s *Server) dropoffPage(w http.ResponseWriter, r *http.Request) error {
-	cs := s.store
 	acc, project := sessionFrom(r).account.ID, r.PathValue("project")
 	v := r.URL.Query()
 	params, at, title := v, v.Get("drop"), "Funnel"
@@ -281,7 +278,7 @@ func (s *Server) dropoffPage(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	defer done()
-	res, err := charts.Funnel(r.Context(), cs, acc, q)
+	res, err := charts.Funnel(r.Context(), s.store, acc, q)
 	if err != nil {
 		return err
 	}
