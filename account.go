@@ -40,7 +40,10 @@ type Project struct {
 	// (change is required, as the spec says) or ChangeUpdate (what the LogSnag SDKs'
 	// insight.track means: it never sends one).
 	InsightChangeDefault string
-	CreatedAt            time.Time
+	// IgnoreGPC: the project records visitors whose browser signals Global Privacy
+	// Control (false, the default: ls.js sends nothing for them).
+	IgnoreGPC bool
+	CreatedAt time.Time
 }
 
 // CheckInsightChangeDefault returns EValidation unless change is "" or ChangeUpdate.
@@ -107,7 +110,7 @@ type ProjectStore interface {
 	// SetInsightChangeDefault sets what an insight update without change means: ""
 	// (it is refused) or ChangeUpdate. Errors: EProjectNotFound, EValidation.
 	SetInsightChangeDefault(ctx context.Context, accountID int64, project, change string) error
-	// PurgeExpired deletes up to max events, of any account, that their project keeps
+	// PurgeExpired deletes up to max events and page views, of any account, that their project keeps
 	// no longer (older than its retention at now), oldest first, in one transaction,
 	// and returns how many it deleted: a background job calls it until it returns 0.
 	PurgeExpired(ctx context.Context, now time.Time, max int) (int, error)
@@ -141,6 +144,7 @@ type Store interface {
 	DeliveryStore
 	PushStore
 	PeopleStore
+	PageStore
 	IdempotencyStore
 	ChartStore
 	Checker

@@ -126,6 +126,8 @@ type Person struct {
 	Groups     []string  // the groups it is a member of, by group ID, most recently seen first (at most MaxUserGroups)
 	GroupCount int       // how many groups it is a member of
 	Events     int64     // events received with its user_id (deleted ones excepted)
+	PageViews  int64     // page views recorded for it (expired ones excepted)
+	Sessions   int64     // FindPerson's: its sessions (see PageStore); 0 in lists
 	FirstSeen  time.Time // the first identify, group call or event naming it
 	LastSeen   time.Time // the last one
 }
@@ -155,8 +157,28 @@ type PersonQuery struct {
 	Project    string
 	Properties []Tag  // all must match (values compared as text, like tag filters)
 	IDPrefix   string // only users whose ID starts with it (ASCII letters in any case)
+	Sort       string // PersonSortLastSeen (""), PersonSortEvents or PersonSortFirstSeen; always descending
 	Before     string // a user ID: only users after it in the order
 	Limit      int    // 1 to 100
+}
+
+// The orders of a page of users (PersonQuery.Sort), each newest or largest first, ties
+// by the newest row.
+const (
+	PersonSortLastSeen  = "last_seen"
+	PersonSortEvents    = "events"
+	PersonSortFirstSeen = "first_seen"
+)
+
+// CheckPersonSort returns EValidation (field "sort") for an order that is not one of them.
+func CheckPersonSort(sort string) error {
+	switch sort {
+	case "", PersonSortLastSeen, PersonSortEvents, PersonSortFirstSeen:
+		return nil
+	}
+	var p Problems
+	p.Add("sort", "enum", `must be "last_seen", "events" or "first_seen"`)
+	return p.Err()
 }
 
 // ParsePersonSearch reads the users page's search box into q: key:value words (and
