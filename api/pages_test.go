@@ -153,9 +153,9 @@ func TestPageViews(t *testing.T) {
 	// The users: page_views counted, sessions on the one user.
 	r = e.do("GET", "/v1/users/user-1?project=my-saas", e.full, "")
 	u := decode[struct {
-		PageViews int64 `json:"page_views"`
-		Sessions  int64 `json:"sessions"`
-		FirstSeen time.Time
+		PageViews int64     `json:"page_views"`
+		Sessions  int64     `json:"sessions"`
+		FirstSeen time.Time `json:"first_seen"`
 	}](t, r)
 	if r.status != 200 || u.PageViews != 3 || u.Sessions != 2 || u.FirstSeen.Unix() != base {
 		t.Fatalf("user-1: %d %s", r.status, r.body)
