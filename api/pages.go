@@ -44,6 +44,17 @@ func decodePage(body []byte, host string, now time.Time) (*tidings.NewPageViews,
 	if !p.Has("views") { // a wrong array says it all; its views are not looked at
 		c.Check(&p, now, batch)
 	}
+	// A view that is not an object is said once, not again for each field it lacks.
+	broken := map[string]bool{}
+	for _, f := range p {
+		if strings.HasPrefix(f.Path, "views.") && strings.Count(f.Path, ".") == 1 {
+			broken[f.Path+"."] = true
+		}
+	}
+	p = slices.DeleteFunc(p, func(f tidings.FieldError) bool {
+		view, _, _ := strings.Cut(strings.TrimPrefix(f.Path, "views."), ".")
+		return broken["views."+view+"."] && strings.Count(f.Path, ".") > 1
+	})
 	sortPageProblems(p)
 	if err := p.Err(); err != nil {
 		return nil, err

@@ -267,6 +267,15 @@ func TestPageFields(t *testing.T) {
 	if want := "views.0.user_id views.0.title views.2.path views.2.extra"; strings.Join(paths, " ") != want {
 		t.Fatalf("problems %q, want %q: %s", paths, want, r.body)
 	}
+	// A view that is not an object is one problem, not one per field it lacks.
+	r = e.do("POST", "/v1/page", e.full, views(`7`, `null`, `{"path":"/"}`))
+	paths = nil
+	for _, f := range r.problem.Validation.Body {
+		paths = append(paths, f.Path)
+	}
+	if want := "views.0 views.1 views.2.user_id"; strings.Join(paths, " ") != want {
+		t.Fatalf("problems %q, want %q: %s", paths, want, r.body)
+	}
 
 	for name, body := range map[string]string{
 		"not JSON":      `{"project":`,
