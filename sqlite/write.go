@@ -66,7 +66,8 @@ const (
 	// sqlCountPerson creates or counts the user an event names: once per user a batch
 	// (a statement parsed each time cost as much as the row).
 	sqlCountPerson = `INSERT INTO people (project_id, user_id, first_seen, last_seen, events) VALUES (?, ?, ?, ?, ?)
-		ON CONFLICT (project_id, user_id) DO UPDATE SET last_seen = max(last_seen, excluded.last_seen), events = events + excluded.events`
+		ON CONFLICT (project_id, user_id) DO UPDATE SET last_seen = max(last_seen, excluded.last_seen), events = events + excluded.events
+		RETURNING id`
 	sqlCountHour = `INSERT INTO event_counts (channel_id, hour, n) VALUES (?, ?, ?)
 		ON CONFLICT (channel_id, hour) DO UPDATE SET n = n + excluded.n`
 	sqlCountTag      = `UPDATE tags SET count = count + ? WHERE id = ?`
@@ -80,7 +81,7 @@ const (
 	sqlSavepoint   = `SAVEPOINT job`
 	sqlRelease     = `RELEASE job`
 	sqlRollbackTo  = `ROLLBACK TO job`
-	sqlFindProject = `SELECT id, name, auto_create_channels, retention_days, insight_change_default, created_at FROM projects WHERE account_id = ? AND name = ?`
+	sqlFindProject = `SELECT ` + projectColumns + ` FROM projects WHERE account_id = ? AND name = ?`
 )
 
 // batch is one group-committed transaction: its statements and what it has looked up.
@@ -107,6 +108,9 @@ type batch struct {
 	// users counts the batch's events per (project, user_id): people rows are
 	// created or counted once per batch, not once per event.
 	users map[userKey]int64
+	// userMinutes counts the batch's events per (project, user_id, minute of their
+	// timestamp): the users' activity minutes (user_minutes), written with the users.
+	userMinutes map[userMinuteKey]int64
 	// eventRows are the batch's events (13 values each), written together by
 	// writeDerived: one statement per eventChunk events, not one per event. Nothing in
 	// the batch reads an event before then: a job that is not an event runs after it.
@@ -147,7 +151,7 @@ var writeStatements = []string{sqlFindChannel, sqlCreateChannel, sqlCountInsight
 	sqlSearchMark, sqlSetSearchMark, sqlEventsAbove}
 
 func init() {
-	writeStatements = slices.Concat(writeStatements, eventStatements, tagStatements, searchStatements,
+	writeStatements = slices.Concat(writeStatements, eventStatements, tagStatements, searchStatements, pageStatements,
 		[]string{sqlGroupMembership, sqlJoinGroup, sqlGroupSummary, sqlFindPerson, sqlPersonGroupCount, sqlPersonGroups,
 			peopleTable.find, peopleTable.insert, peopleTable.update, groupsTable.find, groupsTable.insert, groupsTable.update,
 			sqlDeleteDelivery, sqlRetryDelivery, sqlRecordPush})
@@ -228,7 +232,7 @@ func (db *DB) commitBatch(ctx context.Context, jobs []*job) error {
 	b := &batch{db: db, tx: tx, now: db.stamp(),
 		projects: map[projectKey]*tidings.Project{}, channels: map[channelKey]int64{}, tags: map[tagKey]*tagEntry{},
 		allWebhooks: map[int64]bool{}, hours: map[hourKey]int64{}, jobHours: map[hourKey]int64{},
-		tagUses: map[*tagEntry]int64{}, jobTag: map[*tagEntry]int64{}, tagHours: map[tagHourKey]int64{}, users: map[userKey]int64{},
+		tagUses: map[*tagEntry]int64{}, jobTag: map[*tagEntry]int64{}, tagHours: map[tagHourKey]int64{}, users: map[userKey]int64{}, userMinutes: map[userMinuteKey]int64{},
 		insights: map[insightKey]*pendingInsight{}, insightCounts: map[int64]int{}, eventRows: db.spareRows.events, tagRows: db.spareRows.tags}
 	defer db.spareRows.keep(b)
 	for _, j := range jobs {

@@ -309,22 +309,25 @@ func testSessions(t *testing.T, open Opener) {
 	addViews(t, f.s, f.account.ID, &tidings.NewPageViews{Project: "my-saas", Views: []tidings.PageView{
 		view("ada", "/a", 0), view("ada", "/b", 61*time.Minute), view("ada", "/c", 61*time.Minute+59*time.Second)}})
 	f.publish(t, tidings.NewEvent{Event: "paid", UserID: "ada", Timestamp: pageBase.Add(30*time.Minute + 59*time.Second)})
-	late := f.publish(t, tidings.NewEvent{Event: "paid again", UserID: "ada", Timestamp: pageBase.Add(92 * time.Minute)})
+	f.publish(t, tidings.NewEvent{Event: "paid again", UserID: "ada", Timestamp: pageBase.Add(92 * time.Minute)})
 	if n := sessions("ada"); n != 3 {
 		t.Fatalf("ada's sessions: %d, want 3", n)
 	}
-	// A view at minute 122: 30 after the event at 92, one session more only without it.
+	// Minutes 122 (view), 152 (event) and 182 (view), 30 apart: the same session,
+	// until the event bridging 122 and 182 is deleted.
 	addViews(t, f.s, f.account.ID, &tidings.NewPageViews{Project: "my-saas", Views: []tidings.PageView{view("ada", "/d", 122*time.Minute)}})
+	bridge := f.publish(t, tidings.NewEvent{Event: "bridge", UserID: "ada", Timestamp: pageBase.Add(152 * time.Minute)})
+	addViews(t, f.s, f.account.ID, &tidings.NewPageViews{Project: "my-saas", Views: []tidings.PageView{view("ada", "/e", 182*time.Minute)}})
 	if n := sessions("ada"); n != 3 {
-		t.Fatalf("ada's sessions after a view 30 minutes after the last event: %d, want 3", n)
+		t.Fatalf("ada's sessions after activity 30 minutes apart: %d, want 3", n)
 	}
-	must(t, f.s.DeleteEvent(ctx, f.account.ID, "my-saas", late.ID))
+	must(t, f.s.DeleteEvent(ctx, f.account.ID, "my-saas", bridge.ID))
 	if n := sessions("ada"); n != 4 {
-		t.Fatalf("ada's sessions once the event bridging minutes 61 and 122 is gone: %d, want 4", n)
+		t.Fatalf("ada's sessions once the event bridging minutes 122 and 182 is gone: %d, want 4", n)
 	}
 	u, err := f.s.FindPerson(ctx, f.account.ID, "my-saas", "ada")
 	must(t, err)
-	if u.Events != 1 || u.PageViews != 4 {
+	if u.Events != 2 || u.PageViews != 5 {
 		t.Fatalf("ada: %d events, %d views", u.Events, u.PageViews)
 	}
 	// A user seen by events only has sessions too; deleting a channel takes its
