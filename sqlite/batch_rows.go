@@ -192,6 +192,9 @@ func (b *batch) writeDerived(ctx context.Context) error {
 	if err := b.writeCounts(ctx); err != nil {
 		return err
 	}
+	if err := b.writeViews(ctx); err != nil {
+		return err
+	}
 	b.tagRows = b.tagRows[:0]
 	clear(b.users)
 	clear(b.userMinutes)

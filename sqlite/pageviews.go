@@ -35,15 +35,16 @@ const (
 		ON CONFLICT (project_id, user_id) DO UPDATE SET first_seen = min(first_seen, excluded.first_seen),
 		  last_seen = max(last_seen, excluded.last_seen), page_views = page_views + excluded.page_views
 		RETURNING id`
-	sqlInsertView  = `INSERT INTO page_views (project_id, person_ref, ts, path, title, referrer, entry) VALUES (?, ?, ?, ?, ?, ?, ?)`
 	sqlCountMinute = `INSERT INTO user_minutes (person_ref, minute, events, views) VALUES (?, ?, ?, ?)
 		ON CONFLICT (person_ref, minute) DO UPDATE SET events = events + excluded.events, views = views + excluded.views`
 	sqlCountPersonPath = `INSERT INTO page_person_paths (person_ref, path, views) VALUES (?, ?, ?)
 		ON CONFLICT (person_ref, path) DO UPDATE SET views = views + excluded.views`
-	// sqlCountUserDay answers the user's views of the day: as many as added means
-	// the day has one user more.
-	sqlCountUserDay = `INSERT INTO page_user_days (project_id, day, person_ref, views) VALUES (?, ?, ?, ?)
-		ON CONFLICT (project_id, day, person_ref) DO UPDATE SET views = views + excluded.views RETURNING views`
+	// sqlCountUserDay counts a user's views of a day it has been seen already; when it
+	// changes no row, sqlNewUserDay adds the day's new user (two statements rather than
+	// an upsert answering its count: most views are of a user seen that day, and an
+	// exec costs less than a query).
+	sqlCountUserDay = `UPDATE page_user_days SET views = views + ? WHERE project_id = ? AND day = ? AND person_ref = ?`
+	sqlNewUserDay   = `INSERT INTO page_user_days (project_id, day, person_ref, views) VALUES (?, ?, ?, ?)`
 	sqlCountPageDay = `INSERT INTO page_days (project_id, day, views, entries, users) VALUES (?, ?, ?, ?, ?)
 		ON CONFLICT (project_id, day) DO UPDATE SET views = views + excluded.views, entries = entries + excluded.entries,
 		  users = users + excluded.users`
@@ -53,72 +54,139 @@ const (
 		ON CONFLICT (project_id, day, host) DO UPDATE SET entries = entries + excluded.entries`
 )
 
-var pageStatements = []string{sqlFindPageText, sqlCreatePageText, sqlViewPerson, sqlInsertView, sqlCountMinute,
-	sqlCountPersonPath, sqlCountUserDay, sqlCountPageDay, sqlCountPathDay, sqlCountReferrerDay}
+var pageStatements = []string{sqlFindPageText, sqlCreatePageText, sqlViewPerson, sqlCountMinute,
+	sqlCountPersonPath, sqlCountUserDay, sqlNewUserDay, sqlCountPageDay, sqlCountPathDay, sqlCountReferrerDay}
 
-// AddPageViews stores checked views and what they count for, in one group-committed
-// transaction.
+// AddPageViews stores checked views and what they count for, in the next
+// group-committed transaction: like events, a batch's views are written together at
+// its end (writeViews), their users and counts once per batch.
 func (db *DB) AddPageViews(ctx context.Context, accountID int64, c *tidings.NewPageViews) error {
-	return db.inBatch(ctx, func(ctx context.Context, sqlTx *sql.Tx) error {
-		tx := db.preparedIn(sqlTx)
-		// Looked up in the transaction: a project deleted meanwhile refuses the call.
-		p, err := findProject(ctx, tx, accountID, c.Project)
-		if err != nil {
-			return err
-		}
-		return addPageViews(ctx, tx, p.ID, c.Views)
-	})
+	_, err := db.submit(ctx, &writeJob{accountID: accountID, views: c})
+	return err
 }
 
-// viewSeen is what a call's views tell of one user.
+// viewSeen is what a batch's views tell of one user.
 type viewSeen struct{ n, first, last int64 }
 
-func addPageViews(ctx context.Context, tx prepared, project int64, views []tidings.PageView) error {
-	seen := map[string]*viewSeen{}
-	for _, v := range views {
-		ts := ms(v.Timestamp)
-		if s := seen[v.UserID]; s != nil {
-			s.n, s.first, s.last = s.n+1, min(s.first, ts), max(s.last, ts)
-		} else {
-			seen[v.UserID] = &viewSeen{1, ts, ts}
-		}
+type pageTextKey struct {
+	project int64
+	text    string
+}
+
+// pendingView is a page view of the batch, written by writeViews.
+type pendingView struct {
+	project                   int64
+	user                      string
+	ts, path, title, referrer int64
+	host                      int64 // the referrer's host for an entry; 0: none
+	entry                     bool
+}
+
+// addViews takes a call's views into the batch. The project is the only reason to
+// refuse a call, and it is looked up before anything is written.
+func (b *batch) addViews(ctx context.Context, accountID int64, c *tidings.NewPageViews) (refusal, err error) {
+	p, err := b.project(ctx, accountID, c.Project)
+	if err != nil {
+		_, refusal, err = refusedOr(err)
+		return refusal, err
 	}
-	refs := make(map[string]int64, len(seen))
-	for user, s := range seen {
-		var ref int64
-		if err := tx.QueryRowContext(ctx, sqlViewPerson, project, user, s.first, s.last, s.n).Scan(&ref); err != nil {
-			return err
+	for _, v := range c.Views {
+		pv := pendingView{project: p.ID, user: v.UserID, ts: ms(v.Timestamp), entry: v.Entry}
+		if pv.path, err = b.pageText(ctx, p.ID, v.Path); err != nil {
+			return nil, err
 		}
-		refs[user] = ref
-	}
-	dict := pageDict{tx: tx, project: project, ids: map[string]int64{}}
-	c := newPageCounts(project)
-	for _, v := range views {
-		path, err := dict.id(ctx, v.Path, true)
-		if err != nil {
-			return err
+		if pv.title, err = b.pageText(ctx, p.ID, v.Title); err != nil {
+			return nil, err
 		}
-		title, err := dict.id(ctx, v.Title, true)
-		if err != nil {
-			return err
+		if pv.referrer, err = b.pageText(ctx, p.ID, v.Referrer); err != nil {
+			return nil, err
 		}
-		referrer, err := dict.id(ctx, v.Referrer, true)
-		if err != nil {
-			return err
-		}
-		var host int64
 		if v.Entry {
-			if host, err = dict.id(ctx, tidings.ReferrerHost(v.Referrer), true); err != nil {
-				return err
+			if pv.host, err = b.pageText(ctx, p.ID, tidings.ReferrerHost(v.Referrer)); err != nil {
+				return nil, err
 			}
 		}
-		ts, ref := ms(v.Timestamp), refs[v.UserID]
-		if _, err := tx.ExecContext(ctx, sqlInsertView, project, ref, ts, path, title, referrer, v.Entry); err != nil {
+		b.views = append(b.views, pv)
+		k := userKey{p.ID, v.UserID}
+		if s := b.viewUsers[k]; s != nil {
+			s.n, s.first, s.last = s.n+1, min(s.first, pv.ts), max(s.last, pv.ts)
+		} else {
+			b.viewUsers[k] = &viewSeen{1, pv.ts, pv.ts}
+		}
+	}
+	return nil, nil
+}
+
+// pageText resolves a text to its entry of the project's dictionary once per batch,
+// adding it when new; "" is 0.
+func (b *batch) pageText(ctx context.Context, project int64, text string) (int64, error) {
+	if text == "" {
+		return 0, nil
+	}
+	k := pageTextKey{project, text}
+	if id, ok := b.pageTexts[k]; ok {
+		return id, nil
+	}
+	var id int64
+	err := b.queryRow(ctx, sqlFindPageText, project, text).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		err = b.queryRow(ctx, sqlCreatePageText, project, text).Scan(&id)
+	}
+	if err != nil {
+		return 0, err
+	}
+	b.pageTexts[k] = id
+	return id, nil
+}
+
+// viewChunk is how many page views one statement writes (7 parameters each).
+const viewChunk = 32
+
+func insertViewRows(n int) string {
+	return `INSERT INTO page_views (project_id, person_ref, ts, path, title, referrer, entry) VALUES ` +
+		strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?, ?), ", n), ", ")
+}
+
+var viewStatements = rowStatements(insertViewRows, viewChunk)
+
+// writeViews writes the batch's page views: their users first (created, counted, first
+// and last seen moved), then the rows, then what they count for.
+func (b *batch) writeViews(ctx context.Context) error {
+	if len(b.views) == 0 {
+		return nil
+	}
+	refs := make(map[userKey]int64, len(b.viewUsers))
+	for k, s := range b.viewUsers {
+		var ref int64
+		if err := b.queryRow(ctx, sqlViewPerson, k.project, k.id, s.first, s.last, s.n).Scan(&ref); err != nil {
 			return err
 		}
-		c.add(ref, ts, path, host, v.Entry)
+		refs[k] = ref
 	}
-	return c.addTo(ctx, tx)
+	rows := make([]any, 0, 7*len(b.views))
+	counts := map[int64]*pageCounts{}
+	for _, v := range b.views {
+		ref := refs[userKey{v.project, v.user}]
+		rows = append(rows, v.project, ref, v.ts, v.path, v.title, v.referrer, v.entry)
+		c := counts[v.project]
+		if c == nil {
+			c = newPageCounts(v.project)
+			counts[v.project] = c
+		}
+		c.add(ref, v.ts, v.path, v.host, v.entry)
+	}
+	if err := b.execRows(ctx, viewStatements, viewChunk, 7, rows); err != nil {
+		return err
+	}
+	for _, c := range counts {
+		if err := c.addTo(ctx, b); err != nil {
+			return err
+		}
+	}
+	clear(b.views) // let the user ids go
+	b.views = b.views[:0]
+	clear(b.viewUsers)
+	return nil
 }
 
 // pageDict resolves texts to their ids in the project's dictionary, once per call.
@@ -207,7 +275,7 @@ func (c *pageCounts) add(ref, ts, path, host int64, entry bool) {
 }
 
 // addTo adds the counts of views just stored (their users' rows are counted already).
-func (c *pageCounts) addTo(ctx context.Context, tx prepared) error {
+func (c *pageCounts) addTo(ctx context.Context, tx *batch) error {
 	for k, n := range c.minutes {
 		if _, err := tx.ExecContext(ctx, sqlCountMinute, k.ref, k.minute, 0, n); err != nil {
 			return err
@@ -220,13 +288,21 @@ func (c *pageCounts) addTo(ctx context.Context, tx prepared) error {
 	}
 	newUsers := map[int64]int64{}
 	for k, n := range c.userDays {
-		var views int64
-		if err := tx.QueryRowContext(ctx, sqlCountUserDay, c.project, k.day, k.ref, n).Scan(&views); err != nil {
+		res, err := tx.ExecContext(ctx, sqlCountUserDay, n, c.project, k.day, k.ref)
+		if err != nil {
 			return err
 		}
-		if views == n {
-			newUsers[k.day]++
+		changed, err := res.RowsAffected()
+		if err != nil {
+			return err
 		}
+		if changed > 0 {
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, sqlNewUserDay, c.project, k.day, k.ref, n); err != nil {
+			return err
+		}
+		newUsers[k.day]++
 	}
 	for day, d := range c.days {
 		if _, err := tx.ExecContext(ctx, sqlCountPageDay, c.project, day, d.views, d.entries, newUsers[day]); err != nil {
