@@ -69,7 +69,7 @@ func (db *DB) FindUserByEmail(ctx context.Context, email string) (*tidings.User,
 	return u, nil
 }
 
-const sqlFindProject = `SELECT id, name, auto_create_channels, retention_days, insight_change_default, created_at FROM projects WHERE account_id = $1 AND name = $2`
+const sqlFindProject = `SELECT id, name, auto_create_channels, retention_days, insight_change_default, ignore_gpc, created_at FROM projects WHERE account_id = $1 AND name = $2`
 
 const sqlFindChannel = `SELECT id FROM channels WHERE project_id = $1 AND name = $2`
 
@@ -80,7 +80,7 @@ func scanProject(accountID int64) func(pgx.Row) (*tidings.Project, error) {
 	return func(r pgx.Row) (*tidings.Project, error) {
 		p := &tidings.Project{AccountID: accountID}
 		var created int64
-		err := r.Scan(&p.ID, &p.Name, &p.AutoCreateChannels, &p.RetentionDays, &p.InsightChangeDefault, &created)
+		err := r.Scan(&p.ID, &p.Name, &p.AutoCreateChannels, &p.RetentionDays, &p.InsightChangeDefault, &p.IgnoreGPC, &created)
 		p.CreatedAt = fromMS(created)
 		return p, err
 	}
@@ -122,7 +122,7 @@ func (db *DB) FindProject(ctx context.Context, accountID int64, name string) (*t
 // ListProjects returns the account's projects by name.
 func (db *DB) ListProjects(ctx context.Context, accountID int64) ([]*tidings.Project, error) {
 	return orNil(query(ctx, db.pool, scanProject(accountID),
-		`SELECT id, name, auto_create_channels, retention_days, insight_change_default, created_at FROM projects WHERE account_id = $1 ORDER BY name COLLATE "C"`, accountID))
+		`SELECT id, name, auto_create_channels, retention_days, insight_change_default, ignore_gpc, created_at FROM projects WHERE account_id = $1 ORDER BY name COLLATE "C"`, accountID))
 }
 
 // setProject sets one column of the account's project (column is a constant of ours).
