@@ -277,12 +277,16 @@ func (db *DB) DeleteChannel(ctx context.Context, accountID int64, project, chann
 		if _, err := tx.Exec(ctx, `WITH l AS (SELECT 1 FROM events WHERE channel_id = $1 FOR UPDATE) SELECT count(*) FROM l`, cid); err != nil {
 			return err
 		}
-		// Its events leave their users' counts, then the tag counts: the order in which
-		// batches lock those rows, each in key order.
+		// Its events leave their users' counts and minutes, then the tag counts: the
+		// order in which batches lock those rows, each in key order.
 		if _, err := tx.Exec(ctx, `WITH g AS (SELECT user_id, count(*) AS n FROM events WHERE channel_id = $2 AND user_id <> '' GROUP BY 1),
 			locked AS (SELECT p.user_id, g.n FROM people p JOIN g USING (user_id) WHERE p.project_id = $1 ORDER BY 1 FOR UPDATE OF p)
 			UPDATE people SET events = greatest(people.events - locked.n, 0) FROM locked
 			WHERE people.project_id = $1 AND people.user_id = locked.user_id`, p.ID, cid); err != nil {
+			return err
+		}
+		if err := uncountEventMinutes(ctx, tx, `SELECT user_id AS u, ts - ts % 60000 AS m, count(*) AS n FROM events
+			WHERE channel_id = $2 AND user_id <> '' GROUP BY 1, 2`, p.ID, cid); err != nil {
 			return err
 		}
 		if err := uncountTags(ctx, tx, p.ID, sqlUncountChannelTags, []any{p.ID, cid}, `t.channel_id = $4`, cid); err != nil {

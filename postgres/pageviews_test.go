@@ -335,3 +335,103 @@ func TestPeopleSortAndGPC(t *testing.T) {
 	}
 	mustCheck(t, db, "after the views")
 }
+
+// TestPageViewsDeletions: deleting an event takes it off its user's minutes (a minute
+// left empty goes, and with it a session), deleting a channel takes its events off, the
+// purge takes expired views off every count, and deleting the project leaves no row of
+// its views behind.
+func TestPageViewsDeletions(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, acme, _ := pagesStore(t)
+	d := day0()
+	if _, err := db.CreateChannel(ctx, acme.ID, "shop", "signups"); err != nil {
+		t.Fatal(err)
+	}
+	publish := func(channel string, at time.Time) *tidings.Event {
+		t.Helper()
+		ev, err := db.PublishEvent(ctx, acme.ID, &tidings.NewEvent{Project: "shop", Channel: channel, Event: "e", UserID: "ada",
+			Parser: tidings.ParserText, Timestamp: at})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ev
+	}
+	sessions := func(step string, want int64) {
+		t.Helper()
+		u, err := db.FindPerson(ctx, acme.ID, "shop", "ada")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if u.Sessions != want {
+			t.Fatalf("%s: %d sessions, want %d", step, u.Sessions, want)
+		}
+		mustCheck(t, db, step)
+	}
+	// Views at 10:00 and 12:00; events at 11:00 (two in one minute), 13:00 and 14:00.
+	addViews(t, db, acme.ID, tidings.PageView{UserID: "ada", Path: "/a", Timestamp: d.Add(10 * time.Hour)},
+		tidings.PageView{UserID: "ada", Path: "/b", Referrer: "https://ref.example/", Timestamp: d.Add(12 * time.Hour)})
+	e11 := publish("orders", d.Add(11*time.Hour))
+	e11b := publish("orders", d.Add(11*time.Hour+30*time.Second))
+	publish("signups", d.Add(13*time.Hour))
+	publish("signups", d.Add(14*time.Hour))
+	sessions("views and events", 5)
+	if err := db.DeleteEvent(ctx, acme.ID, "shop", e11.ID); err != nil {
+		t.Fatal(err)
+	}
+	sessions("one of a minute's two events deleted", 5)
+	if err := db.DeleteEvent(ctx, acme.ID, "shop", e11b.ID); err != nil {
+		t.Fatal(err)
+	}
+	sessions("the minute's other event deleted", 4)
+	if err := db.DeleteChannel(ctx, acme.ID, "shop", "signups"); err != nil {
+		t.Fatal(err)
+	}
+	sessions("a channel of the user's events deleted", 2)
+
+	// The retention purge, in batches of one: the views are 10 days old.
+	if err := db.SetRetention(ctx, acme.ID, "shop", 7); err != nil {
+		t.Fatal(err)
+	}
+	total := 0
+	for {
+		n, err := db.PurgeExpired(ctx, time.Now(), 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n > 1 {
+			t.Fatalf("purged %d, more than 1", n)
+		}
+		if n == 0 {
+			break
+		}
+		total += n
+		mustCheck(t, db, fmt.Sprintf("after %d purged", total))
+	}
+	if total != 2 {
+		t.Fatalf("purged %d views, want 2", total)
+	}
+	u, err := db.FindPerson(ctx, acme.ID, "shop", "ada")
+	if err != nil || u.PageViews != 0 || u.Sessions != 0 {
+		t.Fatalf("ada after the purge: %+v, %v", u, err)
+	}
+	st, err := db.PageStats(ctx, acme.ID, tidings.PageStatsQuery{Project: "shop", From: d, To: d.Add(24 * time.Hour)})
+	if err != nil || st.Views != 0 || st.Days[0].Users != 0 || len(st.TopPages)+len(st.TopEntries)+len(st.TopReferrers) != 0 {
+		t.Fatalf("the Pages view after the purge: %+v, %v", st, err)
+	}
+
+	addViews(t, db, acme.ID, tidings.PageView{UserID: "bob", Path: "/c", Referrer: "https://ref.example/"})
+	if err := db.DeleteProject(ctx, acme.ID, "shop"); err != nil {
+		t.Fatal(err)
+	}
+	var left int
+	if err := postgres.QueryRowForTest(db, `SELECT (SELECT count(*) FROM page_views) + (SELECT count(*) FROM page_texts)
+		+ (SELECT count(*) FROM user_minutes) + (SELECT count(*) FROM page_person_paths) + (SELECT count(*) FROM page_user_days)
+		+ (SELECT count(*) FROM page_days) + (SELECT count(*) FROM page_path_days) + (SELECT count(*) FROM page_referrer_days)`).Scan(&left); err != nil {
+		t.Fatal(err)
+	}
+	if left != 0 {
+		t.Fatalf("%d rows of the deleted project's views left", left)
+	}
+	mustCheck(t, db, "after the project's deletion")
+}
