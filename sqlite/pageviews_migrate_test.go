@@ -85,3 +85,46 @@ func sortedDistinct(ms []int64) []int64 {
 	slices.Sort(ms)
 	return slices.Compact(ms)
 }
+
+// A dump names page views' minutes and days by the unix ms of their start, as the
+// neutral shape (PostgreSQL's schema) does.
+func TestDumpPageCountsInMS(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, err := Open(ctx, t.TempDir(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	acme := shopStore(t, db)
+	at := time.Date(2026, 10, 1, 12, 34, 56, 0, time.UTC)
+	views := &tidings.NewPageViews{Project: "shop", Views: []tidings.PageView{{UserID: "u", Path: "/", Timestamp: at}}}
+	var pr tidings.Problems
+	views.Check(&pr, time.Now(), false)
+	if err := db.AddPageViews(ctx, acme, views); err != nil {
+		t.Fatal(err)
+	}
+	d, err := db.Dump(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	for table, want := range map[string]int64{
+		"user_minutes": at.Truncate(time.Minute).UnixMilli(), "page_days": at.Truncate(24 * time.Hour).UnixMilli(),
+		"page_user_days": at.Truncate(24 * time.Hour).UnixMilli(), "page_path_days": at.Truncate(24 * time.Hour).UnixMilli(),
+	} {
+		n := 0
+		err := d.Rows(ctx, table, func(cols []string, row []any) error {
+			n++
+			for i, c := range cols {
+				if (c == "minute" || c == "day") && row[i] != want {
+					t.Errorf("%s.%s = %v, want %d", table, c, row[i], want)
+				}
+			}
+			return nil
+		})
+		if err != nil || n != 1 {
+			t.Fatalf("%s: %d rows, %v", table, n, err)
+		}
+	}
+}
