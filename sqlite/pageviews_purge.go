@@ -15,17 +15,15 @@ const sqlExpiredViews = `SELECT v.id, v.person_ref, v.ts, v.path, v.entry, coale
 		FROM page_views v LEFT JOIN page_texts r ON r.id = v.referrer
 		WHERE v.project_id = ? AND v.ts < ? ORDER BY v.ts, v.id LIMIT ?`
 
-// pageDict resolves texts to their ids in the project's dictionary, once per call.
+// pageDict finds texts' ids in the project's dictionary, once per purge.
 type pageDict struct {
-	tx interface {
-		QueryRowContext(context.Context, string, ...any) *sql.Row
-	}
+	tx      rowQuerier
 	project int64
 	ids     map[string]int64
 }
 
-// id is text's entry, 0 for "" (and for a text without one when create is false).
-func (d *pageDict) id(ctx context.Context, text string, create bool) (int64, error) {
+// id is text's entry, 0 for "" or a text without one.
+func (d *pageDict) id(ctx context.Context, text string) (int64, error) {
 	if text == "" {
 		return 0, nil
 	}
@@ -34,13 +32,7 @@ func (d *pageDict) id(ctx context.Context, text string, create bool) (int64, err
 	}
 	var id int64
 	err := d.tx.QueryRowContext(ctx, sqlFindPageText, d.project, text).Scan(&id)
-	if errors.Is(err, sql.ErrNoRows) {
-		if !create {
-			return 0, nil
-		}
-		err = d.tx.QueryRowContext(ctx, sqlCreatePageText, d.project, text).Scan(&id)
-	}
-	if err != nil {
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return 0, err
 	}
 	d.ids[text] = id
@@ -156,7 +148,7 @@ func purgeViews(ctx context.Context, tx *sql.Tx, project, cutoff int64, max int)
 	for _, d := range doomed {
 		var host int64
 		if d.entry {
-			if host, err = dict.id(ctx, tidings.ReferrerHost(d.referrer), false); err != nil {
+			if host, err = dict.id(ctx, tidings.ReferrerHost(d.referrer)); err != nil {
 				return 0, err
 			}
 		}
