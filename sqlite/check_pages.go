@@ -91,6 +91,11 @@ func pageChecks() []storeCheck {
 			"page_user_days", []string{"project_id", "day", "person_ref"}, []string{"views"}),
 		countsCheck("page_path_day", `SELECT project_id, ts / 86400000 AS day, path, count(*) AS views, sum(entry) AS entries
 			FROM page_views GROUP BY 1, 2, 3`, "page_path_days", []string{"project_id", "day", "path"}, []string{"views", "entries"}),
+		// The paths' months (month: the unix day of the UTC month's first day), counted
+		// from the views as their days are, not from the days.
+		countsCheck("page_path_month", `SELECT project_id, unixepoch(ts / 86400000 * 86400, 'unixepoch', 'start of month') / 86400 AS month,
+			path, count(*) AS views, sum(entry) AS entries FROM page_views GROUP BY 1, 2, 3`, "page_path_months",
+			[]string{"project_id", "month", "path"}, []string{"views", "entries"}),
 		countsCheck("page_person_path", `SELECT person_ref, path, count(*) AS views FROM page_views GROUP BY 1, 2`,
 			"page_person_paths", []string{"person_ref", "path"}, []string{"views"}),
 		{"page_referrer_day", checkReferrerDays},

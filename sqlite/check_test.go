@@ -181,6 +181,12 @@ func TestCheckFindsDamage(t *testing.T) {
 			WHERE (project_id, day, path) = (SELECT project_id, day, path FROM page_path_days LIMIT 1)`}},
 		{"a path's day gone", "page_path_day", []string{`DELETE FROM page_path_days
 			WHERE (project_id, day, path) = (SELECT project_id, day, path FROM page_path_days LIMIT 1)`}},
+		{"a path's month's views", "page_path_month", []string{`UPDATE page_path_months SET views = views + 1
+			WHERE (project_id, month, path) = (SELECT project_id, month, path FROM page_path_months LIMIT 1)`}},
+		{"a path's month gone", "page_path_month", []string{`DELETE FROM page_path_months
+			WHERE (project_id, month, path) = (SELECT project_id, month, path FROM page_path_months LIMIT 1)`}},
+		{"a path's month moved a day", "page_path_month", []string{`UPDATE page_path_months SET month = month + 1
+			WHERE (project_id, month, path) = (SELECT project_id, month, path FROM page_path_months LIMIT 1)`}},
 		{"a referrer's entries", "page_referrer_day", []string{`UPDATE page_referrer_days SET entries = entries + 1
 			WHERE (project_id, day, host) = (SELECT project_id, day, host FROM page_referrer_days LIMIT 1)`}},
 		{"a referrer's day gone", "page_referrer_day", []string{`DELETE FROM page_referrer_days

@@ -31,6 +31,7 @@ var neutralShapes = map[string]string{
 	"page_user_days":     `SELECT project_id, day * 86400000 AS day, person_ref, views FROM page_user_days`,
 	"page_path_days":     `SELECT project_id, day * 86400000 AS day, path, views, entries FROM page_path_days`,
 	"page_referrer_days": `SELECT project_id, day * 86400000 AS day, host, entries FROM page_referrer_days`,
+	"page_path_months":   `SELECT project_id, month * 86400000 AS month, path, views, entries FROM page_path_months`,
 }
 
 // dump is one read transaction: every table read from the same snapshot.

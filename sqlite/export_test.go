@@ -1,6 +1,10 @@
 package sqlite
 
-import "context"
+import (
+	"context"
+
+	"github.com/tidings-dev/tidings"
+)
 
 // WaitIndexed lets the package's external tests and benchmarks wait for the full-text
 // indexer to catch up.
@@ -23,4 +27,10 @@ func TableBytes(ctx context.Context, db *DB) (map[string]int64, error) {
 		out[name] = n
 	}
 	return out, rows.Err()
+}
+
+// PageStatsByDays is PageStats with its paths' totals summed from the range's days
+// alone, as before page_path_months: a benchmark's baseline in the same run.
+func PageStatsByDays(ctx context.Context, db *DB, accountID int64, q tidings.PageStatsQuery) (*tidings.PageStats, error) {
+	return db.pageStats(ctx, accountID, q, func(from, to int64) []pathSpan { return []pathSpan{{from: from, to: to}} })
 }

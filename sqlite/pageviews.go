@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"strings"
+	"time"
 
 	"github.com/tidings-dev/tidings"
 )
@@ -13,8 +14,9 @@ import (
 // project's dictionary page_texts, and what is derived from them written in the same
 // transaction: the user's row (page_views, first and last seen), its activity minutes
 // (user_minutes, shared with its events), its views per path, and the project's daily
-// counts for the Pages view. Every count is exact: a purge subtracts what it deletes,
-// and a row whose count reaches 0 goes.
+// counts for the Pages view, with its paths' monthly ones (page_path_months, migration
+// 22). Every count is exact: a purge subtracts what it deletes, and a row whose count
+// reaches 0 goes.
 
 var _ tidings.PageStore = (*DB)(nil)
 
@@ -22,6 +24,13 @@ const (
 	msPerMinute = 60_000
 	msPerDay    = 86_400_000
 )
+
+// monthOf is the month of a unix day (UTC) as the unix day of its first, the unit of
+// page_path_months.month.
+func monthOf(day int64) int64 {
+	t := time.Unix(day*86400, 0).UTC()
+	return time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, time.UTC).Unix() / 86400
+}
 
 // Statements of the page views' write path, prepared with the batch's (write.go).
 const (
@@ -46,12 +55,14 @@ const (
 		  users = users + excluded.users`
 	sqlCountPathDay = `INSERT INTO page_path_days (project_id, day, path, views, entries) VALUES (?, ?, ?, ?, ?)
 		ON CONFLICT (project_id, day, path) DO UPDATE SET views = views + excluded.views, entries = entries + excluded.entries`
+	sqlCountPathMonth = `INSERT INTO page_path_months (project_id, month, path, views, entries) VALUES (?, ?, ?, ?, ?)
+		ON CONFLICT (project_id, month, path) DO UPDATE SET views = views + excluded.views, entries = entries + excluded.entries`
 	sqlCountReferrerDay = `INSERT INTO page_referrer_days (project_id, day, host, entries) VALUES (?, ?, ?, ?)
 		ON CONFLICT (project_id, day, host) DO UPDATE SET entries = entries + excluded.entries`
 )
 
 var pageStatements = []string{sqlFindPageText, sqlCreatePageText, sqlViewPerson,
-	sqlCountPersonPath, sqlCountUserDay, sqlNewUserDay, sqlCountPageDay, sqlCountPathDay, sqlCountReferrerDay}
+	sqlCountPersonPath, sqlCountUserDay, sqlNewUserDay, sqlCountPageDay, sqlCountPathDay, sqlCountPathMonth, sqlCountReferrerDay}
 
 // AddPageViews stores checked views and what they count for, in the next
 // group-committed transaction: like events, a batch's views are written together at
@@ -201,12 +212,14 @@ type pageCounts struct {
 	days     map[int64]*viewCount
 	userDays map[dayRef]int64
 	pathDays map[dayRef]*viewCount // ref: the path
+	pathMons map[dayRef]*viewCount // day: the month (monthOf), ref: the path
 	refDays  map[dayRef]int64      // ref: the referrer's host; entries
 }
 
 func newPageCounts(project int64) *pageCounts {
 	return &pageCounts{project: project, people: map[int64]int64{}, minutes: map[refMinute]int64{}, paths: map[refPath]int64{},
-		days: map[int64]*viewCount{}, userDays: map[dayRef]int64{}, pathDays: map[dayRef]*viewCount{}, refDays: map[dayRef]int64{}}
+		days: map[int64]*viewCount{}, userDays: map[dayRef]int64{}, pathDays: map[dayRef]*viewCount{},
+		pathMons: map[dayRef]*viewCount{}, refDays: map[dayRef]int64{}}
 }
 
 // add counts a view of user ref at ts of path; host is its referrer's host when it is
@@ -233,6 +246,13 @@ func (c *pageCounts) add(ref, ts, path, host int64, entry bool) {
 		c.pathDays[dayRef{day, path}] = pd
 	}
 	pd.views, pd.entries = pd.views+1, pd.entries+e
+	mk := dayRef{monthOf(day), path}
+	pm := c.pathMons[mk]
+	if pm == nil {
+		pm = &viewCount{}
+		c.pathMons[mk] = pm
+	}
+	pm.views, pm.entries = pm.views+1, pm.entries+e
 	if entry && host != 0 {
 		c.refDays[dayRef{day, host}]++
 	}
@@ -279,6 +299,11 @@ func (c *pageCounts) addTo(ctx context.Context, tx *batch) error {
 	}
 	for k, d := range c.pathDays {
 		if _, err := tx.ExecContext(ctx, sqlCountPathDay, c.project, k.day, k.ref, d.views, d.entries); err != nil {
+			return err
+		}
+	}
+	for k, d := range c.pathMons {
+		if _, err := tx.ExecContext(ctx, sqlCountPathMonth, c.project, k.day, k.ref, d.views, d.entries); err != nil {
 			return err
 		}
 	}

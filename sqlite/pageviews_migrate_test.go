@@ -80,6 +80,78 @@ func TestMigration21CountsActivity(t *testing.T) {
 	mustCheck(t, db)
 }
 
+// A store at migration 21 with page views over four months, upgraded: migration 22
+// counts its paths per month from their days, the check (page_path_month among the
+// others) finds the store whole, and the Pages view answers as before.
+func TestMigration22CountsPathMonths(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := t.TempDir()
+	db, err := Open(ctx, dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	acme := shopStore(t, db)
+	base := time.Date(2026, 6, 20, 0, 0, 0, 0, time.UTC)
+	for b := 0; b < 400; b += tidings.MaxPageViewsPerCall {
+		views := &tidings.NewPageViews{Project: "shop", Host: "shop.example"}
+		for i := b; i < b+tidings.MaxPageViewsPerCall; i++ {
+			v := tidings.PageView{UserID: fmt.Sprint("u-", i%7), Path: fmt.Sprint("/p", i%13), Timestamp: base.Add(time.Duration(i*i%2900) * time.Hour)}
+			if i%3 == 0 {
+				v.Referrer = "/p0"
+			}
+			views.Views = append(views.Views, v)
+		}
+		var pr tidings.Problems
+		views.Check(&pr, time.Now(), false)
+		if err := db.AddPageViews(ctx, acme, views); err != nil {
+			t.Fatal(err)
+		}
+	}
+	q := tidings.PageStatsQuery{Project: "shop", From: base.AddDate(0, 0, 3), To: base.AddDate(0, 0, 110)}
+	before, err := db.PageStats(ctx, acme, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+
+	raw, err := sql.Open("sqlite", "file:"+filepath.Join(dir, FileName)+"?_pragma=journal_mode(WAL)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub, _ := fs.Sub(migrations, "migrations")
+	p, err := goose.NewProvider(goose.DialectSQLite3, raw, sub, goose.WithDisableGlobalRegistry(true), goose.WithGoMigrations(migration6()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.DownTo(ctx, 21); err != nil {
+		t.Fatal(err)
+	}
+	var left int
+	if err := raw.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE name = 'page_path_months'`).Scan(&left); err != nil || left != 0 {
+		t.Fatalf("page_path_months at migration 21: %d, %v", left, err)
+	}
+	raw.Close()
+
+	db, err = Open(ctx, dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	mustCheck(t, db)
+	var months int
+	if err := db.read.QueryRowContext(ctx, `SELECT count(DISTINCT month) FROM page_path_months`).Scan(&months); err != nil || months != 5 {
+		t.Fatalf("%d months counted (%v), want June to October", months, err)
+	}
+	after, err := db.PageStats(ctx, acme, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(after) != fmt.Sprint(before) || len(after.TopPages) != 10 {
+		t.Fatalf("the Pages view after the migration:\n%+v\nbefore:\n%+v", after, before)
+	}
+}
+
 func sortedDistinct(ms []int64) []int64 {
 	ms = slices.Clone(ms)
 	slices.Sort(ms)
@@ -97,7 +169,7 @@ func TestDumpPageCountsInMS(t *testing.T) {
 	}
 	defer db.Close()
 	acme := shopStore(t, db)
-	at := time.Date(2026, 10, 1, 12, 34, 56, 0, time.UTC)
+	at := time.Date(2026, 10, 15, 12, 34, 56, 0, time.UTC)
 	views := &tidings.NewPageViews{Project: "shop", Views: []tidings.PageView{{UserID: "u", Path: "/", Timestamp: at}}}
 	var pr tidings.Problems
 	views.Check(&pr, time.Now(), false)
@@ -112,12 +184,13 @@ func TestDumpPageCountsInMS(t *testing.T) {
 	for table, want := range map[string]int64{
 		"user_minutes": at.Truncate(time.Minute).UnixMilli(), "page_days": at.Truncate(24 * time.Hour).UnixMilli(),
 		"page_user_days": at.Truncate(24 * time.Hour).UnixMilli(), "page_path_days": at.Truncate(24 * time.Hour).UnixMilli(),
+		"page_path_months": time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC).UnixMilli(),
 	} {
 		n := 0
 		err := d.Rows(ctx, table, func(cols []string, row []any) error {
 			n++
 			for i, c := range cols {
-				if (c == "minute" || c == "day") && row[i] != want {
+				if (c == "minute" || c == "day" || c == "month") && row[i] != want {
 					t.Errorf("%s.%s = %v, want %d", table, c, row[i], want)
 				}
 			}

@@ -16,19 +16,21 @@ func TestPageViewPlans(t *testing.T) {
 	}
 	defer db.Close()
 	query := func(f viewFilter) []any { q, args := viewsQuery(f); return append([]any{q}, args...) }
+	pathTotals := func(spans []pathSpan) []any { q, args := pathTotalsQuery(1, spans); return append([]any{q}, args...) }
 	cases := map[string]struct {
 		q      []any // the query and its arguments
 		want   []string
 		sorted bool // may sort what it found (a few rows: texts of a range's counts, a user's minutes' days)
 	}{
-		"project's views":       {q: query(viewFilter{project: 1, limit: 51}), want: []string{"USING INDEX page_views_recent (project_id=?)"}},
-		"project's deep page":   {q: query(viewFilter{project: 1, before: &[2]int64{5, 6}, since: 1, until: 9, limit: 51}), want: []string{"page_views_recent (project_id=? AND ts>? AND ts<?)"}},
-		"user's views":          {q: query(viewFilter{project: 1, person: 3, limit: 51}), want: []string{"USING INDEX page_views_person (person_ref=?)"}},
-		"user's deep page":      {q: query(viewFilter{project: 1, person: 3, before: &[2]int64{5, 6}, limit: 51}), want: []string{"page_views_person (person_ref=? AND ts<?)"}},
-		"expired views":         {q: []any{sqlExpiredViews, 1, 1000, 10}, want: []string{"page_views_recent (project_id=? AND ts<?)"}},
-		"path totals":           {q: []any{sqlPathTotals, 1, 10, 20, 1}, want: []string{"page_path_days USING PRIMARY KEY (project_id=? AND day>? AND day<?)"}, sorted: true},
+		"project's views":     {q: query(viewFilter{project: 1, limit: 51}), want: []string{"USING INDEX page_views_recent (project_id=?)"}},
+		"project's deep page": {q: query(viewFilter{project: 1, before: &[2]int64{5, 6}, since: 1, until: 9, limit: 51}), want: []string{"page_views_recent (project_id=? AND ts>? AND ts<?)"}},
+		"user's views":        {q: query(viewFilter{project: 1, person: 3, limit: 51}), want: []string{"USING INDEX page_views_person (person_ref=?)"}},
+		"user's deep page":    {q: query(viewFilter{project: 1, person: 3, before: &[2]int64{5, 6}, limit: 51}), want: []string{"page_views_person (person_ref=? AND ts<?)"}},
+		"expired views":       {q: []any{sqlExpiredViews, 1, 1000, 10}, want: []string{"page_views_recent (project_id=? AND ts<?)"}},
+		"path totals": {q: pathTotals(pathSpans(20455, 20455+366)), want: []string{"page_path_days USING PRIMARY KEY (project_id=? AND day>? AND day<?)",
+			"page_path_months USING PRIMARY KEY (project_id=? AND month>? AND month<?)", "SEARCH t USING INTEGER PRIMARY KEY (rowid=?)"}, sorted: true},
 		"top pages":             {q: []any{topQuery("page_path_days", "path", "views"), 1, 10, 20, 1, 10}, want: []string{"page_path_days USING PRIMARY KEY (project_id=? AND day>? AND day<?)"}, sorted: true},
-		"top referrers":         {q: []any{topQuery("page_referrer_days", "host", "entries"), 1, 10, 20, 1, 10}, want: []string{"page_referrer_days USING PRIMARY KEY (project_id=? AND day>? AND day<?)"}, sorted: true},
+		"top referrers":         {q: []any{topQuery("page_referrer_days", "host", "entries"), 1, 10, 20, 1, 10}, want: []string{"page_referrer_days USING PRIMARY KEY (project_id=? AND day>? AND day<?)", "SEARCH t USING INTEGER PRIMARY KEY (rowid=?)"}, sorted: true},
 		"a minute's neighbours": {q: []any{sqlMinuteNeighbours, 3, 100}, want: []string{"user_minutes USING PRIMARY KEY (person_ref=? AND minute<?)", "user_minutes USING PRIMARY KEY (person_ref=? AND minute>?)"}},
 		"activity span":         {q: []any{sqlActivitySpan, 3, 100}, want: []string{"user_minutes USING PRIMARY KEY (person_ref=? AND minute>?)"}},
 		"activity day":          {q: []any{sqlActivityDay, 3, 100, 200}, want: []string{"user_minutes USING PRIMARY KEY (person_ref=? AND minute>? AND minute<?)"}},

@@ -85,6 +85,13 @@ func (c *pageCounts) subtract(ctx context.Context, tx *sql.Tx) error {
 			return err
 		}
 	}
+	for k, d := range c.pathMons {
+		err := subtractRow(ctx, tx, `UPDATE page_path_months SET views = views - ?1, entries = entries - ?2 WHERE project_id = ?3 AND month = ?4 AND path = ?5 RETURNING views`,
+			`DELETE FROM page_path_months WHERE project_id = ?3 AND month = ?4 AND path = ?5`, nil, d.views, d.entries, c.project, k.day, k.ref)
+		if err != nil {
+			return err
+		}
+	}
 	for k, n := range c.refDays {
 		err := subtractRow(ctx, tx, `UPDATE page_referrer_days SET entries = entries - ?1 WHERE project_id = ?2 AND day = ?3 AND host = ?4 RETURNING entries`,
 			`DELETE FROM page_referrer_days WHERE project_id = ?2 AND day = ?3 AND host = ?4`, nil, n, c.project, k.day, k.ref)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -494,7 +495,89 @@ func testPageStats(t *testing.T, open Opener) {
 	}
 	_, err = f.s.PageStats(ctx, f.account.ID, tidings.PageStatsQuery{Project: "nope", From: pageBase, To: pageBase.Add(day)})
 	wantCode(t, err, tidings.EProjectNotFound)
+	pageStatsAcrossMonths(t, f)
 	checkClean(t, f.s)
+}
+
+// pageStatsAcrossMonths: ranges of whole months and the days around them (a store may
+// count paths per month too) answer the top pages and entry pages of their views, not
+// of a day more or less. Each day's views of /a and /b are a power of two, so that
+// every set of days has its own sums; a view at a day's first and last millisecond.
+func pageStatsAcrossMonths(t *testing.T, f fixture) {
+	ctx := context.Background()
+	_, err := f.s.CreateProject(ctx, f.account.ID, "months")
+	must(t, err)
+	date := func(m time.Month, d int) time.Time { return time.Date(2026, m, d, 0, 0, 0, 0, time.UTC) }
+	days := []time.Time{date(1, 1), date(1, 31), date(2, 1), date(2, 15), date(3, 1), date(3, 2), date(3, 31)}
+	var all []tidings.PageView
+	for i, d := range days {
+		at := func(k int) time.Time { return d.Add(time.Duration(k%2) * (24*time.Hour - time.Millisecond)) }
+		for k := range 1 << i { // /a: 2^i views, the first an entry, the others from inside
+			v := tidings.PageView{UserID: fmt.Sprint("u", k%3), Path: "/a", Timestamp: at(k)}
+			if k > 0 {
+				v.Referrer = "/b"
+			}
+			all = append(all, v)
+		}
+		for k := range 1 << (len(days) - 1 - i) { // /b: 2^(6-i) views, entries from elsewhere
+			all = append(all, tidings.PageView{UserID: "u9", Path: "/b", Timestamp: at(k), Referrer: "https://ref.example/"})
+		}
+	}
+	// A path of the first day only, and one of the last only.
+	for k := range 3 {
+		all = append(all, tidings.PageView{UserID: "u1", Path: "/jan-1", Timestamp: days[0].Add(time.Duration(k) * time.Hour)})
+	}
+	for k := range 5 {
+		all = append(all, tidings.PageView{UserID: "u2", Path: "/mar-31", Timestamp: days[6].Add(time.Duration(k) * time.Hour), Referrer: "/a"})
+	}
+	for b := 0; b < len(all); b += tidings.MaxPageViewsPerCall {
+		addViews(t, f.s, f.account.ID, &tidings.NewPageViews{Project: "months", Host: "months.example",
+			Views: slices.Clone(all[b:min(b+tidings.MaxPageViewsPerCall, len(all))])})
+	}
+	top := func(n map[string]int64) string {
+		var out []tidings.PageCount
+		for v, c := range n {
+			out = append(out, tidings.PageCount{Value: v, Views: c})
+		}
+		slices.SortFunc(out, func(a, b tidings.PageCount) int {
+			if a.Views != b.Views {
+				return int(b.Views - a.Views)
+			}
+			return strings.Compare(a.Value, b.Value)
+		})
+		return fmt.Sprint(out[:min(len(out), tidings.TopPagesShown)])
+	}
+	for _, r := range [][2]time.Time{
+		{date(1, 31), date(3, 3)}, {date(2, 1), date(3, 2)}, {date(2, 1), date(3, 1)}, {date(1, 31), date(3, 1)},
+		{date(2, 2), date(3, 2)}, {date(1, 2), date(3, 31)}, {date(1, 1), date(4, 1)}, {date(1, 2), date(2, 1)},
+		{date(1, 31), date(2, 1)}, {date(3, 2), date(3, 31)}, {date(1, 1), date(1, 1).AddDate(0, 0, tidings.MaxPageStatsDays)},
+		{date(1, 1).AddDate(0, 0, -300), date(1, 1).AddDate(0, 0, 66)},
+	} {
+		views, entries := map[string]int64{}, map[string]int64{}
+		var total int64
+		for _, v := range all {
+			if v.Timestamp.Before(r[0]) || !v.Timestamp.Before(r[1]) {
+				continue
+			}
+			total++
+			views[v.Path]++
+			if v.Referrer == "" || strings.HasPrefix(v.Referrer, "https://") {
+				entries[v.Path]++
+			}
+		}
+		st, err := f.s.PageStats(ctx, f.account.ID, tidings.PageStatsQuery{Project: "months", From: r[0], To: r[1]})
+		must(t, err)
+		name := r[0].Format(time.DateOnly) + " to " + r[1].Format(time.DateOnly)
+		if st.Views != total {
+			t.Fatalf("%s: %d views, want %d", name, st.Views, total)
+		}
+		if got, want := fmt.Sprint(st.TopPages), top(views); got != want {
+			t.Fatalf("%s: top pages %s, want %s", name, got, want)
+		}
+		if got, want := fmt.Sprint(st.TopEntries), top(entries); got != want {
+			t.Fatalf("%s: top entries %s, want %s", name, got, want)
+		}
+	}
 }
 
 // testPageRetention: PurgeExpired deletes the views its project no longer keeps, in
