@@ -30,6 +30,13 @@ var pageChecks = []pgCheck{
 		UNION ALL
 		SELECT 'person.page_views', 'page view ' || v.id, 'a user of project ' || v.project_id, 'a user of project ' || p.project_id
 		FROM page_views v JOIN people p ON p.id = v.person_ref WHERE p.project_id <> v.project_id`)},
+	// A user's sessions, kept as its minutes change (sessions_count.go), counted again
+	// from all its minutes.
+	{kind: "person.sessions", query: `WITH s AS (SELECT person_ref, count(*) AS n FROM (SELECT person_ref,
+			  minute - lag(minute) OVER (PARTITION BY person_ref ORDER BY minute) AS gap FROM user_minutes) m
+			WHERE gap IS NULL OR gap > ` + sessionGap + ` GROUP BY 1)
+		SELECT 'project ' || p.project_id || ' user ' || p.user_id, coalesce(s.n, 0)::text, p.sessions::text
+		FROM people p LEFT JOIN s ON s.person_ref = p.id WHERE coalesce(s.n, 0) <> p.sessions`},
 	// A view's texts are of its project's dictionary.
 	{kind: "page_view.text", query: `SELECT 'page view ' || v.id, 'texts of project ' || v.project_id,
 			'path ' || coalesce(tp.project_id::text, 'none') || ', title ' || coalesce(tt.project_id::text, 'none')

@@ -199,37 +199,27 @@ func floorDay(t int64) int64 {
 	return t - r
 }
 
-// sqlSessions counts a user's sessions ($1 its row id): its activity minutes, in
-// order (the primary key's), each one after a gap of more than $2 ms a new session.
-const sqlSessions = `SELECT count(*) FROM (SELECT minute - lag(minute) OVER (ORDER BY minute) AS gap
-	FROM user_minutes WHERE person_ref = $1) m WHERE gap IS NULL OR gap > $2`
-
-const sessionGapMS = tidings.SessionGapMinutes * 60_000
-
-// UserActivity returns a user's sessions, activity by day since since (from the
-// minute of since on), and most viewed pages: from its minutes and its views per path.
+// UserActivity returns a user's sessions (people.sessions, sessions_count.go), activity
+// by day since since (from the minute of since on), and most viewed pages: from its
+// minutes and its views per path.
 func (db *DB) UserActivity(ctx context.Context, accountID int64, project, userID string, since time.Time) (*tidings.Activity, error) {
 	p, err := findProject(ctx, db.pool, accountID, project)
 	if err != nil {
 		return nil, err
 	}
-	var ref int64
-	if err := db.row(ctx, `SELECT id FROM people WHERE project_id = $1 AND user_id = $2`, p.ID, userID).Scan(&ref); err != nil {
+	var ref, sessions int64
+	if err := db.row(ctx, `SELECT id, sessions FROM people WHERE project_id = $1 AND user_id = $2`, p.ID, userID).Scan(&ref, &sessions); err != nil {
 		return nil, notFound(err, tidings.PersonNotFound(project, userID))
 	}
 	from := ms(since)
 	from -= from % 60_000
 	batch := &pgx.Batch{}
-	batch.Queue(sqlSessions, ref, sessionGapMS)
 	batch.Queue(`SELECT minute - minute % 86400000, sum(events), sum(views) FROM user_minutes
 		WHERE person_ref = $1 AND minute >= $2 GROUP BY 1 ORDER BY 1`, ref, from)
 	batch.Queue(topSQL(`SELECT path AS k, views AS n FROM page_person_paths WHERE person_ref = $1`, "$2"), ref, tidings.TopPagesShown)
 	res := db.pool.SendBatch(ctx, batch)
 	defer res.Close()
-	a := &tidings.Activity{Days: []tidings.ActivityDay{}, TopPages: []tidings.PageCount{}}
-	if err := res.QueryRow().Scan(&a.Sessions); err != nil {
-		return nil, mapErr(err)
-	}
+	a := &tidings.Activity{Sessions: sessions, Days: []tidings.ActivityDay{}, TopPages: []tidings.PageCount{}}
 	rows, err := res.Query()
 	if err != nil {
 		return nil, mapErr(err)
@@ -264,13 +254,6 @@ func (db *DB) UserActivity(ctx context.Context, accountID int64, project, userID
 		return nil, mapErr(err)
 	}
 	return a, mapErr(res.Close())
-}
-
-// sessions counts a user's sessions (its row id).
-func sessions(ctx context.Context, q querier, ref int64) (int64, error) {
-	var n int64
-	err := q.QueryRow(ctx, sqlSessions, ref, sessionGapMS).Scan(&n)
-	return n, mapErr(err)
 }
 
 // SetIgnoreGPC sets whether the project records visitors whose browser signals Global

@@ -74,10 +74,18 @@ func uncountViews(ctx context.Context, tx pgx.Tx, project int64, gone []goneView
 		UPDATE people p SET page_views = greatest(p.page_views - locked.n, 0) FROM locked WHERE p.id = locked.id`, refs, counts); err != nil {
 		return err
 	}
-	for _, c := range []*countRows{&minutes, &paths} {
-		if _, err := c.take(ctx, tx); err != nil {
-			return err
-		}
+	refs, at := make([]int64, len(minutes.keyVal)), make([]int64, len(minutes.keyVal))
+	for i, k := range minutes.keyVal {
+		refs[i], at[i] = k[0], k[1]
+	}
+	if err := withSessions(ctx, tx, refs, at, func() error {
+		_, err := minutes.take(ctx, tx)
+		return err
+	}); err != nil {
+		return err
+	}
+	if _, err := paths.take(ctx, tx); err != nil {
+		return err
 	}
 	// A user's day left without views is a user fewer that day.
 	emptied, err := userDays.take(ctx, tx)
