@@ -1,7 +1,9 @@
 package postgres
 
 import (
+	"cmp"
 	"context"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -121,9 +123,10 @@ func (db *DB) PageStats(ctx context.Context, accountID int64, q tidings.PageStat
 	}
 	batch := &pgx.Batch{}
 	batch.Queue(`SELECT day, views, entries, users FROM page_days WHERE project_id = $1 AND day >= $2 AND day < $3 ORDER BY day`, p.ID, lo, hi)
-	batch.Queue(topSQL(`SELECT path AS k, sum(views) AS n FROM page_path_days WHERE project_id = $1 AND day >= $2 AND day < $3 GROUP BY 1`, "$4"),
-		p.ID, lo, hi, tidings.TopPagesShown)
-	batch.Queue(topSQL(`SELECT path AS k, sum(entries) AS n FROM page_path_days WHERE project_id = $1 AND day >= $2 AND day < $3 AND entries > 0 GROUP BY 1`, "$4"),
+	// The top pages and entry pages from one pass over the paths' days.
+	batch.Queue(`WITH c AS MATERIALIZED (SELECT path AS k, sum(views) AS v, sum(entries) AS e FROM page_path_days
+		  WHERE project_id = $1 AND day >= $2 AND day < $3 GROUP BY 1)
+		SELECT 0, * FROM `+topOf("c", "v", "$4")+` x UNION ALL SELECT 1, * FROM `+topOf("c", "e", "$4")+` y`,
 		p.ID, lo, hi, tidings.TopPagesShown)
 	batch.Queue(topSQL(`SELECT host AS k, sum(entries) AS n FROM page_referrer_days WHERE project_id = $1 AND day >= $2 AND day < $3 GROUP BY 1`, "$4"),
 		p.ID, lo, hi, tidings.TopPagesShown)
@@ -156,26 +159,45 @@ func (db *DB) PageStats(ctx context.Context, accountID int64, q tidings.PageStat
 		}
 		st.Days = append(st.Days, d)
 	}
-	for _, top := range []*[]tidings.PageCount{&st.TopPages, &st.TopEntries, &st.TopReferrers} {
+	st.TopPages, st.TopEntries, st.TopReferrers = []tidings.PageCount{}, []tidings.PageCount{}, []tidings.PageCount{}
+	for _, lists := range [][]*[]tidings.PageCount{{&st.TopPages, &st.TopEntries}, {&st.TopReferrers}} {
 		rows, err := res.Query()
 		if err != nil {
 			return nil, mapErr(err)
 		}
-		*top = []tidings.PageCount{}
 		for rows.Next() {
 			var c tidings.PageCount
-			if err := rows.Scan(&c.Value, &c.Views); err != nil {
+			list := 0
+			dest := []any{&c.Value, &c.Views}
+			if len(lists) > 1 {
+				dest = append([]any{&list}, dest...)
+			}
+			if err := rows.Scan(dest...); err != nil {
 				rows.Close()
 				return nil, mapErr(err)
 			}
-			*top = append(*top, c)
+			*lists[list] = append(*lists[list], c)
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
 			return nil, mapErr(err)
 		}
 	}
+	// Each list came in its order; the union of two need not keep it.
+	for _, top := range []*[]tidings.PageCount{&st.TopPages, &st.TopEntries} {
+		slices.SortFunc(*top, func(a, b tidings.PageCount) int {
+			return cmp.Or(cmp.Compare(b.Views, a.Views), strings.Compare(a.Value, b.Value))
+		})
+	}
 	return st, mapErr(res.Close())
+}
+
+// topOf is a top list of a CTE of counts (k, a page_texts id, and column n), as a
+// subquery (text, n): like topSQL's.
+func topOf(cte, n, limit string) string {
+	return `(SELECT t.text, c.` + n + ` AS n FROM ` + cte + ` c JOIN page_texts t ON t.id = c.k
+		WHERE c.` + n + ` > 0 AND c.` + n + ` >= coalesce((SELECT ` + n + ` FROM ` + cte + ` ORDER BY ` + n + ` DESC OFFSET ` + limit + ` - 1 LIMIT 1), 0)
+		ORDER BY c.` + n + ` DESC, t.text COLLATE "C" LIMIT ` + limit + `)`
 }
 
 // topSQL is a top list: of counts (k, a page_texts id, and n, one row per k), the
