@@ -82,6 +82,13 @@ var pageChecks = []pgCheck{
 			coalesce(a.views || ' views, ' || a.entries || ' entries', 'no row'), coalesce(d.views || ' views, ' || d.entries || ' entries', 'no row')
 		FROM actual a FULL JOIN page_path_days d ON d.project_id = a.project_id AND d.day = a.day AND d.path = a.path
 		WHERE a.views IS DISTINCT FROM d.views OR a.entries IS DISTINCT FROM d.entries`},
+	{kind: "page_path_month", query: `WITH actual AS (SELECT project_id,
+			(extract(epoch FROM date_trunc('month', to_timestamp(ts / 1000) AT TIME ZONE 'UTC')) * 1000)::bigint AS month, path,
+			count(*) AS views, count(*) FILTER (WHERE entry) AS entries FROM page_views GROUP BY 1, 2, 3)
+		SELECT 'project ' || coalesce(a.project_id, d.project_id) || ' month ' || coalesce(a.month, d.month) || ' path ' || coalesce(a.path, d.path),
+			coalesce(a.views || ' views, ' || a.entries || ' entries', 'no row'), coalesce(d.views || ' views, ' || d.entries || ' entries', 'no row')
+		FROM actual a FULL JOIN page_path_months d ON d.project_id = a.project_id AND d.month = a.month AND d.path = a.path
+		WHERE a.views IS DISTINCT FROM d.views OR a.entries IS DISTINCT FROM d.entries`},
 	{kind: "page_person_path", query: `WITH actual AS (SELECT person_ref, path, count(*) AS views FROM page_views GROUP BY 1, 2)
 		SELECT 'user ' || coalesce(a.person_ref, d.person_ref) || ' path ' || coalesce(a.path, d.path),
 			coalesce(a.views::text, 'no row'), coalesce(d.views::text, 'no row')

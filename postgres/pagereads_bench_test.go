@@ -167,12 +167,15 @@ func seedPageViews(ctx context.Context, url string, project int64, total int, st
 		  count(*) FILTER (WHERE entry), count(DISTINCT person_ref) FROM page_views GROUP BY 1, 2`,
 		`INSERT INTO page_path_days (project_id, day, path, views, entries) SELECT project_id, ts - ts % 86400000, path, count(*),
 		  count(*) FILTER (WHERE entry) FROM page_views GROUP BY 1, 2, 3`,
+		`INSERT INTO page_path_months (project_id, month, path, views, entries)
+		  SELECT project_id, (extract(epoch FROM date_trunc('month', to_timestamp(ts / 1000) AT TIME ZONE 'UTC')) * 1000)::bigint, path,
+		    count(*), count(*) FILTER (WHERE entry) FROM page_views GROUP BY 1, 2, 3`,
 		`INSERT INTO page_referrer_days (project_id, day, host, entries) SELECT project_id, ts - ts % 86400000, referrer + 200, count(*)
 		  FROM page_views WHERE entry AND referrer <> 0 GROUP BY 1, 2, 3`,
 		`VACUUM ANALYZE`, // the steady state autovacuum keeps: index-only scans read no table pages
 	}
 	args := [][]any{{project, ids, hashes, texts}, nil, {project}, {project, start.UnixMilli(), span, heavy},
-		{project, start.UnixMilli(), span, total - heavy}, nil, nil, nil, nil, nil, nil, nil, nil}
+		{project, start.UnixMilli(), span, total - heavy}, nil, nil, nil, nil, nil, nil, nil, nil, nil}
 	for i, q := range steps {
 		if _, err := conn.Exec(ctx, q, args[i]...); err != nil {
 			return fmt.Errorf("seed step %d: %w", i, err)

@@ -123,11 +123,22 @@ func (db *DB) PageStats(ctx context.Context, accountID int64, q tidings.PageStat
 	}
 	batch := &pgx.Batch{}
 	batch.Queue(`SELECT day, views, entries, users FROM page_days WHERE project_id = $1 AND day >= $2 AND day < $3 ORDER BY day`, p.ID, lo, hi)
-	// The top pages and entry pages from one pass over the paths' days.
-	batch.Queue(`WITH c AS MATERIALIZED (SELECT path AS k, sum(views) AS v, sum(entries) AS e FROM page_path_days
-		  WHERE project_id = $1 AND day >= $2 AND day < $3 GROUP BY 1)
+	// The top pages and entry pages from one pass over the paths' counts: of the whole
+	// months in the range [m1, m2) from their months' rows, of the other days from theirs.
+	m1, m2 := monthOf(lo), monthOf(hi)
+	if m1 < lo {
+		m1 = nextMonth(m1)
+	}
+	if m2 <= m1 {
+		m1, m2 = hi, hi // no whole month: days only
+	}
+	batch.Queue(`WITH c AS MATERIALIZED (SELECT path AS k, sum(views) AS v, sum(entries) AS e FROM (
+		    SELECT path, views, entries FROM page_path_days WHERE project_id = $1 AND day >= $2 AND day < $5
+		    UNION ALL SELECT path, views, entries FROM page_path_days WHERE project_id = $1 AND day >= $6 AND day < $3
+		    UNION ALL SELECT path, views, entries FROM page_path_months WHERE project_id = $1 AND month >= $5 AND month < $6) x
+		  GROUP BY 1)
 		SELECT 0, * FROM `+topOf("c", "v", "$4")+` x UNION ALL SELECT 1, * FROM `+topOf("c", "e", "$4")+` y`,
-		p.ID, lo, hi, tidings.TopPagesShown)
+		p.ID, lo, hi, tidings.TopPagesShown, m1, m2)
 	batch.Queue(topSQL(`SELECT host AS k, sum(entries) AS n FROM page_referrer_days WHERE project_id = $1 AND day >= $2 AND day < $3 GROUP BY 1`, "$4"),
 		p.ID, lo, hi, tidings.TopPagesShown)
 	res := db.pool.SendBatch(ctx, batch)

@@ -253,6 +253,13 @@ func TestPageStats(t *testing.T) {
 	if !slices.Equal(st.TopReferrers, wantRefs) {
 		t.Fatalf("top referrers %+v, want %+v", st.TopReferrers, wantRefs)
 	}
+	// A range of 150 days around them: the whole months' counts come from their months'
+	// rows, the same.
+	long, err := db.PageStats(ctx, acme.ID, tidings.PageStatsQuery{Project: "shop", From: d.AddDate(0, 0, -90), To: d.AddDate(0, 0, 60)})
+	if err != nil || len(long.Days) != 150 || long.Views != st.Views || long.Entries != st.Entries || !slices.Equal(long.TopPages, st.TopPages) ||
+		!slices.Equal(long.TopEntries, st.TopEntries) || !slices.Equal(long.TopReferrers, st.TopReferrers) {
+		t.Fatalf("150 days: %+v, %v\nwant the 5 days' %+v", long, err, st)
+	}
 	// A range of day 3 only; and the bad ranges.
 	st, err = db.PageStats(ctx, acme.ID, tidings.PageStatsQuery{Project: "shop", From: d.Add(72 * time.Hour), To: d.Add(96 * time.Hour)})
 	if err != nil || len(st.Days) != 1 || st.Views != 2 || !slices.Equal(st.TopPages, []tidings.PageCount{{Value: "/p00", Views: 1}, {Value: "/p05", Views: 1}}) {

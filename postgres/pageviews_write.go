@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"crypto/sha256"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -249,6 +250,11 @@ const (
 	GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
 	ON CONFLICT (project_id, day, path) DO UPDATE SET views = page_path_days.views + excluded.views,
 	  entries = page_path_days.entries + excluded.entries`
+	sqlCountPathMonths = `INSERT INTO page_path_months (project_id, month, path, views, entries)
+	SELECT p, d, k, count(*), count(*) FILTER (WHERE e) FROM unnest($1::bigint[], $2::bigint[], $3::int[], $4::bool[]) AS x(p, d, k, e)
+	GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
+	ON CONFLICT (project_id, month, path) DO UPDATE SET views = page_path_months.views + excluded.views,
+	  entries = page_path_months.entries + excluded.entries`
 	sqlCountReferrerDays = `INSERT INTO page_referrer_days (project_id, day, host, entries)
 	SELECT p, d, k, count(*) FROM unnest($1::bigint[], $2::bigint[], $3::int[], $4::bool[]) AS x(p, d, k, e)
 	WHERE e AND k <> 0 GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
@@ -257,17 +263,29 @@ const (
 
 const dayMS = 86_400_000
 
+// nextMonth is the start of the UTC month after the one that starts at t (unix ms).
+func nextMonth(t int64) int64 {
+	return fromMS(t).AddDate(0, 1, 0).UnixMilli()
+}
+
+// monthOf is the start of the UTC month of t (unix ms).
+func monthOf(t int64) int64 {
+	y, m, _ := fromMS(t).Date()
+	return time.Date(y, m, 1, 0, 0, 0, 0, time.UTC).UnixMilli()
+}
+
 // flushViews inserts the batch's page views and adds them to the page counts, in the
 // order every writer locks them: page_person_paths, page_user_days, page_days,
-// page_path_days, page_referrer_days. The statements go in one round trip.
+// page_path_days, page_path_months, page_referrer_days. The statements go in one
+// round trip.
 func (b *batch) flushViews(ctx context.Context, texts map[textKey]int32, people map[personKey]int64) error {
 	v := &b.views
 	n := len(v.user)
-	person, day := make([]int64, n), make([]int64, n)
+	person, day, month := make([]int64, n), make([]int64, n), make([]int64, n)
 	path, title, referrer, host := make([]int32, n), make([]int32, n), make([]int32, n), make([]int32, n)
 	for i, p := range v.project {
 		person[i] = people[personKey{p, v.user[i]}]
-		day[i] = v.ts[i] - v.ts[i]%dayMS
+		day[i], month[i] = v.ts[i]-v.ts[i]%dayMS, monthOf(v.ts[i])
 		path[i], title[i] = texts[textKey{p, v.path[i]}], texts[textKey{p, v.title[i]}]
 		referrer[i], host[i] = texts[textKey{p, v.referrer[i]}], texts[textKey{p, v.host[i]}]
 	}
@@ -276,6 +294,7 @@ func (b *batch) flushViews(ctx context.Context, texts map[textKey]int32, people 
 	q.Queue(sqlCountPersonPaths, person, path)
 	q.Queue(sqlCountPageDays, v.project, day, person, v.entry)
 	q.Queue(sqlCountPathDays, v.project, day, path, v.entry)
+	q.Queue(sqlCountPathMonths, v.project, month, path, v.entry)
 	q.Queue(sqlCountReferrerDays, v.project, day, host, v.entry)
 	return b.tx.SendBatch(ctx, q).Close()
 }
