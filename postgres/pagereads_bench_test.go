@@ -161,6 +161,9 @@ func seedPageViews(ctx context.Context, url string, project int64, total int, st
 		`UPDATE people p SET page_views = v.n, first_seen = v.f, last_seen = v.l
 		  FROM (SELECT person_ref, count(*) AS n, min(ts) AS f, max(ts) AS l FROM page_views GROUP BY 1) v WHERE v.person_ref = p.id`,
 		`INSERT INTO user_minutes (person_ref, minute, events, views) SELECT person_ref, ts - ts % 60000, 0, count(*) FROM page_views GROUP BY 1, 2`,
+		`UPDATE people p SET sessions = s.n FROM (SELECT person_ref, count(*) AS n FROM (SELECT person_ref,
+		    minute - lag(minute) OVER (PARTITION BY person_ref ORDER BY minute) AS gap FROM user_minutes) m
+		  WHERE gap IS NULL OR gap > 1800000 GROUP BY 1) s WHERE s.person_ref = p.id`,
 		`INSERT INTO page_person_paths (person_ref, path, views) SELECT person_ref, path, count(*) FROM page_views GROUP BY 1, 2`,
 		`INSERT INTO page_user_days (project_id, day, person_ref, views) SELECT project_id, ts - ts % 86400000, person_ref, count(*) FROM page_views GROUP BY 1, 2, 3`,
 		`INSERT INTO page_days (project_id, day, views, entries, users) SELECT project_id, ts - ts % 86400000, count(*),
@@ -175,7 +178,7 @@ func seedPageViews(ctx context.Context, url string, project int64, total int, st
 		`VACUUM ANALYZE`, // the steady state autovacuum keeps: index-only scans read no table pages
 	}
 	args := [][]any{{project, ids, hashes, texts}, nil, {project}, {project, start.UnixMilli(), span, heavy},
-		{project, start.UnixMilli(), span, total - heavy}, nil, nil, nil, nil, nil, nil, nil, nil, nil}
+		{project, start.UnixMilli(), span, total - heavy}, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil}
 	for i, q := range steps {
 		if _, err := conn.Exec(ctx, q, args[i]...); err != nil {
 			return fmt.Errorf("seed step %d: %w", i, err)
