@@ -8,13 +8,14 @@ const api = import.meta.url.replace(/\/feedback\/ls\.js([?#].*)?$/, "");
 const A = "data-logsnag-";
 const done = new WeakSet();
 
+// Sizes in px: rem would follow the page's root font size.
 const css = `
 :host { all: initial !important; }
 dialog {
   --bg: #fff; --fg: #1f2328; --muted: #59636e; --line: #d1d9e0; --field: #fff;
   --accent: #0969da; --on-accent: #fff; --bad: #cf222e; --good: #1a7f37;
-  box-sizing: border-box; width: min(28rem, calc(100vw - 2rem)); max-height: calc(100dvh - 2rem);
-  margin: auto; padding: 1.25rem; border: 1px solid var(--line); border-radius: 12px;
+  box-sizing: border-box; width: min(448px, calc(100vw - 32px)); max-height: calc(100dvh - 32px);
+  margin: auto; padding: 20px; border: 1px solid var(--line); border-radius: 12px;
   background: var(--bg); color: var(--fg); box-shadow: 0 12px 40px rgb(0 0 0 / .25);
   font: 15px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; text-align: start;
 }
@@ -27,29 +28,29 @@ dialog::backdrop { background: rgb(0 0 0 / .4); }
   dialog::backdrop { background: rgb(0 0 0 / .6); }
 }
 * { box-sizing: border-box; }
-h2 { margin: 0 0 .75rem; font-size: 1.15rem; font-weight: 600; }
-label { display: block; margin: .75rem 0 .25rem; font-weight: 500; }
+h2 { margin: 0 0 12px; font-size: 18.4px; font-weight: 600; }
+label { display: block; margin: 12px 0 4px; font-weight: 500; }
 label span { color: var(--muted); font-weight: 400; }
 textarea, input {
-  display: block; width: 100%; margin: 0; padding: .5rem .625rem; border: 1px solid var(--line);
+  display: block; width: 100%; margin: 0; padding: 8px 10px; border: 1px solid var(--line);
   border-radius: 6px; background: var(--field); color: var(--fg); font: inherit;
 }
-textarea { min-height: 7rem; resize: vertical; }
+textarea { min-height: 112px; resize: vertical; }
 textarea:focus-visible, input:focus-visible, button:focus-visible {
-  outline: 2px solid var(--accent); outline-offset: 2px;
+  outline: 2px solid var(--accent); outline-offset: 1px;
 }
-.status { min-height: 1.45em; margin: .75rem 0 0; }
+.status { min-height: 1.45em; margin: 12px 0 0; }
 .status.bad { color: var(--bad); }
 .status.good { color: var(--good); }
-.row { display: flex; gap: .5rem; justify-content: flex-end; margin-top: 1rem; }
+.row { display: flex; gap: 8px; justify-content: flex-end; margin-top: 16px; }
 button {
-  min-height: 2.5rem; padding: .5rem 1rem; border: 1px solid var(--line); border-radius: 6px;
+  min-height: 40px; padding: 8px 16px; border: 1px solid var(--line); border-radius: 6px;
   background: transparent; color: var(--fg); font: inherit; font-weight: 500; cursor: pointer;
 }
 button.send { background: var(--accent); border-color: var(--accent); color: var(--on-accent); }
 button:disabled { opacity: .6; cursor: default; }
-@media (max-width: 30rem) {
-  dialog { width: calc(100vw - 1rem); padding: 1rem; }
+@media (max-width: 480px) {
+  dialog { width: calc(100vw - 16px); padding: 16px; }
   .row button { flex: 1; }
 }
 `;
