@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -41,10 +42,12 @@ type lsjsSite struct {
 	t       *testing.T
 	m       *Main
 	loc     string
-	token   string // public, for my-saas
+	token   string // public, for every project
+	full    string // a full token, made when first needed
 	tidings string // the server's origin
 	origin  string // the website's
 	nonce   string
+	connect string // another origin the pages may connect to
 	mu      sync.Mutex
 	pages   map[string]string
 }
@@ -80,7 +83,7 @@ func newLsjsSite(t *testing.T, projects ...string) *lsjsSite {
 // scripts and styles by their nonce.
 func (s *lsjsSite) csp() string {
 	return fmt.Sprintf("default-src 'none'; script-src 'nonce-%s' %s; connect-src %s; style-src 'nonce-%s'; "+
-		"base-uri 'none'; form-action 'none'; frame-ancestors 'none'", s.nonce, s.tidings, s.tidings, s.nonce)
+		"base-uri 'none'; form-action 'none'; frame-ancestors 'none'", s.nonce, s.tidings, s.tidings+" "+s.connect, s.nonce)
 }
 
 func (s *lsjsSite) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -157,26 +160,31 @@ func findEvent(evs []*tidings.Event, name string) *tidings.Event {
 	return nil
 }
 
-// apiGet reads a read endpoint with a full token.
-func (s *lsjsSite) apiGet(path string, into any) int {
+// apiGet reads a read endpoint with a full token and returns its status (and body
+// when not 200).
+func (s *lsjsSite) apiGet(path string, into any) (int, string) {
 	s.t.Helper()
-	_, full, _ := runCLI(s.t, s.loc, "", "token", "create", "--access", "full")
+	s.mu.Lock()
+	if s.full == "" {
+		_, full, _ := runCLI(s.t, s.loc, "", "token", "create", "--access", "full")
+		s.full = strings.TrimSpace(full)
+	}
+	s.mu.Unlock()
 	req, _ := http.NewRequest("GET", s.tidings+path, nil)
-	req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(full))
+	req.Header.Set("Authorization", "Bearer "+s.full)
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		s.t.Fatal(err)
 	}
 	defer res.Body.Close()
 	body, _ := io.ReadAll(res.Body)
-	if res.StatusCode == 200 {
-		if err := json.Unmarshal(body, into); err != nil {
-			s.t.Fatalf("GET %s: %v: %s", path, err, body)
-		}
-	} else {
-		s.t.Logf("GET %s: %d %s", path, res.StatusCode, body)
+	if res.StatusCode != 200 {
+		return res.StatusCode, string(body)
 	}
-	return res.StatusCode
+	if err := json.Unmarshal(body, into); err != nil {
+		s.t.Fatalf("GET %s: %v: %s", path, err, body)
+	}
+	return 200, ""
 }
 
 // pageViewsJSON is GET /v1/pages' answer.
@@ -196,8 +204,8 @@ func (s *lsjsSite) viewsOf(user string, want int) []string {
 	var got []string
 	eventually(s.t, "page views of "+user, func() error {
 		var v pageViewsJSON
-		if code := s.apiGet("/v1/pages?project=my-saas&user_id="+user, &v); code != 200 {
-			return fmt.Errorf("GET /v1/pages: %d", code)
+		if code, body := s.apiGet("/v1/pages?project=my-saas&user_id="+user, &v); code != 200 {
+			return fmt.Errorf("GET /v1/pages: %d %.200s", code, body)
 		}
 		got = nil
 		for _, p := range v.PageViews {
@@ -258,8 +266,10 @@ func TestLsJSSnippet(t *testing.T) {
 	// back/forward cache or loaded again, it is a view either way.
 	get(b, chromedp.WaitEvent(page.LoadEventFired, nil, chromedp.Click(chromedp.CSS("#away"))))
 	b.mustUntil(`location.pathname === "/other" && window.lsi === true`)
+	// Back: a page restored from the back/forward cache fires no load, and a check
+	// waiting in the page left would wait frozen with it: ask again and again.
 	b.do(chromedp.Evaluate[chromedp.Void](`history.back()`))
-	b.mustUntil(`location.pathname === "/" && window.lsi === true`)
+	b.settle(`location.pathname === "/" && window.lsi === true`)
 	restored := get(b, chromedp.Evaluate[bool](`window.kept === true`))
 	t.Logf("back to / from the back/forward cache: %v", restored)
 	if cookies := get(b, chromedp.Evaluate[string](`document.cookie`)); cookies != "" {
@@ -315,8 +325,8 @@ func TestLsJSSnippet(t *testing.T) {
 		Sessions  int64 `json:"sessions"`
 		PageViews int64 `json:"page_views"`
 	}
-	if code := s.apiGet("/v1/users/user-42?project=my-saas", &user); code != 200 || user.Sessions != 1 || user.PageViews != 5 {
-		t.Errorf("GET /v1/users/user-42: %d %+v", code, user)
+	if code, body := s.apiGet("/v1/users/user-42?project=my-saas", &user); code != 200 || user.Sessions != 1 || user.PageViews != 5 {
+		t.Errorf("GET /v1/users/user-42: %d %+v %.200s", code, user, body)
 	}
 
 	// clearUserId forgets the user: no page view after it.
@@ -342,11 +352,7 @@ func TestLsJSGPC(t *testing.T) {
 	if err := st.SetIgnoreGPC(context.Background(), account, "gpc-ok", true); err != nil {
 		t.Fatalf("SetIgnoreGPC: %v", err)
 	}
-	html := `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>GPC</title>
-<script nonce="{{nonce}}">
-  window.log = [];
-  for (const k of ["log", "warn"]) { const f = console[k]; console[k] = (...a) => { window.log.push(a.join(" ")); f.apply(console, a); }; }
-</script>
+	html := `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>GPC</title>` + consoleLog + `
 <script async id="logsnag-script" src="{{tidings}}/ls.js"></script>
 <script nonce="{{nonce}}">
   window.lsq = window.lsq || [];
@@ -410,6 +416,103 @@ func TestLsJSGPC(t *testing.T) {
 	if views, err := st.ListPageViews(context.Background(), account, tidings.PageViewQuery{Project: "gpc-ok", UserID: "user-ok", Limit: 10}); err != nil || len(views.Views) != 1 {
 		t.Errorf("the page view where GPC is ignored: %+v %v", views, err)
 	}
+}
+
+// consoleLog keeps what the page's scripts write to the console in window.log.
+const consoleLog = `<script nonce="{{nonce}}">
+  window.log = [];
+  for (const k of ["log", "warn"]) { const f = console[k]; console[k] = (...a) => { window.log.push(a.map(x => typeof x === "string" ? x : JSON.stringify(x)).join(" ")); f.apply(console, a); }; }
+</script>`
+
+// TestLsJSNoRetryLoop: ls.js keeps nothing unsent in a retry loop. Against a server that
+// refuses (400) or is down (503): a refused event is sent once and its message shown, a
+// failed one is tried once more, and nothing after. Page views go in batches of at most
+// 20, however many a single-page app makes.
+func TestLsJSNoRetryLoop(t *testing.T) {
+	s := newLsjsSite(t)
+	var mu sync.Mutex
+	sent := map[string]int{}
+	var batches []int
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Access-Control-Allow-Origin", "*")
+		if r.Method == http.MethodOptions {
+			w.Header().Set("Access-Control-Allow-Methods", "POST")
+			w.Header().Set("Access-Control-Allow-Headers", "Authorization, Content-Type")
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		var body struct {
+			Event string
+			Views []json.RawMessage
+		}
+		json.NewDecoder(r.Body).Decode(&body)
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case r.URL.Path == "/v1/page":
+			batches = append(batches, len(body.Views))
+		case body.Event == "Refused":
+			sent[body.Event]++
+			w.Header().Set("Content-Type", "application/problem+json")
+			w.WriteHeader(http.StatusBadRequest)
+			io.WriteString(w, `{"status":400,"code":"validation_failed","message":"tags.Bad: keys must be lowercase"}`)
+		case body.Event == "Down":
+			sent[body.Event]++
+			w.WriteHeader(http.StatusServiceUnavailable)
+		default:
+			sent[body.Event]++
+			io.WriteString(w, `{}`)
+		}
+	}))
+	t.Cleanup(api.Close)
+	s.connect = api.URL
+	s.page(`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Retry</title>`+consoleLog+`
+<script async id="logsnag-script" src="{{tidings}}/ls.js"></script>
+<script nonce="{{nonce}}">
+  window.lsq = window.lsq || [];
+  window.ls = window.ls || ((...args) => window.lsq.push(args));
+  window.ls("setConfig", "{{token}}", "my-saas", { host: "`+api.URL+`" });
+  window.ls("setUserId", "user-1");
+  window.ls("track", { channel: "payments", event: "Refused" });
+  window.ls("track", { channel: "payments", event: "Down" });
+</script></head><body></body></html>`, "/")
+
+	b := newBrowser(t, s.origin)
+	b.do(chromedp.Navigate(s.origin + "/"))
+	b.mustUntil(`window.log.some(l => l.includes("/v1/log failed (400): tags.Bad: keys must be lowercase")) &&
+		window.log.some(l => l.includes("/v1/log failed (503)"))`)
+	b.do(chromedp.Evaluate[chromedp.Void](`for (let i = 0; i < 45; i++) history.pushState({}, "", "/p/" + i)`))
+	leave(b)
+	count := func() (map[string]int, []int) {
+		mu.Lock()
+		defer mu.Unlock()
+		return maps.Clone(sent), slices.Clone(batches)
+	}
+	eventually(t, "the page views", func() error {
+		if _, b := count(); sum(b) != 46 {
+			return fmt.Errorf("batches %v", b)
+		}
+		return nil
+	})
+	// The failed one's second try was its last: after longer than its pause, still 2.
+	time.Sleep(4 * time.Second)
+	got, sizes := count()
+	if got["Refused"] != 1 || got["Down"] != 2 {
+		t.Errorf("attempts: %v; want Refused 1 (a 4xx is never retried), Down 2 (tried once more)", got)
+	}
+	for _, n := range sizes {
+		if n > 20 || n < 1 {
+			t.Errorf("a batch of %d page views: %v", n, sizes)
+		}
+	}
+}
+
+func sum(ns []int) int {
+	t := 0
+	for _, n := range ns {
+		t += n
+	}
+	return t
 }
 
 // lsjsPackages are the published LogSnag front-end packages the test bundles, with the
@@ -551,7 +654,7 @@ func TestLsJSPackages(t *testing.T) {
 
 			b := newBrowser(t, s.origin)
 			b.do(chromedp.Navigate(s.origin + "/"))
-			b.mustUntil(`window.lsi === true && localStorage.getItem("tidings:user_id") === "` + c.user + `" && document.querySelector("#buy")`)
+			b.mustUntil(`window.lsi === true && localStorage.getItem("tidings:user_id") === "` + c.user + `" && !!document.querySelector("#buy")`)
 			// @logsnag/react adds no script of its own when the page has one with the
 			// id logsnag-script; @logsnag/vue's plugin adds LogSnag's always (the CSP,
 			// which allows Tidings only, refuses it).
