@@ -121,6 +121,10 @@
     timer = 0;
     if (!views.length || !cfg) return;
     title();
+    views.forEach(function (v) { // optional: left out when empty
+      if (!v.title) delete v.title;
+      if (!v.referrer) delete v.referrer;
+    });
     while (views.length) post("/v1/page", { project: cfg.project, views: views.splice(0, BATCH) });
   }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"compress/gzip"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -26,6 +27,7 @@ import (
 	"github.com/chromedp/chromedp/kb"
 
 	"github.com/tidings-dev/tidings"
+	scripts "github.com/tidings-dev/tidings/browser"
 	"github.com/tidings-dev/tidings/internal/testbackend"
 	"github.com/tidings-dev/tidings/internal/testenv"
 )
@@ -519,8 +521,9 @@ func sum(ns []int) int {
 // versions of their peers.
 var lsjsPackages = []string{"@logsnag/react@1.0.2", "react@18.3.1", "react-dom@18.3.1", "@logsnag/vue@1.0.0", "vue@3.5.45", "esbuild@0.28.2"}
 
-// The apps, as a user writes them: the provider (React) or the plugin (Vue), the hooks,
-// a data-event button, and a route change by pushState. window.TOKEN is set by the page.
+// The apps, as a user writes them: the hooks, a data-event button, a route change by
+// pushState; with the provider (React) or the plugin (Vue) in place of RENDER and USE,
+// or without, with the README's snippet in the page. window.TOKEN is set by the page.
 const reactApp = `
 import React from "react";
 import { createRoot } from "react-dom/client";
@@ -544,7 +547,7 @@ function App() {
     h("button", { id: "tagged", "data-event": "App Click", "data-channel": "payments", "data-tag-source": "react" }, "Tagged"),
     h("button", { id: "next", onClick: () => go("/pricing") }, "Pricing"));
 }
-createRoot(document.getElementById("root")).render(h(LogSnagProvider, { token: window.TOKEN, project: "my-saas" }, h(App)));
+createRoot(document.getElementById("root")).render(RENDER);
 `
 
 const vueApp = `
@@ -569,19 +572,19 @@ const App = {
   },
 };
 const app = createApp(App);
-app.use(LogSnag, { token: window.TOKEN, project: "my-saas" });
+USE
 app.mount("#root");
 `
 
 var bundles struct {
 	sync.Once
-	react, vue string
-	err        error
+	js  map[string]string
+	err error
 }
 
-// appBundles installs the published packages with npm and bundles each app with
-// esbuild, once per test binary.
-func appBundles(t *testing.T) (react, vue string) {
+// appBundles installs the published packages with npm and bundles each app (lsjsApps)
+// with esbuild, once per test binary.
+func appBundles(t *testing.T) map[string]string {
 	t.Helper()
 	npm, err := exec.LookPath("npm")
 	if err != nil {
@@ -602,66 +605,98 @@ func appBundles(t *testing.T) (react, vue string) {
 			bundles.err = fmt.Errorf("npm install: %v\n%s", err, out)
 			return
 		}
-		build := func(name, src string) string {
-			if bundles.err != nil {
-				return ""
-			}
-			if err := os.WriteFile(filepath.Join(dir, name+".js"), []byte(src), 0o644); err != nil {
+		bundles.js = map[string]string{}
+		for _, app := range lsjsApps {
+			if err := os.WriteFile(filepath.Join(dir, app.name+".js"), []byte(app.source()), 0o644); err != nil {
 				bundles.err = err
-				return ""
+				return
 			}
-			esbuild := exec.CommandContext(ctx, filepath.Join(dir, "node_modules", ".bin", "esbuild"), name+".js", "--bundle",
-				"--format=iife", "--minify", "--outfile="+name+".out.js", `--define:process.env.NODE_ENV="production"`,
+			esbuild := exec.CommandContext(ctx, filepath.Join(dir, "node_modules", ".bin", "esbuild"), app.name+".js", "--bundle",
+				"--format=iife", "--minify", "--outfile="+app.name+".out.js", `--define:process.env.NODE_ENV="production"`,
 				"--define:__VUE_OPTIONS_API__=true", "--define:__VUE_PROD_DEVTOOLS__=false",
 				"--define:__VUE_PROD_HYDRATION_MISMATCH_DETAILS__=false", "--log-level=warning")
 			esbuild.Dir = dir
 			if out, err := esbuild.CombinedOutput(); err != nil {
-				bundles.err = fmt.Errorf("esbuild %s: %v\n%s", name, err, out)
-				return ""
+				bundles.err = fmt.Errorf("esbuild %s: %v\n%s", app.name, err, out)
+				return
 			}
-			b, err := os.ReadFile(filepath.Join(dir, name+".out.js"))
-			bundles.err = err
-			return string(b)
+			b, err := os.ReadFile(filepath.Join(dir, app.name+".out.js"))
+			if err != nil {
+				bundles.err = err
+				return
+			}
+			bundles.js[app.name] = string(b)
 		}
-		bundles.react = build("react", reactApp)
-		bundles.vue = build("vue", vueApp)
 	})
 	if bundles.err != nil {
 		testenv.Need(t, "installing and bundling the LogSnag packages failed (no npm registry?): %v", bundles.err)
 	}
-	return bundles.react, bundles.vue
+	return bundles.js
+}
+
+// lsjsApps are the apps TestLsJSPackages runs: each framework with its package's
+// provider or plugin and the page's <script id="logsnag-script">, and without it, with
+// the README's snippet (what the README advises).
+var lsjsApps = []lsjsApp{{"react", "react", true}, {"react-hooks", "react", false}, {"vue", "vue", true}, {"vue-functions", "vue", false}}
+
+type lsjsApp struct {
+	name, framework string
+	provider        bool // the package's provider (React) or plugin (Vue)
+}
+
+// source is the app's code: the framework's app with or without the provider.
+func (c lsjsApp) source() string {
+	if c.framework == "react" {
+		render := "h(App)"
+		if c.provider {
+			render = `h(LogSnagProvider, { token: window.TOKEN, project: "my-saas" }, h(App))`
+		}
+		return strings.Replace(reactApp, "RENDER", render, 1)
+	}
+	use := ""
+	if c.provider {
+		use = `app.use(LogSnag, { token: window.TOKEN, project: "my-saas" });`
+	}
+	return strings.Replace(vueApp, "USE", use, 1)
 }
 
 // TestLsJSPackages runs the published @logsnag/react and @logsnag/vue, bundled with
-// esbuild exactly as an app uses them, on a page that includes
-// <script id="logsnag-script" src=".../ls.js">: the hooks' setUserId, identify and
-// track, a data-event click, a route change and back, stored with their page views.
+// esbuild exactly as an app uses them: with their provider or plugin on a page that
+// includes <script id="logsnag-script" src=".../ls.js">, and without it on a page with
+// the README's snippet. The hooks' setUserId, identify and track, a data-event click, a
+// route change and back are stored, with their page views and session.
 func TestLsJSPackages(t *testing.T) {
 	t.Parallel()
-	react, vue := appBundles(t)
-	for _, c := range []struct{ name, bundle, user string }{{"react", react, "react-user"}, {"vue", vue, "vue-user"}} {
+	js := appBundles(t)
+	for i := range lsjsApps {
+		c := &lsjsApps[i]
+		user := c.name + "-user"
 		t.Run(c.name, func(t *testing.T) {
 			s := newLsjsSite(t)
+			bundle := strings.ReplaceAll(js[c.name], `"`+c.framework+`-user"`, `"`+user+`"`)
 			// The bundle is inline, by nonce: the page's CSP allows no other script
 			// than Tidings'. (A </script> inside the bundle would end it early.)
-			if strings.Contains(c.bundle, "</script") {
-				t.Fatal("the bundle holds </script>")
+			if strings.Contains(bundle, "</script") || !strings.Contains(bundle, user) {
+				t.Fatal("the bundle holds </script>, or not its user id")
 			}
-			s.page(`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>App</title>
-<script id="logsnag-script" async src="{{tidings}}/ls.js"></script>
+			tags := `<script id="logsnag-script" async src="{{tidings}}/ls.js"></script>`
+			if !c.provider {
+				tags = s.snippet()
+			}
+			s.page(`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>App</title>`+tags+`
 <script nonce="{{nonce}}">window.TOKEN = "{{token}}";</script></head>
-<body><div id="root"></div><script nonce="{{nonce}}">`+c.bundle+`</script></body></html>`, "/", "/pricing")
+<body><div id="root"></div><script nonce="{{nonce}}">`+bundle+`</script></body></html>`, "/", "/pricing")
 
 			b := newBrowser(t, s.origin)
 			b.do(chromedp.Navigate(s.origin + "/"))
-			b.mustUntil(`window.lsi === true && localStorage.getItem("tidings:user_id") === "` + c.user + `" && !!document.querySelector("#buy")`)
+			b.mustUntil(`window.lsi === true && localStorage.getItem("tidings:user_id") === "` + user + `" && !!document.querySelector("#buy")`)
 			// @logsnag/react adds no script of its own when the page has one with the
 			// id logsnag-script; @logsnag/vue's plugin adds LogSnag's always (the CSP,
 			// which allows Tidings only, refuses it).
-			scripts := get(b, chromedp.Evaluate[[]string](`[...document.scripts].filter(s => s.src).map(s => s.id + " " + s.src)`))
-			t.Logf("scripts with a src: %q", scripts)
-			if c.name == "react" && len(scripts) != 1 {
-				t.Errorf("@logsnag/react added a script beside the page's: %q", scripts)
+			srcs := get(b, chromedp.Evaluate[[]string](`[...document.scripts].filter(s => s.src).map(s => s.id + " " + s.src)`))
+			t.Logf("scripts with a src: %q", srcs)
+			if c.framework == "react" && len(srcs) != 1 {
+				t.Errorf("@logsnag/react added a script beside the page's: %q", srcs)
 			}
 			b.do(chromedp.Click(chromedp.CSS("#buy")), chromedp.Click(chromedp.CSS("#tagged")), chromedp.Click(chromedp.CSS("#next")))
 			b.mustUntil(`location.pathname === "/pricing" && document.title === "Pricing"`)
@@ -677,25 +712,25 @@ func TestLsJSPackages(t *testing.T) {
 				if buy == nil || click == nil {
 					return fmt.Errorf("%d events, missing one", len(evs))
 				}
-				if buy.UserID != c.user || buy.Icon != "💰" || string(buy.Tags.JSON()) != `{"plan":"pro"}` {
+				if buy.UserID != user || buy.Icon != "💰" || string(buy.Tags.JSON()) != `{"plan":"pro"}` {
 					return fmt.Errorf("track: %+v %s", buy, buy.Tags.JSON())
 				}
-				if click.UserID != c.user || string(click.Tags.JSON()) != `{"source":"`+c.name+`"}` {
+				if click.UserID != user || string(click.Tags.JSON()) != `{"source":"`+c.framework+`"}` {
 					return fmt.Errorf("click: %+v %s", click, click.Tags.JSON())
 				}
-				u, err := st.FindPerson(context.Background(), account, "my-saas", c.user)
+				u, err := st.FindPerson(context.Background(), account, "my-saas", user)
 				if err != nil || len(u.Properties) != 2 {
-					return fmt.Errorf("%s: %+v %v", c.user, u, err)
+					return fmt.Errorf("%s: %+v %v", user, u, err)
 				}
 				return nil
 			})
-			views := s.viewsOf(c.user, 3)
+			views := s.viewsOf(user, 3)
 			slices.Sort(views)
 			if want := []string{"/pricing|Pricing|/", "/|Home|", "/|Home|/pricing"}; !slices.Equal(views, want) {
 				t.Errorf("page views (sorted):\n got %q\nwant %q", views, want)
 			}
 			eventually(t, "sessions", func() error {
-				u, err := st.FindPerson(context.Background(), account, "my-saas", c.user)
+				u, err := st.FindPerson(context.Background(), account, "my-saas", user)
 				if err != nil || u.Sessions != 1 || u.PageViews != 3 {
 					return fmt.Errorf("%+v %v", u, err)
 				}
@@ -845,4 +880,58 @@ func TestFeedbackWidget(t *testing.T) {
 		t.Errorf("feedback dialog: axe-core: %s", v)
 	}
 	noCookies(t, b)
+}
+
+// TestLsJSServed: the scripts through the server's whole chain (access log, compression):
+// each path answers with its script, the headers other websites need, the version's
+// long cache, a 304 to its ETag, and none of the dashboard's page headers.
+func TestLsJSServed(t *testing.T) {
+	testbackend.Once(t)
+	t.Parallel()
+	m := startServer(t, testbackend.Location(t), nil)
+	for path, script := range map[string]*scripts.Script{"/ls.js": scripts.LS, "/web/ls.js": scripts.LS, "/feedback/ls.js": scripts.Feedback} {
+		t.Run(strings.TrimPrefix(path, "/"), func(t *testing.T) {
+			req, _ := http.NewRequest("GET", m.URL()+path+"?v="+script.Version(), nil)
+			req.Header.Set("Accept-Encoding", "gzip")
+			res, err := http.DefaultTransport.RoundTrip(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer res.Body.Close()
+			body := res.Body
+			if res.Header.Get("Content-Encoding") == "gzip" {
+				if body, err = gzip.NewReader(res.Body); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got, _ := io.ReadAll(body)
+			if res.StatusCode != 200 || string(got) != string(script.Body()) {
+				t.Fatalf("%d, %d bytes (want %d)", res.StatusCode, len(got), len(script.Body()))
+			}
+			for k, want := range map[string]string{
+				"Content-Type":                 "application/javascript; charset=utf-8",
+				"Cache-Control":                "public, max-age=31536000, immutable",
+				"Access-Control-Allow-Origin":  "*",
+				"Cross-Origin-Resource-Policy": "cross-origin",
+				"X-Content-Type-Options":       "nosniff",
+				"Content-Security-Policy":      "",
+				"X-Frame-Options":              "",
+			} {
+				if got := res.Header.Get(k); got != want {
+					t.Errorf("%s: %q, want %q", k, got, want)
+				}
+			}
+			req, _ = http.NewRequest("GET", m.URL()+path, nil)
+			req.Header.Set("Accept-Encoding", "gzip")
+			req.Header.Set("If-None-Match", res.Header.Get("ETag"))
+			again, err := http.DefaultTransport.RoundTrip(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			again.Body.Close()
+			if again.StatusCode != http.StatusNotModified {
+				t.Errorf("If-None-Match %s: %d", res.Header.Get("ETag"), again.StatusCode)
+			}
+		})
+	}
 }
