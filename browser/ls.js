@@ -96,36 +96,45 @@
     if (!cfg || !uid || cfg.pageViews === false || gate === "shut") return;
     var path = here();
     if (path === lastPath && !force) return;
-    title();
     views.push({
-      user_id: uid, path: path, title: null,
+      user_id: uid, path: path, title: d.title,
       referrer: lastURL ? referrer(lastURL) : referrer(d.referrer),
       timestamp: Date.now() / 1000
     });
     lastPath = path;
     lastURL = w.location.href;
     if (views.length > BATCH * 5) views.shift(); // a page that navigates in a loop keeps a bounded queue
-    if (views.length >= BATCH) flush();
+    if (views.length > BATCH) flush(); // a full batch, the newest kept back
     else if (!timer) timer = setTimeout(flush, FLUSH);
   }
 
-  // title gives the last view the page's title: a single-page app sets it after it
-  // changes the address, so it is read when the next page starts or at the send.
+  // title follows the page's title into its view while the view waits to be sent: a
+  // single-page app sets it after it changes the address (and, back or forward, before
+  // this script hears of it, which is why the title is followed, not read at the end).
   function title() {
     var v = views[views.length - 1];
-    if (v && v.title === null) v.title = d.title;
+    if (v && v.path === here()) v.title = d.title;
   }
+  if (w.MutationObserver && d.head) new MutationObserver(title).observe(d.head, { childList: true, subtree: true, characterData: true });
 
-  function flush() {
+  // flush sends the queued views. From the timer, a view under a second old waits for
+  // the next send: an app sets the title after it changes the address.
+  function flush(e) {
     clearTimeout(timer);
     timer = 0;
     if (!views.length || !cfg) return;
+    var last = views[views.length - 1], keep = null;
+    if (!e && Date.now() / 1000 - last.timestamp < 1) {
+      keep = views.pop();
+      timer = setTimeout(flush, FLUSH);
+    }
     title();
     views.forEach(function (v) { // optional: left out when empty
       if (!v.title) delete v.title;
       if (!v.referrer) delete v.referrer;
     });
     while (views.length) post("/v1/page", { project: cfg.project, views: views.splice(0, BATCH) });
+    if (keep) views.push(keep);
   }
 
   function user(o) {
@@ -150,13 +159,13 @@
     setUserId: function (id) {
       if (id == null || id === "") return run.clearUserId();
       if (String(id) === uid) return view();
-      flush();
+      flush(true);
       uid = String(id);
       store(uid);
       view(true);
     },
     clearUserId: function () {
-      flush();
+      flush(true);
       uid = null;
       store(null);
     },
@@ -257,7 +266,7 @@
   });
   w.addEventListener("pagehide", flush);
   d.addEventListener("visibilitychange", function () {
-    if (d.visibilityState === "hidden") flush();
+    if (d.visibilityState === "hidden") flush(true);
   });
 
   // Replay what was queued, then run commands at once, pushed onto lsq or called.

@@ -253,7 +253,9 @@ func TestLsJSSnippet(t *testing.T) {
 <button id="upgrade" data-event="Upgraded Plan" data-channel="payments" data-icon=":moneybag:" data-notify="true"
   data-tag-plan="Pro" data-tag-Billing-Period="monthly" data-tag-price="9.99" data-tag-trial="false"><span>Upgrade to Pro</span></button>
 <a id="away" href="/other">Another page</a></body></html>`, "/")
-	s.page(fmt.Sprintf(head, "Other")+`<body><p>Another page</p></body></html>`, "/other")
+	// Another page of the site: the snippet alone (the user id is remembered).
+	s.page(`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Other</title>`+s.snippet()+
+		`</head><body><p>Another page</p></body></html>`, "/other")
 
 	b := newBrowser(t, s.origin)
 	b.do(chromedp.Navigate(s.origin + "/"))
