@@ -183,6 +183,7 @@
       }
       if (!b.channel) b.channel = cfg.channel;
       var id = user(o);
+      delete b.user_id;
       if (id) b.user_id = id;
       if (b.timestamp instanceof Date) b.timestamp = b.timestamp.getTime() / 1000;
       post("/v1/log", b);
@@ -233,6 +234,7 @@
       if (a.name.indexOf("data-tag-") !== 0) return;
       var k = a.name.slice(9).toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-+|-+$/g, "");
       var v = a.value;
+      if (!k) return;
       t[k] = v === "true" ? true : v === "false" ? false : /^-?(0|[1-9]\d{0,14})(\.\d+)?$/.test(v) ? Number(v) : v;
       n++;
     });
