@@ -6,9 +6,14 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/tidings-dev/tidings/internal/testenv"
 )
 
 func serve(t *testing.T, method, target string, header ...string) *http.Response {
@@ -116,5 +121,26 @@ func TestNoDependencies(t *testing.T) {
 				t.Errorf("%s contains %q", name, bad)
 			}
 		}
+	}
+}
+
+// TestLsJSInNode runs ls.js in Node with a stand-in for the page (testdata/ls_node.js):
+// the queue replayed, what track and identify send, page views in batches of at most 20
+// with query strings cleaned, clearUserId, and GPC. The Chromium tests of cmd/tidings
+// run it in a real browser against a real server.
+func TestLsJSInNode(t *testing.T) {
+	t.Parallel()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		testenv.Need(t, "Node.js is needed to run ls.js outside a browser: apt-get install nodejs")
+	}
+	dir := t.TempDir()
+	script := filepath.Join(dir, "ls.js")
+	if err := os.WriteFile(script, LS.Body(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(node, filepath.Join("testdata", "ls_node.js"), script).CombinedOutput()
+	if err != nil || strings.TrimSpace(string(out)) != "ok" {
+		t.Fatalf("%v\n%s", err, out)
 	}
 }

@@ -50,10 +50,11 @@
       return;
     }
     var json = JSON.stringify(body);
+    var size = w.TextEncoder ? new TextEncoder().encode(json).length : json.length * 3;
     log(path, "→", body);
     fetch(cfg.host + path, {
       method: "POST", body: json, credentials: "omit", mode: "cors",
-      keepalive: json.length < 60000, // leaving the page does not cancel it
+      keepalive: size < 60000, // leaving the page does not cancel it (64 KiB at most)
       headers: { "Content-Type": "application/json", Authorization: "Bearer " + cfg.token }
     }).then(function (r) {
       return r.text().then(function (t) {
@@ -185,7 +186,8 @@
       var id = user(o);
       delete b.user_id;
       if (id) b.user_id = id;
-      if (b.timestamp instanceof Date) b.timestamp = b.timestamp.getTime() / 1000;
+      var ts = b.timestamp; // a Date (of any frame) becomes unix seconds
+      if (ts && typeof ts.getTime === "function") b.timestamp = ts.getTime() / 1000;
       post("/v1/log", b);
     },
     identify: function (o) {
@@ -197,7 +199,7 @@
   };
 
   function exec(args) {
-    var name = args[0], f = run[name];
+    var name = args[0], f = Object.prototype.hasOwnProperty.call(run, name) && run[name];
     if (!f) return console.warn("[tidings] unknown command " + name);
     if (!cfg && (name === "track" || name === "identify")) {
       if (held.length < HELD) held.push(args);
