@@ -537,7 +537,8 @@ func TestJourneysInChromium(t *testing.T) {
 		t.Fatalf("users page: %s", txt)
 	}
 	b.screenshot("users")
-	b.click(`[...document.querySelectorAll("table.people a")].find(a => a.textContent === "user-42").click()`)
+	// A user is listed by name, with the ID beside it.
+	b.click(`[...document.querySelectorAll("table.people a.person")].find(a => a.querySelector(".person-id") && a.querySelector(".person-id").textContent === "user-42").click()`)
 	if txt := b.text(".feed"); !strings.Contains(txt, "Upgraded to premium") || !strings.Contains(txt, "analytical-engines") {
 		t.Fatalf("user page: %s", txt)
 	}
