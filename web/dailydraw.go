@@ -104,18 +104,40 @@ func (c dailyChart) layout(width float64) plot {
 	}
 	plotW := float64(p.Width)
 	slot := (plotW - p.Left) / float64(n)
-	every := max(int(math.Ceil(float64(n)/(plotW/90))), 1)
-	for i, d := range c.Days {
-		if i%every != 0 {
-			continue
+	if n > 93 { // months: a label where each begins, every third one on a narrow picture
+		step := 1
+		if width <= plotNarrowW {
+			step = 3
 		}
-		l := axisLabel{X: round1(p.Left + float64(i)*slot + slot/2), Text: bucketAxis("day", d, i == 0), Anchor: "middle", Minor: (i/every)%2 == 1}
-		if i == 0 {
-			l.X, l.Anchor = p.Left, "start"
+		k := 0
+		for i, d := range c.Days {
+			if d.Day() != 1 {
+				continue
+			}
+			x := p.Left + float64(i)*slot
+			if k++; (k-1)%step != 0 || x > plotW-30 {
+				continue
+			}
+			text := d.Format("Jan")
+			if d.Month() == time.January || len(p.Labels) == 0 {
+				text = d.Format("Jan 2006")
+			}
+			p.Labels = append(p.Labels, axisLabel{X: round1(x), Text: text, Anchor: "start", Minor: step == 1 && len(p.Labels)%2 == 1})
 		}
-		p.Labels = append(p.Labels, l)
+	} else {
+		every := max(int(math.Ceil(float64(n)/(plotW/90))), 1)
+		for i, d := range c.Days {
+			if i%every != 0 {
+				continue
+			}
+			l := axisLabel{X: round1(p.Left + float64(i)*slot + slot/2), Text: bucketAxis("day", d, i == 0), Anchor: "middle", Minor: (i/every)%2 == 1}
+			if i == 0 {
+				l.X, l.Anchor = p.Left, "start"
+			}
+			p.Labels = append(p.Labels, l)
+		}
+		endLabel(p.Labels, plotW)
 	}
-	endLabel(p.Labels, plotW)
 	var bars []dailySeries
 	for _, s := range c.Series {
 		if !s.Line {

@@ -35,7 +35,7 @@ func loadPages(a *assets, now func() time.Time) (*pages, error) {
 		"ms":             func(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) + " ms" },
 		"sub":            func(a, b int) int { return a - b },
 		"plural":         plural,
-		"clock":          func(t time.Time) string { return t.UTC().Format("15:04") },
+		"clock":          func(t time.Time) string { return t.UTC().Format("2 Jan 15:04") },
 		"maxViews":       func() string { return thousands(tidings.MaxPageViewsRead) },
 		"bucketChoices":  func() []choice { return bucketChoices },
 		"displayChoices": func() []choice { return displayChoices },

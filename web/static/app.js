@@ -9,9 +9,14 @@
   var exactFmt = window.Intl ? new Intl.DateTimeFormat(undefined, { weekday: "short", year: "numeric", month: "short",
     day: "numeric", hour: "2-digit", minute: "2-digit", second: "2-digit", timeZoneName: "short" }) : null;
   function exact(t) { return exactFmt ? exactFmt.format(t) : t.toString(); }
-  // A page view in a journey's fold: its local time of day ("14:03").
+  // A page view in a journey's fold: its local time of day ("14:03"), with its date
+  // when it is not today's (a fold may span days).
   var clockFmt = window.Intl ? new Intl.DateTimeFormat(undefined, { hour: "2-digit", minute: "2-digit" }) : null;
-  function clock(t) { return clockFmt ? clockFmt.format(t) : t.toTimeString().slice(0, 5); }
+  var dateClockFmt = window.Intl ? new Intl.DateTimeFormat(undefined, { day: "numeric", month: "short", hour: "2-digit", minute: "2-digit" }) : null;
+  function clock(t) {
+    if (!clockFmt) return t.toTimeString().slice(0, 5);
+    return t.toDateString() === new Date().toDateString() ? clockFmt.format(t) : dateClockFmt.format(t);
+  }
   function rel(t) {
     var d = (Date.now() - t.getTime()) / 1000;
     if (d < -60) return "in the future";
