@@ -13,13 +13,19 @@ import (
 
 // viewFold is the page views between two events of a journey, newest first.
 type viewFold struct {
-	Count  int                // views in the fold
-	Views  []tidings.PageView // the ones listed, at most foldListed
-	More   int                // Count - len(Views)
+	Count  int          // views in the fold
+	Views  []foldedView // the ones listed (foldListed, pageListed)
+	More   int          // Count - len(Views)
 	Newest time.Time
 	// Many: the page's MaxPageViewsRead ran out in this fold: there are more than
 	// Count, and older views are not folded in.
 	Many bool
+}
+
+// foldedView is a listed view, its path and title cut to be read at a glance.
+type foldedView struct {
+	Timestamp   time.Time
+	Path, Title string
 }
 
 // journeyItem is an event card or a fold of page views.
@@ -28,8 +34,22 @@ type journeyItem struct {
 	Fold *viewFold
 }
 
-// foldListed bounds the views one fold lists.
-const foldListed = 100
+// A page of a journey lists at most pageListed views, foldListed in one fold, each
+// path cut at foldPathRunes and title at foldTitleRunes: the page's size is bounded
+// whatever the views (MaxPageViewsRead of 1,024-character paths).
+const (
+	foldListed     = 50
+	pageListed     = 150
+	foldPathRunes  = 160
+	foldTitleRunes = 80
+)
+
+func cut(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
 
 // foldPageViews reads the user's page views of j's time span — from its oldest
 // event (when older pages follow) to the oldest event of the page before it (when
@@ -70,7 +90,7 @@ func (s *Server) foldPageViews(r *http.Request, account int64, project, userID s
 // in the span but were not read.
 func foldViews(cards []eventView, views []tidings.PageView, truncated bool) []journeyItem {
 	items := make([]journeyItem, 0, 2*len(cards)+1)
-	vi := 0
+	vi, listed := 0, 0
 	take := func(after time.Time, all bool) {
 		start := vi
 		for vi < len(views) && (all || views[vi].Timestamp.After(after)) {
@@ -79,7 +99,11 @@ func foldViews(cards []eventView, views []tidings.PageView, truncated bool) []jo
 		if vi == start {
 			return
 		}
-		f := &viewFold{Count: vi - start, Newest: views[start].Timestamp, Views: views[start:min(vi, start+foldListed)]}
+		f := &viewFold{Count: vi - start, Newest: views[start].Timestamp}
+		for _, v := range views[start:min(vi, start+foldListed, start+pageListed-listed)] {
+			f.Views = append(f.Views, foldedView{Timestamp: v.Timestamp, Path: cut(v.Path, foldPathRunes), Title: cut(v.Title, foldTitleRunes)})
+		}
+		listed += len(f.Views)
 		f.More = f.Count - len(f.Views)
 		f.Many = truncated && vi == len(views)
 		items = append(items, journeyItem{Fold: f})

@@ -87,7 +87,7 @@ func (s *Server) pagesPage(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	if pr.Value == "" {
-		d.Error = "Unknown range “" + asked + "”: pick 7 days, 30 days, 90 days or 12 months. The page shows the last 30 days."
+		d.Error = "Unknown range “" + cut(asked, 40) + "”: pick 7 days, 30 days, 90 days or 12 months. The page shows the last 30 days."
 		status = http.StatusBadRequest
 		pr = pageRanges[1]
 	}

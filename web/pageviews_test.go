@@ -278,13 +278,18 @@ func TestProfileJourneyPages(t *testing.T) {
 	}
 
 	// More than MaxPageViewsRead views after the last event: the fold says "many".
+	// Their paths and titles as long as allowed: the page stays small.
 	many := make([]tidings.PageView, tidings.MaxPageViewsRead+5)
 	for i := range many {
-		many[i] = tidings.PageView{UserID: "u-1", Path: "/p/" + strconv.Itoa(i), Timestamp: at(60*51 + 1 + i%50)}
+		path := "/p/" + strconv.Itoa(i) + "/" + strings.Repeat("x", tidings.MaxPagePathLen-10)
+		many[i] = tidings.PageView{UserID: "u-1", Path: path, Title: strings.Repeat("t", tidings.MaxPageTitleLen), Timestamp: at(60*51 + 1 + i%50)}
 	}
 	e.addViews(acme, many...)
 	p = c.get("/p/my-saas/users/u-1")
-	p.want(t, 200, "Viewed many pages", "… and 900 more; older page views are not folded in here")
+	p.want(t, 200, "Viewed many pages", "… and 950 more; older page views are not folded in here")
+	if len(p.body) > 160<<10 {
+		t.Fatalf("a profile of %d KiB", len(p.body)>>10)
+	}
 	order(t, p.body, "Viewed many pages", ">Step 51<")
 	if n := strings.Count(p.body, `<details class="views-fold">`); n != 1 {
 		t.Fatalf("%d folds with views beyond the limit, want 1 (the rest are not read)", n)

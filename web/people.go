@@ -49,7 +49,7 @@ func (s *Server) usersPage(w http.ResponseWriter, r *http.Request) error {
 		d.Sort = ""
 	}
 	if tidings.CheckPersonSort(d.Sort) != nil {
-		d.Error = "Unknown order “" + d.Sort + "”: sort users by last seen, events or first seen."
+		d.Error = "Unknown order “" + cut(d.Sort, 40) + "”: sort users by last seen, events or first seen."
 		d.Sort, status = "", http.StatusBadRequest
 	}
 	q := tidings.PersonQuery{Project: project, Sort: d.Sort, Before: v.Get("before"), Limit: 50}
