@@ -233,6 +233,14 @@ func TestProfile(t *testing.T) {
 		t.Fatalf("%d folds, want 2", n)
 	}
 
+	// A visitor known by page views alone: named by the ID, the views folded, no events.
+	e.addViews(acme, tidings.PageView{UserID: "visitor-1", Path: "/", Timestamp: at(5)}, tidings.PageView{UserID: "visitor-1", Path: "/docs", Timestamp: at(6)})
+	p = c.get("/p/my-saas/users/visitor-1")
+	p.want(t, 200, "<h1>visitor-1", `aria-hidden="true">V</span>`, `<dt>Sessions</dt><dd>1</dd>`, `<dt>Events</dt><dd>0</dd>`, `<dt>Page views</dt><dd>2</dd>`, "Viewed 2 pages")
+	if strings.Contains(p.body, "User ID <code>") {
+		t.Fatal("the ID said twice")
+	}
+
 	// An unknown user, another account's user: not there.
 	c.get("/p/my-saas/users/nobody").want(t, 404)
 	globex, err := e.store.CreateAccount(ctx, "globex")
