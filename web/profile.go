@@ -70,7 +70,7 @@ func (s *Server) userPage(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
-	return s.render(w, r, "user", &view{Title: d.Who.Name + " · " + project, Project: project, Section: "users", Data: d})
+	return s.render(w, r, "user", &view{Title: d.Who.Short() + " · " + project, Project: project, Section: "users", Data: d})
 }
 
 // activityChart draws a user's events and page views on each of days.
