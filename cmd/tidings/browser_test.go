@@ -533,6 +533,8 @@ func TestJourneysInChromium(t *testing.T) {
 	post(t, m.URL()+"/v1/group", token, `{"project":"my-saas","group_id":"analytical-engines","user_id":"user-42","properties":{"industry":"computing"}}`)
 	post(t, m.URL()+"/v1/identify", token, `{"project":"my-saas","user_id":"user-7","properties":{"plan":"free"}}`)
 	post(t, m.URL()+"/v1/log", token, `{"project":"my-saas","channel":"payments","event":"Upgraded to premium","icon":"⭐","user_id":"user-42","tags":{"plan":"premium"}}`)
+	// A page viewed since: the journey folds it above the newest event.
+	viewPages(t, m, "my-saas", tidings.PageView{UserID: "user-42", Path: "/pricing", Timestamp: time.Now()})
 	b.do(chromedp.Navigate(m.URL() + "/p/my-saas/users"))
 	if txt := b.text("table.people"); !strings.Contains(txt, "user-42") || !strings.Contains(txt, "plan: premium") {
 		t.Fatalf("users page: %s", txt)
@@ -550,6 +552,14 @@ func TestJourneysInChromium(t *testing.T) {
 	b.mustUntil(`[...document.querySelectorAll(".ev-name")].some(a => a.textContent === "Invited a teammate")`)
 	if strings.Contains(b.text(".journey"), "Someone else paid") {
 		t.Fatalf("another user's event in the live journey: %s", b.text(".journey"))
+	}
+	// The live event goes above the fold of the pages viewed before it.
+	if !get(b, chromedp.Evaluate[bool](`(() => {
+		const ev = [...document.querySelectorAll(".ev-name")].find(a => a.textContent === "Invited a teammate").closest("article");
+		const fold = document.querySelector(".views-fold");
+		return fold !== null && fold.textContent.includes("Viewed 1 page") && (ev.compareDocumentPosition(fold) & Node.DOCUMENT_POSITION_FOLLOWING) !== 0;
+	})()`)) {
+		t.Fatalf("the live event is not above the fold of page views: %s", b.text(".journey"))
 	}
 	b.screenshot("user-journey")
 	b.click(`document.querySelector('a[href="/p/my-saas/groups/analytical-engines"]').click()`)
@@ -723,19 +733,7 @@ func addPageViews(t *testing.T, m *Main) {
 			views = append(views, v)
 		}
 	}
-	for len(views) > 0 {
-		n := min(len(views), tidings.MaxPageViewsPerCall)
-		c := &tidings.NewPageViews{Project: "my-saas", Host: "tidings.example", Views: views[:n]}
-		var p tidings.Problems
-		c.Check(&p, now, true)
-		if err := p.Err(); err != nil {
-			t.Fatal(err)
-		}
-		if err := m.store.AddPageViews(ctx, acme.ID, c); err != nil {
-			t.Fatal(err)
-		}
-		views = views[n:]
-	}
+	viewPages(t, m, "my-saas", views...)
 	// Events of user-42 between the page views: the journey folds the views between them.
 	for _, ev := range []tidings.NewEvent{{Event: "Signed up", Icon: "🎉", Timestamp: now.AddDate(0, 0, -20)}, {Event: "Invited a teammate", Icon: "👋", Timestamp: now.AddDate(0, 0, -6)}} {
 		ev.Project, ev.Channel, ev.UserID, ev.Parser = "my-saas", "payments", "user-42", tidings.ParserText
@@ -745,6 +743,30 @@ func addPageViews(t *testing.T, m *Main) {
 	}
 	if _, err := m.store.CreateProject(ctx, acme.ID, "blog"); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// viewPages stores page views of acme's project as POST /v1/page would: checked, in
+// batches, on the site tidings.example.
+func viewPages(t *testing.T, m *Main, project string, views ...tidings.PageView) {
+	t.Helper()
+	ctx := context.Background()
+	acme, err := m.store.FindAccount(ctx, "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for len(views) > 0 {
+		n := min(len(views), tidings.MaxPageViewsPerCall)
+		c := &tidings.NewPageViews{Project: project, Host: "tidings.example", Views: views[:n]}
+		var p tidings.Problems
+		c.Check(&p, time.Now(), true)
+		if err := p.Err(); err != nil {
+			t.Fatal(err)
+		}
+		if err := m.store.AddPageViews(ctx, acme.ID, c); err != nil {
+			t.Fatal(err)
+		}
+		views = views[n:]
 	}
 }
 
