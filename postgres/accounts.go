@@ -69,7 +69,7 @@ func (db *DB) FindUserByEmail(ctx context.Context, email string) (*tidings.User,
 	return u, nil
 }
 
-const sqlFindProject = `SELECT id, name, auto_create_channels, retention_days, insight_change_default, created_at FROM projects WHERE account_id = $1 AND name = $2`
+const sqlFindProject = `SELECT id, name, auto_create_channels, retention_days, insight_change_default, ignore_gpc, created_at FROM projects WHERE account_id = $1 AND name = $2`
 
 const sqlFindChannel = `SELECT id FROM channels WHERE project_id = $1 AND name = $2`
 
@@ -80,7 +80,7 @@ func scanProject(accountID int64) func(pgx.Row) (*tidings.Project, error) {
 	return func(r pgx.Row) (*tidings.Project, error) {
 		p := &tidings.Project{AccountID: accountID}
 		var created int64
-		err := r.Scan(&p.ID, &p.Name, &p.AutoCreateChannels, &p.RetentionDays, &p.InsightChangeDefault, &created)
+		err := r.Scan(&p.ID, &p.Name, &p.AutoCreateChannels, &p.RetentionDays, &p.InsightChangeDefault, &p.IgnoreGPC, &created)
 		p.CreatedAt = fromMS(created)
 		return p, err
 	}
@@ -122,7 +122,7 @@ func (db *DB) FindProject(ctx context.Context, accountID int64, name string) (*t
 // ListProjects returns the account's projects by name.
 func (db *DB) ListProjects(ctx context.Context, accountID int64) ([]*tidings.Project, error) {
 	return orNil(query(ctx, db.pool, scanProject(accountID),
-		`SELECT id, name, auto_create_channels, retention_days, insight_change_default, created_at FROM projects WHERE account_id = $1 ORDER BY name COLLATE "C"`, accountID))
+		`SELECT id, name, auto_create_channels, retention_days, insight_change_default, ignore_gpc, created_at FROM projects WHERE account_id = $1 ORDER BY name COLLATE "C"`, accountID))
 }
 
 // setProject sets one column of the account's project (column is a constant of ours).
@@ -277,12 +277,16 @@ func (db *DB) DeleteChannel(ctx context.Context, accountID int64, project, chann
 		if _, err := tx.Exec(ctx, `WITH l AS (SELECT 1 FROM events WHERE channel_id = $1 FOR UPDATE) SELECT count(*) FROM l`, cid); err != nil {
 			return err
 		}
-		// Its events leave their users' counts, then the tag counts: the order in which
-		// batches lock those rows, each in key order.
+		// Its events leave their users' counts and minutes, then the tag counts: the
+		// order in which batches lock those rows, each in key order.
 		if _, err := tx.Exec(ctx, `WITH g AS (SELECT user_id, count(*) AS n FROM events WHERE channel_id = $2 AND user_id <> '' GROUP BY 1),
 			locked AS (SELECT p.user_id, g.n FROM people p JOIN g USING (user_id) WHERE p.project_id = $1 ORDER BY 1 FOR UPDATE OF p)
 			UPDATE people SET events = greatest(people.events - locked.n, 0) FROM locked
 			WHERE people.project_id = $1 AND people.user_id = locked.user_id`, p.ID, cid); err != nil {
+			return err
+		}
+		if err := uncountEventMinutes(ctx, tx, `SELECT user_id AS u, ts - ts % 60000 AS m, count(*) AS n FROM events
+			WHERE channel_id = $2 AND user_id <> '' GROUP BY 1, 2`, p.ID, cid); err != nil {
 			return err
 		}
 		if err := uncountTags(ctx, tx, p.ID, sqlUncountChannelTags, []any{p.ID, cid}, `t.channel_id = $4`, cid); err != nil {

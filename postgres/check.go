@@ -80,8 +80,9 @@ type pgCheck struct {
 	run         func(ctx context.Context, db *DB, tx pgx.Tx, r *tidings.CheckReport) error
 }
 
-// pgChecks are the checks, the longest first (they run four at a time).
-var pgChecks = []pgCheck{
+// pgChecks are the checks, the longest first (they run four at a time); the page
+// views' are in check_pages.go.
+var pgChecks = append([]pgCheck{
 	{kind: "search.text", run: checkSearchText},
 	// One pass over the tag index checks each row against its event: that it exists
 	// (orphan), is of the row's project (tenant), has its time and channel (row), and
@@ -172,7 +173,7 @@ var pgChecks = []pgCheck{
 	// empty answer committed would replay nothing.
 	{kind: "idempotency.answer", query: `SELECT 'key ' || k.account_id || '/' || k.key, 'the answer of its write', 'none' FROM idempotency_keys k
 		WHERE length(k.body) = 0`},
-}
+}, pageChecks...)
 
 func checkTagsRolled(ctx context.Context, db *DB, tx pgx.Tx, r *tidings.CheckReport) error {
 	return eachRow(ctx, tx, `SELECT 'project ' || project_id || ' tag ' || key || ':' || value, 'rolled (' || n || ' events)', 'not rolled'

@@ -70,7 +70,7 @@ func checkedStore(t *testing.T) (*postgres.DB, *pgx.Conn) {
 			t.Fatal(err)
 		}
 		publish(&tidings.NewEvent{Project: "shop", Channel: "gone", Event: "soon gone", Parser: tidings.ParserText, Notify: true,
-			Tags: tidings.Tags{{Key: "plan", Kind: tidings.KindString, Value: "gone"}}})
+			UserID: "u-1", Tags: tidings.Tags{{Key: "plan", Kind: tidings.KindString, Value: "gone"}}})
 		if err := db.DeleteChannel(ctx, a.ID, "shop", "gone"); err != nil {
 			t.Fatal(err)
 		}
@@ -80,6 +80,30 @@ func checkedStore(t *testing.T) (*postgres.DB, *pgx.Conn) {
 		}
 		if _, err := db.Group(ctx, a.ID, &tidings.GroupChange{Project: "shop", GroupID: "team", UserID: "u-1"}); err != nil {
 			t.Fatal(err)
+		}
+		// Page views: of a user with events and of a visitor, entries from another site
+		// and none, on two days, and one deleted by the retention purge below.
+		day := time.Now().UTC().Truncate(24 * time.Hour).Add(-24 * time.Hour)
+		views := &tidings.NewPageViews{Project: "shop", Host: "shop.example", Views: []tidings.PageView{
+			{UserID: "u-1", Path: "/pricing?utm_source=mail", Title: "Pricing", Timestamp: day.Add(time.Hour)},
+			{UserID: "u-1", Path: "/signup", Referrer: "https://shop.example/pricing", Timestamp: day.Add(time.Hour + time.Minute)},
+			{UserID: "visitor", Path: "/", Referrer: "https://www.news.example/item", Timestamp: day.Add(25 * time.Hour)},
+			{UserID: "visitor", Path: "/pricing?utm_source=mail", Timestamp: day.Add(25*time.Hour + 40*time.Minute)},
+			{UserID: "visitor", Path: "/old", Referrer: "https://old.example/", Timestamp: day.Add(-400 * 24 * time.Hour)},
+		}}
+		var p tidings.Problems
+		views.Check(&p, time.Now(), true)
+		if err := p.Err(); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.AddPageViews(ctx, a.ID, views); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.SetRetention(ctx, a.ID, "shop", 365); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := db.PurgeExpired(ctx, time.Now(), 100); err != nil || n == 0 {
+			t.Fatalf("purged %d: %v", n, err)
 		}
 	}
 	conn, err := pgx.Connect(ctx, url)
@@ -128,6 +152,40 @@ func TestCheckFindsDamage(t *testing.T) {
 			WHERE (project_id, key, value) = (SELECT project_id, key, value FROM tag_counts WHERE rolled LIMIT 1)`},
 		{"a tag count with no events", "tag_count.zero", `INSERT INTO tag_counts (project_id, key, value, n)
 			SELECT id, 'plan', 'ghost', 0 FROM projects LIMIT 1`},
+		{"a user's page views one too many", "person.page_views", `UPDATE people SET page_views = page_views + 1
+			WHERE id = (SELECT min(id) FROM people)`},
+		{"a minute's views one too many", "user_minute", `UPDATE user_minutes SET views = views + 1
+			WHERE (person_ref, minute) = (SELECT person_ref, minute FROM user_minutes WHERE views > 0 LIMIT 1)`},
+		{"a minute's events one too many", "user_minute", `UPDATE user_minutes SET events = events + 1
+			WHERE (person_ref, minute) = (SELECT person_ref, minute FROM user_minutes LIMIT 1)`},
+		{"a minute of no activity", "user_minute", `INSERT INTO user_minutes (person_ref, minute, events, views)
+			SELECT id, 60000, 1, 0 FROM people LIMIT 1`},
+		{"a minute missing", "user_minute.missing", `DELETE FROM user_minutes
+			WHERE (person_ref, minute) = (SELECT person_ref, minute FROM user_minutes WHERE events = 0 LIMIT 1)`},
+		{"a minute of nothing kept", "user_minute.zero", `UPDATE user_minutes SET events = 0, views = 0
+			WHERE (person_ref, minute) = (SELECT person_ref, minute FROM user_minutes LIMIT 1)`},
+		{"a day's users one too many", "page_day", `UPDATE page_days SET users = users + 1
+			WHERE (project_id, day) = (SELECT project_id, day FROM page_days LIMIT 1)`},
+		{"a day's views missing", "page_day", `DELETE FROM page_days
+			WHERE (project_id, day) = (SELECT project_id, day FROM page_days LIMIT 1)`},
+		{"a day of a user missing", "page_user_day", `DELETE FROM page_user_days
+			WHERE (project_id, day, person_ref) = (SELECT project_id, day, person_ref FROM page_user_days LIMIT 1)`},
+		{"a path's entries one too many", "page_path_day", `UPDATE page_path_days SET entries = entries + 1
+			WHERE (project_id, day, path) = (SELECT project_id, day, path FROM page_path_days LIMIT 1)`},
+		{"a path's day of no views", "page_path_day", `INSERT INTO page_path_days (project_id, day, path, views, entries)
+			SELECT project_id, 0, path, 0, 0 FROM page_path_days LIMIT 1`},
+		{"a referrer's entries one too many", "page_referrer_day", `UPDATE page_referrer_days SET entries = entries + 1
+			WHERE (project_id, day, host) = (SELECT project_id, day, host FROM page_referrer_days LIMIT 1)`},
+		{"a referrer's entries missing", "page_referrer_day", `DELETE FROM page_referrer_days
+			WHERE (project_id, day, host) = (SELECT project_id, day, host FROM page_referrer_days LIMIT 1)`},
+		{"a user first seen after a page view", "user_seen", `UPDATE people SET first_seen = last_seen
+			WHERE user_id = 'visitor'`},
+		{"a page view of a user of another project", "person.page_views", `UPDATE page_views SET person_ref = (SELECT max(id) FROM people)
+			WHERE id = (SELECT min(id) FROM page_views)`},
+		{"a page view's path of another project", "page_view.text", `UPDATE page_views SET path = (SELECT max(id) FROM page_texts)
+			WHERE id = (SELECT min(id) FROM page_views)`},
+		{"a user's path views one too few", "page_person_path", `UPDATE page_person_paths SET views = views - 1
+			WHERE (person_ref, path) = (SELECT person_ref, path FROM page_person_paths LIMIT 1)`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()

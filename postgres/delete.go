@@ -49,47 +49,54 @@ func lockDoomed(ctx context.Context, tx pgx.Tx, q string, args ...any) ([]doomed
 }
 
 // deleteEvents deletes locked events of a project and takes them off the counts. Every
-// writer locks count rows in one order, the batches' (hours, then users, then tags,
-// then the tags' hours, each in key order), so that a deletion and a batch never wait
-// for each other in a circle.
+// writer locks count rows in one order, the batches' (hours, then users, then their
+// minutes, then tags, then the tags' hours, each in key order), so that a deletion and
+// a batch never wait for each other in a circle.
 func deleteEvents(ctx context.Context, tx pgx.Tx, project int64, doomed []doomedEvent) error {
 	if len(doomed) == 0 {
 		return nil
 	}
-	ids, channels, hours, users := make([]string, len(doomed)), make([]int64, len(doomed)), make([]int64, len(doomed)), make([]string, len(doomed))
+	n := len(doomed)
+	ids, channels, hours, users, minutes := make([]string, n), make([]int64, n), make([]int64, n), make([]string, n), make([]int64, n)
 	for i, d := range doomed {
-		ids[i], channels[i], hours[i], users[i] = d.id, d.channel, d.ts-d.ts%3_600_000, d.user
+		ids[i], channels[i], hours[i], users[i], minutes[i] = d.id, d.channel, d.ts-d.ts%3_600_000, d.user, d.ts-d.ts%60_000
 	}
 	steps := []struct {
 		q         string
 		args      []any
 		tagCounts bool // the counts it takes rows off are deleted at 0, its rolled tags' hours follow (uncountTags)
+		minutes   bool // q is the gone query of uncountEventMinutes
 	}{
 		{`WITH gone AS (SELECT c, h, count(*) AS n FROM unnest($1::bigint[], $2::bigint[]) AS x(c, h) GROUP BY 1, 2),
 			locked AS (SELECT e.channel_id, e.hour, gone.n FROM event_counts e JOIN gone ON e.channel_id = gone.c AND e.hour = gone.h
 			  ORDER BY 1, 2 FOR UPDATE OF e)
 			UPDATE event_counts e SET n = greatest(e.n - locked.n, 0) FROM locked
-			WHERE e.channel_id = locked.channel_id AND e.hour = locked.hour`, []any{channels, hours}, false},
+			WHERE e.channel_id = locked.channel_id AND e.hour = locked.hour`, []any{channels, hours}, false, false},
 		{`WITH gone AS (SELECT u, count(*) AS n FROM unnest($2::text[]) AS x(u) WHERE u <> '' GROUP BY 1),
 			locked AS (SELECT p.user_id, gone.n FROM people p JOIN gone ON p.user_id = gone.u WHERE p.project_id = $1
 			  ORDER BY 1 FOR UPDATE OF p)
 			UPDATE people p SET events = greatest(p.events - locked.n, 0) FROM locked
-			WHERE p.project_id = $1 AND p.user_id = locked.user_id`, []any{project, users}, false},
+			WHERE p.project_id = $1 AND p.user_id = locked.user_id`, []any{project, users}, false, false},
+		{`SELECT u, m, count(*) AS n FROM unnest($2::text[], $3::bigint[]) AS x(u, m) WHERE u <> '' GROUP BY 1, 2`,
+			[]any{project, users, minutes}, false, true},
 		{`WITH gone AS (SELECT key, value, count(*) AS n FROM event_tags WHERE event_id = ANY($2::text[]) GROUP BY 1, 2),
 			locked AS (SELECT c.key, c.value, gone.n FROM tag_counts c JOIN gone USING (key, value) WHERE c.project_id = $1
 			  ORDER BY 1, 2 FOR UPDATE OF c)
 			UPDATE tag_counts c SET n = greatest(c.n - locked.n, 0) FROM locked
 			WHERE c.project_id = $1 AND c.key = locked.key AND c.value = locked.value
-			RETURNING c.key, c.value, c.n, c.rolled`, []any{project, ids}, true},
+			RETURNING c.key, c.value, c.n, c.rolled`, []any{project, ids}, true, false},
 		// Its pending deliveries go with it: nobody is told of an event that is gone.
-		{`DELETE FROM deliveries WHERE event_id = ANY($1::text[])`, []any{ids}, false},
-		{`DELETE FROM events WHERE id = ANY($1::text[])`, []any{ids}, false},
+		{`DELETE FROM deliveries WHERE event_id = ANY($1::text[])`, []any{ids}, false, false},
+		{`DELETE FROM events WHERE id = ANY($1::text[])`, []any{ids}, false, false},
 	}
 	for _, s := range steps {
 		var err error
-		if s.tagCounts {
+		switch {
+		case s.tagCounts:
 			err = uncountTags(ctx, tx, project, s.q, s.args, `t.event_id = ANY($4::text[])`, ids)
-		} else {
+		case s.minutes:
+			err = uncountEventMinutes(ctx, tx, s.q, s.args...)
+		default:
 			_, err = tx.Exec(ctx, s.q, s.args...)
 		}
 		if err != nil {
@@ -107,8 +114,8 @@ func (db *DB) SetRetention(ctx context.Context, accountID int64, project string,
 	return db.setProject(ctx, accountID, project, "retention_days", days)
 }
 
-// PurgeExpired deletes up to max expired events, one project with a retention at a
-// time, each in a short transaction of its own.
+// PurgeExpired deletes up to max expired events and page views, one project with a
+// retention at a time, each in short transactions of its own.
 func (db *DB) PurgeExpired(ctx context.Context, now time.Time, max int) (int, error) {
 	type kept struct{ id, days int64 }
 	projects, err := query(ctx, db.pool, func(r pgx.Row) (kept, error) {
@@ -120,11 +127,12 @@ func (db *DB) PurgeExpired(ctx context.Context, now time.Time, max int) (int, er
 	}
 	deleted := 0
 	for _, k := range projects {
+		cutoff := ms(now) - k.days*24*3_600_000
 		n := 0
 		// SKIP LOCKED lets two instances purge side by side.
 		err := db.inTx(ctx, func(tx pgx.Tx) error {
 			doomed, err := lockDoomed(ctx, tx, `SELECT id, channel_id, ts, user_id FROM events WHERE project_id = $1 AND ts < $2
-				ORDER BY ts, id LIMIT $3 FOR UPDATE SKIP LOCKED`, k.id, ms(now)-k.days*24*3_600_000, max-deleted)
+				ORDER BY ts, id LIMIT $3 FOR UPDATE SKIP LOCKED`, k.id, cutoff, max-deleted)
 			if err != nil {
 				return err
 			}
@@ -134,8 +142,17 @@ func (db *DB) PurgeExpired(ctx context.Context, now time.Time, max int) (int, er
 		if err != nil {
 			return deleted, err
 		}
-		deleted += n
-		if deleted >= max {
+		if deleted += n; deleted >= max {
+			break
+		}
+		err = db.inTx(ctx, func(tx pgx.Tx) error {
+			n, err = purgeViews(ctx, tx, k.id, cutoff, max-deleted)
+			return err
+		})
+		if err != nil {
+			return deleted, err
+		}
+		if deleted += n; deleted >= max {
 			break
 		}
 	}

@@ -48,6 +48,11 @@ func (db *DB) Load(ctx context.Context, d tidings.Dump) ([]tidings.TableCount, e
 		if _, err := tx.Exec(ctx, sqlRollCommonTags, db.tagRollup); err != nil {
 			return fmt.Errorf("hourly tag counts: %w", err)
 		}
+		// The users' activity minutes are this store's own too; page views are not
+		// copied (each store keeps them in its own compact shape).
+		if _, err := tx.Exec(ctx, sqlUserMinutesFromEvents); err != nil {
+			return fmt.Errorf("user minutes: %w", err)
+		}
 		// The copied events have no search index yet: the next Open makes it.
 		if _, err := tx.Exec(ctx, `UPDATE search_backfill SET next_id = 'g'`); err != nil {
 			return err
@@ -66,23 +71,22 @@ func (db *DB) Load(ctx context.Context, d tidings.Dump) ([]tidings.TableCount, e
 
 // loadTable copies one table: each column of the PostgreSQL table from the dump's
 // column of that name, a serial column the dump lacks from its rowid, a column of
-// this store only (search, tag_counts.rolled) left to its default.
+// this store only (search, tag_counts.rolled) left to its default, and so is
+// people.page_views (page views are not copied) and a setting the dump lacks
+// (projects.ignore_gpc).
 func loadTable(ctx context.Context, d tidings.Dump, tx pgx.Tx, table string) (int64, error) {
 	type column struct{ name, typ string }
 	cols, err := query(ctx, tx, func(r pgx.Row) (column, error) {
 		var c column
 		return c, r.Scan(&c.name, &c.typ)
 	}, `SELECT column_name, data_type FROM information_schema.columns
-		WHERE table_schema = current_schema() AND table_name = $1 AND column_name NOT IN ('search', 'rolled') ORDER BY ordinal_position`, table)
+		WHERE table_schema = current_schema() AND table_name = $1 AND column_name NOT IN ('search', 'rolled')
+		  AND NOT (table_name = 'people' AND column_name = 'page_views') ORDER BY ordinal_position`, table)
 	if err != nil {
 		return 0, err
 	}
-	var names []string
-	for _, c := range cols {
-		names = append(names, c.name)
-	}
 	var data [][]any
-	var from []int // for each column, the dump's column it takes
+	var from []int // for each column, the dump's column it takes (-1: none, its default)
 	err = d.Rows(ctx, table, func(dcols []string, row []any) error {
 		if from == nil {
 			for _, c := range cols {
@@ -90,21 +94,29 @@ func loadTable(ctx context.Context, d tidings.Dump, tx pgx.Tx, table string) (in
 				if i < 0 {
 					i = slices.Index(dcols, "rowid") // insight_points.id, webhooks.seq, push_subscriptions.seq
 				}
-				if i < 0 {
+				if i < 0 && !optionalColumns[c.name] {
 					return fmt.Errorf("the dump has no column %s", c.name)
 				}
 				from = append(from, i)
 			}
 		}
-		vals := make([]any, len(cols))
+		vals := make([]any, 0, len(cols))
 		for i, c := range cols {
-			vals[i] = convert(row[from[i]], c.typ)
+			if from[i] >= 0 {
+				vals = append(vals, convert(row[from[i]], c.typ))
+			}
 		}
 		data = append(data, vals)
 		return nil
 	})
 	if err != nil {
 		return 0, err
+	}
+	var names []string
+	for i, c := range cols {
+		if from == nil || from[i] >= 0 {
+			names = append(names, c.name)
+		}
 	}
 	return tx.CopyFrom(ctx, pgx.Identifier{table}, names, pgx.CopyFromRows(data))
 }
@@ -130,6 +142,16 @@ func convert(v any, typ string) any {
 	}
 	return v
 }
+
+// optionalColumns are settings a dump of an older store may lack: they keep their default.
+var optionalColumns = map[string]bool{"ignore_gpc": true}
+
+// sqlUserMinutesFromEvents counts the users' events per minute (as migration 00017 did).
+const sqlUserMinutesFromEvents = `INSERT INTO user_minutes (person_ref, minute, events, views)
+	SELECT p.id, e.ts - e.ts % 60000, count(*), 0
+	FROM events e JOIN people p ON p.project_id = e.project_id AND p.user_id = e.user_id
+	WHERE e.user_id <> ''
+	GROUP BY 1, 2`
 
 // sqlRollCommonTags rolls every tag of $1 events or more (as migration 00016 did):
 // sets its flag and fills its hourly counts from its event_tags rows.

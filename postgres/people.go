@@ -129,50 +129,75 @@ func upsertProperties(ctx context.Context, tx pgx.Tx, table, idColumn string, pr
 	return ref, err
 }
 
-const personColumns = `u.id, u.user_id, u.properties, u.first_seen, u.last_seen, u.events`
+const personColumns = `u.id, u.user_id, u.properties, u.first_seen, u.last_seen, u.events, u.page_views`
 
 func scanPerson(project string, r pgx.Row) (*tidings.Person, int64, error) {
 	u := &tidings.Person{Project: project}
 	var ref, first, last int64
 	var props string
-	if err := r.Scan(&ref, &u.UserID, &props, &first, &last, &u.Events); err != nil {
+	if err := r.Scan(&ref, &u.UserID, &props, &first, &last, &u.Events, &u.PageViews); err != nil {
 		return nil, 0, err
 	}
 	u.FirstSeen, u.LastSeen = fromMS(first), fromMS(last)
 	return u, ref, json.Unmarshal([]byte(props), &u.Properties)
 }
 
-// FindPerson returns one user with its groups.
+// FindPerson returns one user with its groups and sessions.
 func (db *DB) FindPerson(ctx context.Context, accountID int64, project, userID string) (*tidings.Person, error) {
 	p, err := findProject(ctx, db.pool, accountID, project)
 	if err != nil {
 		return nil, err
 	}
-	return findPerson(ctx, db.pool, p, userID)
-}
-
-func findPerson(ctx context.Context, q querier, p *tidings.Project, userID string) (*tidings.Person, error) {
-	u, ref, err := scanPerson(p.Name, mappedRow{q.QueryRow(ctx, `SELECT `+personColumns+` FROM people u WHERE u.project_id = $1 AND u.user_id = $2`,
-		p.ID, userID)})
-	if noRows(err) {
-		return nil, tidings.PersonNotFound(p.Name, userID)
-	}
+	u, ref, err := findPersonRef(ctx, db.pool, p, userID)
 	if err != nil {
 		return nil, err
 	}
+	u.Sessions, err = sessions(ctx, db.pool, ref)
+	return u, err
+}
+
+func findPerson(ctx context.Context, q querier, p *tidings.Project, userID string) (*tidings.Person, error) {
+	u, _, err := findPersonRef(ctx, q, p, userID)
+	return u, err
+}
+
+// findPersonRef returns a user with its groups, and its row id.
+func findPersonRef(ctx context.Context, q querier, p *tidings.Project, userID string) (*tidings.Person, int64, error) {
+	u, ref, err := scanPerson(p.Name, mappedRow{q.QueryRow(ctx, `SELECT `+personColumns+` FROM people u WHERE u.project_id = $1 AND u.user_id = $2`,
+		p.ID, userID)})
+	if noRows(err) {
+		return nil, 0, tidings.PersonNotFound(p.Name, userID)
+	}
+	if err != nil {
+		return nil, 0, err
+	}
 	if err := (mappedRow{q.QueryRow(ctx, `SELECT count(*) FROM group_members WHERE person_ref = $1`, ref)}).Scan(&u.GroupCount); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	u.Groups, err = query(ctx, q, func(r pgx.Row) (string, error) {
 		var g string
 		return g, r.Scan(&g)
 	}, `SELECT g.group_id FROM group_members m JOIN groups g ON g.id = m.group_ref WHERE m.person_ref = $1
 		ORDER BY g.last_seen DESC, g.id DESC LIMIT $2`, ref, tidings.MaxUserGroups)
-	return u, err
+	return u, ref, err
 }
 
-// ListPeople returns a page of the project's users, most recently seen first.
+// personSorts are the columns of the orders of a page of users; each has an index
+// (project_id, column, id).
+var personSorts = map[string]string{
+	"":                          "last_seen",
+	tidings.PersonSortLastSeen:  "last_seen",
+	tidings.PersonSortEvents:    "events",
+	tidings.PersonSortFirstSeen: "first_seen",
+}
+
+// ListPeople returns a page of the project's users in the query's order (last seen,
+// events or first seen, largest first, ties by the newest row).
 func (db *DB) ListPeople(ctx context.Context, accountID int64, q tidings.PersonQuery) (*tidings.PersonPage, error) {
+	if err := tidings.CheckPersonSort(q.Sort); err != nil {
+		return nil, err
+	}
+	col := personSorts[q.Sort]
 	p, err := findProject(ctx, db.pool, accountID, q.Project)
 	if err != nil {
 		return nil, err
@@ -186,7 +211,7 @@ func (db *DB) ListPeople(ctx context.Context, accountID int64, q tidings.PersonQ
 	sb.WriteString(`SELECT ` + personColumns + ` FROM people u WHERE u.project_id = $1`)
 	if q.Before != "" {
 		var last, ref int64
-		err := db.row(ctx, `SELECT last_seen, id FROM people WHERE project_id = $1 AND user_id = $2`, p.ID, q.Before).Scan(&last, &ref)
+		err := db.row(ctx, `SELECT `+col+`, id FROM people WHERE project_id = $1 AND user_id = $2`, p.ID, q.Before).Scan(&last, &ref)
 		if noRows(err) {
 			var pr tidings.Problems
 			pr.Add("before", "cursor", "no user %q in project %q", q.Before, q.Project)
@@ -195,7 +220,7 @@ func (db *DB) ListPeople(ctx context.Context, accountID int64, q tidings.PersonQ
 		if err != nil {
 			return nil, err
 		}
-		sb.WriteString(` AND (u.last_seen, u.id) < (` + arg(last) + `, ` + arg(ref) + `)`)
+		sb.WriteString(` AND (u.` + col + `, u.id) < (` + arg(last) + `, ` + arg(ref) + `)`)
 	}
 	if q.IDPrefix != "" {
 		sb.WriteString(` AND u.user_id ILIKE ` + arg(tidings.LikePrefix(q.IDPrefix)) + ` ESCAPE '\'`)
@@ -203,7 +228,7 @@ func (db *DB) ListPeople(ctx context.Context, accountID int64, q tidings.PersonQ
 	for _, f := range q.Properties {
 		sb.WriteString(` AND (u.properties::jsonb ->> ` + arg(f.Key) + `) = ` + arg(f.Value))
 	}
-	sb.WriteString(` ORDER BY u.last_seen DESC, u.id DESC LIMIT ` + arg(q.Limit+1))
+	sb.WriteString(` ORDER BY u.` + col + ` DESC, u.id DESC LIMIT ` + arg(q.Limit+1))
 	people, err := query(ctx, db.pool, func(r pgx.Row) (*tidings.Person, error) {
 		u, _, err := scanPerson(q.Project, r)
 		return u, err

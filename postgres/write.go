@@ -17,6 +17,7 @@ type writeJob struct {
 	event     *tidings.NewEvent
 	events    *tidings.NewBatch
 	insight   *tidings.InsightChange
+	views     *tidings.NewPageViews
 	// fn is any other small write (the outbox's bookkeeping): it shares the batch's
 	// transaction and commit instead of paying its own.
 	fn func(ctx context.Context, tx pgx.Tx) error
@@ -57,6 +58,7 @@ type batch struct {
 	// allWebhooks caches whether a project has a webhook for every event.
 	allWebhooks map[int64]bool
 	rows        eventRows
+	views       viewRows
 	jobsOut     int // outbox jobs of events
 	notices     []notice
 }
@@ -134,29 +136,42 @@ const sqlCountEvents = `INSERT INTO event_counts (channel_id, hour, n)
 	SELECT c, t - t % 3600000, count(*) FROM unnest($1::bigint[], $2::bigint[]) AS u(c, t) GROUP BY 1, 2 ORDER BY 1, 2
 	ON CONFLICT (channel_id, hour) DO UPDATE SET n = event_counts.n + excluded.n`
 
-// sqlCountUsers creates the users that events name and counts their events, once per
-// batch and user, in key order like sqlCountEvents.
-const sqlCountUsers = `INSERT INTO people (project_id, user_id, properties, first_seen, last_seen, events)
-	SELECT p, u, '{}', $3, $3, count(*) FROM unnest($1::bigint[], $2::text[]) AS x(p, u) WHERE u <> '' GROUP BY 1, 2 ORDER BY 1, 2
-	ON CONFLICT (project_id, user_id) DO UPDATE SET last_seen = greatest(people.last_seen, excluded.last_seen),
-	  first_seen = least(people.first_seen, excluded.first_seen), events = people.events + excluded.events`
-
-// flush writes the events gathered so far.
+// flush writes the events and page views gathered so far. Every writer locks the
+// rows it shares with others in one order, each table's in key order: page_texts,
+// event_counts, people, user_minutes, the page counts (flushViews), tag_counts,
+// tag_hours. Deletions take the same order, so no two transactions wait for each
+// other in a circle.
 func (b *batch) flush(ctx context.Context) error {
-	r := &b.rows
-	if len(r.id) == 0 {
+	r, v := &b.rows, &b.views
+	if len(r.id) == 0 && len(v.user) == 0 {
 		return nil
 	}
 	defer r.reset()
-	if _, err := b.tx.Exec(ctx, sqlInsertEvents, r.id, r.project, r.channel, r.event, r.description, r.icon, r.notify,
-		r.tags, r.parser, r.userID, r.ts, b.now, r.search); err != nil {
+	defer v.reset()
+	var texts map[textKey]int32
+	if len(v.user) > 0 {
+		var err error
+		if texts, err = b.pageTexts(ctx); err != nil {
+			return err
+		}
+	}
+	if len(r.id) > 0 {
+		if _, err := b.tx.Exec(ctx, sqlInsertEvents, r.id, r.project, r.channel, r.event, r.description, r.icon, r.notify,
+			r.tags, r.parser, r.userID, r.ts, b.now, r.search); err != nil {
+			return err
+		}
+		if _, err := b.tx.Exec(ctx, sqlCountEvents, r.channel, r.ts); err != nil {
+			return err
+		}
+	}
+	people, err := b.countPeople(ctx)
+	if err != nil {
 		return err
 	}
-	if _, err := b.tx.Exec(ctx, sqlCountEvents, r.channel, r.ts); err != nil {
-		return err
-	}
-	if _, err := b.tx.Exec(ctx, sqlCountUsers, r.project, r.userID, b.now); err != nil {
-		return err
+	if len(v.user) > 0 {
+		if err := b.flushViews(ctx, texts, people); err != nil {
+			return err
+		}
 	}
 	if len(r.tagEvent) > 0 {
 		if _, err := b.tx.Exec(ctx, sqlInsertTags, r.tagEvent, r.tagKey, r.tagValue, r.tagProject, r.tagChannel, r.tagTS); err != nil {
@@ -270,6 +285,7 @@ func (db *DB) tryBatch(ctx context.Context, jobs []*job, careful bool) error {
 				clear(b.projects)
 				clear(b.channels)
 				b.rows.reset()
+				b.views.reset()
 				j.Err = jerr
 				continue
 			}
@@ -322,13 +338,14 @@ func (r *writeResult) publishedEvents() []*tidings.Event {
 	return out
 }
 
-// apply runs an event, batch or insight job, with its idempotency key: claimed before
+// apply runs an event, batch, page views or insight job, with its idempotency key: claimed before
 // the job writes, dropped when the job is refused, kept with its answer otherwise. A
 // domain error is the job's refusal (nothing was written for it).
 func (b *batch) apply(ctx context.Context, w *writeJob) (*writeResult, error) {
 	var claim *keyClaim
 	var err error
 	switch {
+	case w.views != nil: // page views have no idempotency key: a view sent twice is two views
 	case w.event != nil:
 		claim, err = claimFor(ctx, b.tx, w.accountID, w.event.Key, b.now)
 	case w.events != nil:
@@ -342,6 +359,12 @@ func (b *batch) apply(ctx context.Context, w *writeJob) (*writeResult, error) {
 	res := &writeResult{}
 	var refusal error
 	switch {
+	case w.views != nil:
+		err = b.insertViews(ctx, w.accountID, w.views)
+		if err == nil && b.careful {
+			err = b.flush(ctx)
+		}
+		refusal, err = refused(err)
 	case w.event != nil:
 		res.event, err = b.insertEvent(ctx, w.accountID, w.event)
 		if err == nil && b.careful {

@@ -70,6 +70,7 @@ func testWorkload(t *testing.T, open Opener) {
 		increments = map[string]int{}  // acknowledged increments per "account/project/title"
 		failures   atomic.Int64
 		seq        atomic.Int64
+		viewsAdded atomic.Int64
 	)
 	fail := func(format string, args ...any) {
 		if failures.Add(1) <= 20 {
@@ -192,6 +193,25 @@ func testWorkload(t *testing.T, open Opener) {
 				fail("group: %v", err)
 			}
 		})
+		// Page views of the events' users, fresh and backdated (purged): their activity
+		// minutes are shared with events deleted and purged meanwhile.
+		run(func(w int) {
+			n := seq.Add(1)
+			c := &tidings.NewPageViews{Project: "shop", Host: "shop.example"}
+			for j := range 3 {
+				at := time.Now().Add(-time.Duration(j) * time.Minute)
+				if (n+int64(j))%2 == 0 {
+					at = time.Now().Add(-60 * 24 * time.Hour).Add(time.Duration(n) * time.Millisecond)
+				}
+				c.Views = append(c.Views, tidings.PageView{UserID: fmt.Sprintf("user-%d", (n+int64(j))%7), Path: fmt.Sprintf("/p/%d", n%5),
+					Referrer: []string{"", "https://ref.example/", "/in"}[j], Timestamp: at})
+			}
+			if err := addWorkloadViews(ctx, s, a.ID, c); err != nil {
+				fail("page views: %v", err)
+				return
+			}
+			viewsAdded.Add(int64(len(c.Views)))
+		})
 		// Deletes of single events, just published ones among them.
 		run(func(w int) {
 			mu.Lock()
@@ -241,6 +261,8 @@ func testWorkload(t *testing.T, open Opener) {
 					record(acked{a, "shop", ev, true})
 				}
 			}
+			must2(addWorkloadViews(ctx, s, a.ID, &tidings.NewPageViews{Project: project, Views: []tidings.PageView{
+				{UserID: "user-1", Path: "/tmp"}, {UserID: "user-2", Path: "/tmp", Timestamp: time.Now().Add(-30 * 24 * time.Hour)}}}))
 			mu.Lock()
 			goneScopes[a.Name+"/shop/"+fmt.Sprintf("tmp-%d", n)] = true
 			goneScopes[a.Name+"/"+project] = true
@@ -293,6 +315,22 @@ func testWorkload(t *testing.T, open Opener) {
 			}
 		}
 	})
+	// Page views and profiles read all along.
+	run(func(int) {
+		for _, a := range accounts {
+			_, err := s.PageStats(ctx, a.ID, tidings.PageStatsQuery{Project: "shop", From: time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -90),
+				To: time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, 1)})
+			if err != nil {
+				fail("page stats: %v", err)
+			}
+			if _, err := s.ListPageViews(ctx, a.ID, tidings.PageViewQuery{Project: "shop", UserID: "user-3", Limit: 50}); err != nil {
+				fail("list page views: %v", err)
+			}
+			if _, err := s.UserActivity(ctx, a.ID, "shop", "user-3", time.Now().AddDate(0, 0, -90)); err != nil && tidings.ErrorCode(err) != tidings.ENotFound {
+				fail("user activity: %v", err)
+			}
+		}
+	})
 	// The retention purge, all the time, in small batches.
 	purged := atomic.Int64{}
 	run(func(int) {
@@ -315,6 +353,26 @@ func testWorkload(t *testing.T, open Opener) {
 	}
 	if report.Omitted > 0 {
 		t.Errorf("check: %d more inconsistencies", report.Omitted)
+	}
+	// The Pages view counts what the list of views holds.
+	for _, a := range accounts {
+		today := time.Now().UTC().Truncate(24 * time.Hour)
+		st, err := s.PageStats(ctx, a.ID, tidings.PageStatsQuery{Project: "shop", From: today.AddDate(0, 0, -90), To: today.AddDate(0, 0, 2)})
+		must(t, err)
+		listed := 0
+		q := tidings.PageViewQuery{Project: "shop", Limit: tidings.MaxPageViewsRead}
+		for {
+			pg, err := s.ListPageViews(ctx, a.ID, q)
+			must(t, err)
+			listed += len(pg.Views)
+			if pg.Next == "" {
+				break
+			}
+			q.Before = pg.Next
+		}
+		if st.Views != int64(listed) {
+			t.Errorf("%s: the Pages view counts %d views, the list holds %d", a.Name, st.Views, listed)
+		}
 	}
 	// Charts still count what the feed lists.
 	for _, a := range accounts {
@@ -367,8 +425,8 @@ func testWorkload(t *testing.T, open Opener) {
 			}
 		}
 	}
-	t.Logf("workload %v: %d events acknowledged (%d read back, %d expired), %d purged, %d deleted one at a time, %d channels and projects churned, increments %v",
-		d, len(events), kept, expired, purged.Load(), len(deleted), len(goneScopes), len(increments))
+	t.Logf("workload %v: %d events acknowledged (%d read back, %d expired), %d page views, %d purged, %d deleted one at a time, %d channels and projects churned, increments %v",
+		d, len(events), kept, expired, viewsAdded.Load(), purged.Load(), len(deleted), len(goneScopes), len(increments))
 	for key, n := range increments {
 		parts := strings.SplitN(key, "/", 3)
 		for _, a := range accounts {
@@ -433,4 +491,14 @@ func queryName(q tidings.EventQuery) string {
 		return "no filter"
 	}
 	return strings.Join(parts, " ")
+}
+
+// addWorkloadViews checks and stores page views as POST /v1/page does.
+func addWorkloadViews(ctx context.Context, s tidings.Store, accountID int64, c *tidings.NewPageViews) error {
+	var p tidings.Problems
+	c.Check(&p, time.Now(), true)
+	if err := p.Err(); err != nil {
+		return err
+	}
+	return s.AddPageViews(ctx, accountID, c)
 }
