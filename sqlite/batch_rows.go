@@ -222,10 +222,14 @@ func (b *batch) writeCounts(ctx context.Context) error {
 		}
 		refs[k] = ref
 	}
+	sessions := sessionCounts{}
 	for k, n := range b.userMinutes {
-		if err := b.exec(ctx, sqlCountMinute, refs[userKey{k.project, k.id}], k.minute, n, 0); err != nil {
+		if err := sessions.addMinute(ctx, b, refs[userKey{k.project, k.id}], k.minute, n, 0); err != nil {
 			return err
 		}
+	}
+	if err := sessions.write(ctx, b); err != nil {
+		return err
 	}
 	for k, n := range b.hours {
 		if err := b.exec(ctx, sqlCountHour, k.channel, k.hour, n); err != nil {

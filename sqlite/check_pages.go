@@ -65,6 +65,7 @@ func countsCheck(kind, want, have string, keys, counts []string) storeCheck {
 func pageChecks() []storeCheck {
 	return []storeCheck{
 		{"user_minute", checkUserMinutes},
+		{"person.sessions", checkSessions},
 		// A user's page views, and its first and last seen around them; a view of a
 		// user of another project would be listed among that user's.
 		kindCheck("person.page_views", `SELECT CASE WHEN u.page_views != coalesce(v.n, 0) THEN 'person.page_views' ELSE 'user_seen' END,
@@ -193,4 +194,47 @@ func checkReferrerDays(ctx context.Context, tx *sql.Tx, r *tidings.CheckReport) 
 			Expected: fmt.Sprint(w), Found: "no row"})
 	}
 	return nil
+}
+
+// checkSessions counts each user's sessions again from its activity minutes, in the
+// primary key's order (tidings.CountSessions' rule), against people.sessions.
+func checkSessions(ctx context.Context, tx *sql.Tx, r *tidings.CheckReport) error {
+	counted := map[int64]int64{}
+	rows, err := tx.QueryContext(ctx, `SELECT person_ref, minute FROM user_minutes ORDER BY person_ref, minute`)
+	if err != nil {
+		return err
+	}
+	var ref, minute, last int64 // people ids start at 1: ref 0 is before the first
+	for rows.Next() {
+		var p int64
+		if err := rows.Scan(&p, &minute); err != nil {
+			rows.Close()
+			return err
+		}
+		if p != ref || minute-last > tidings.SessionGapMinutes {
+			counted[p]++
+		}
+		ref, last = p, minute
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	rows, err = tx.QueryContext(ctx, `SELECT id, project_id, user_id, sessions FROM people`)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, project, sessions int64
+		var user string
+		if err := rows.Scan(&id, &project, &user, &sessions); err != nil {
+			return err
+		}
+		if n := counted[id]; n != sessions {
+			r.Add(tidings.Inconsistency{Kind: "person.sessions", Where: fmt.Sprintf("project %d user %s", project, user),
+				Expected: fmt.Sprint(n), Found: fmt.Sprint(sessions)})
+		}
+	}
+	return rows.Err()
 }

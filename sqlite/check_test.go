@@ -155,6 +155,7 @@ func TestCheckFindsDamage(t *testing.T) {
 		{"a user's count", "user_count", []string{`UPDATE people SET events = events + 1 WHERE user_id = 'u-1'`}},
 		{"a user's first seen", "user_seen", []string{`UPDATE people SET first_seen = last_seen + 1 WHERE user_id = 'u-2'`}},
 		{"a user without a row", "user_count", []string{`DELETE FROM people WHERE user_id = 'u-3'`}},
+		{"a user's sessions", "person.sessions", []string{`UPDATE people SET sessions = sessions + 1 WHERE user_id = 'u-1'`}},
 		{"a user's page views", "person.page_views", []string{`UPDATE people SET page_views = page_views + 1 WHERE user_id = 'u-1'`}},
 		{"a page view of another project's user", "person.page_views", []string{`UPDATE page_views SET person_ref =
 			(SELECT id FROM people WHERE project_id != (SELECT project_id FROM page_views WHERE id = 1) LIMIT 1) WHERE id = 1`}},

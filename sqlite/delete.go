@@ -125,14 +125,26 @@ func deleteEvents(ctx context.Context, tx *sql.Tx, project int64, events []doome
 		}
 	}
 	// A minute left without activity loses its row (a session may split there).
+	sessions := sessionCounts{}
+	refs := map[string]int64{}
 	for k, n := range minuteGone {
-		err := subtractRow(ctx, tx, `UPDATE user_minutes SET events = events - ?1
-			WHERE person_ref = (SELECT id FROM people WHERE project_id = ?2 AND user_id = ?3) AND minute = ?4 RETURNING events + views`,
-			`DELETE FROM user_minutes WHERE person_ref = (SELECT id FROM people WHERE project_id = ?2 AND user_id = ?3) AND minute = ?4`,
-			nil, n, k.project, k.id, k.minute)
-		if err != nil {
+		ref, ok := refs[k.id]
+		if !ok {
+			err := tx.QueryRowContext(ctx, `SELECT id FROM people WHERE project_id = ? AND user_id = ?`, k.project, k.id).Scan(&ref)
+			if err != nil && !errors.Is(err, sql.ErrNoRows) {
+				return err
+			}
+			refs[k.id] = ref
+		}
+		if ref == 0 {
+			continue // no user row: the check names that (user_count)
+		}
+		if err := sessions.takeMinute(ctx, tx, ref, k.minute, n, 0); err != nil {
 			return err
 		}
+	}
+	if err := sessions.write(ctx, tx); err != nil {
+		return err
 	}
 	// An hour left without events loses its row: a count of 0 would stand for events
 	// that are not there (tidings check names one as hour_count.zero).

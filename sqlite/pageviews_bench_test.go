@@ -3,7 +3,9 @@ package sqlite_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -119,26 +121,116 @@ func BenchmarkPageViewBytes(b *testing.B) {
 	for range b.N {
 		db, a := openLoad(b)
 		addBenchViews(b, db, a.ID, 0, views)
-		sizes, err := sqlite.TableBytes(ctx, db)
-		if err != nil {
-			b.Fatal(err)
+		own, derived := viewBytes(b, db, views)
+		start := time.Now()
+		r, err := db.Check(ctx)
+		if err != nil || !r.OK() {
+			b.Fatalf("check: %v %v", err, r)
 		}
-		var own, derived int64
-		var parts []string
-		for name, n := range sizes {
-			switch {
-			case strings.HasPrefix(name, "page_views"):
-				own += n
-			case strings.HasPrefix(name, "page_") || name == "user_minutes" || strings.HasPrefix(name, "sqlite_autoindex_page"):
-				derived += n
-			default:
-				continue
+		b.ReportMetric(time.Since(start).Seconds(), "check-s")
+		for i, kind := range r.Checks {
+			if r.Took[i] > 100*time.Millisecond {
+				b.Logf("check %s took %v", kind, r.Took[i])
 			}
-			parts = append(parts, fmt.Sprintf("%s %.1f", name, float64(n)/views))
 		}
-		sort.Strings(parts)
-		b.Logf("bytes per view: %s", strings.Join(parts, ", "))
-		b.ReportMetric(float64(own)/views, "B/view")
-		b.ReportMetric(float64(derived)/views, "derived-B/view")
+		b.ReportMetric(own, "B/view")
+		b.ReportMetric(derived, "derived-B/view")
 	}
+}
+
+// BenchmarkPageReads times a profile (FindPerson with its sessions, UserActivity) of a
+// user with 100,000 page views over 90 days, and the Pages view of its project, which
+// holds as many views of 20,000 other users on 500 paths (and of TIDINGS_BENCH_VIEWS
+// more when set): the issue wants each within 100 ms.
+//
+//	go test -run '^$' -bench PageReads -benchtime 20x ./sqlite
+func BenchmarkPageReads(b *testing.B) {
+	ctx := context.Background()
+	db, a := openLoad(b)
+	others := int64(100_000)
+	if n, err := strconv.ParseInt(os.Getenv("TIDINGS_BENCH_VIEWS"), 10, 64); err == nil {
+		others = n
+	}
+	start := time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -90)
+	span := int64(90 * 24 * 3600) // seconds
+	const heavy = 100_000
+	total := heavy + others
+	measure(b, int((total+19)/20), func(i int64) error {
+		c := &tidings.NewPageViews{Project: "load", Host: "tidings.dev"}
+		for n := (i - 1) * 20; n < min(i*20, total); n++ {
+			v := tidings.PageView{UserID: "heavy", Path: fmt.Sprintf("/app/%d", n%40)}
+			if n >= heavy {
+				v = tidings.PageView{UserID: fmt.Sprintf("user-%d", n%20_000), Path: fmt.Sprintf("/docs/%d", n%500)}
+				if n%3 == 0 {
+					v.Referrer = fmt.Sprintf("https://site-%d.example/", n%70)
+				}
+			}
+			// Spread over the 90 days in a scrambled order, as many clients send.
+			v.Timestamp = start.Add(time.Duration((n*7_919%total)*span/total) * time.Second)
+			c.Views = append(c.Views, v)
+		}
+		return db.AddPageViews(ctx, a.ID, checkedViews(b, c))
+	}, nil)
+	viewBytes(b, db, total)
+	today := time.Now().UTC().Truncate(24 * time.Hour)
+	for _, c := range []struct {
+		name string
+		op   func() error
+	}{
+		{"FindPerson", func() error {
+			u, err := db.FindPerson(ctx, a.ID, "load", "heavy")
+			if err == nil && (u.PageViews != heavy || u.Sessions == 0) {
+				err = fmt.Errorf("heavy: %d views, %d sessions", u.PageViews, u.Sessions)
+			}
+			return err
+		}},
+		{"UserActivity", func() error {
+			_, err := db.UserActivity(ctx, a.ID, "load", "heavy", today.AddDate(0, 0, -tidings.ActivityDays))
+			return err
+		}},
+		{"ListPageViews-user", func() error {
+			_, err := db.ListPageViews(ctx, a.ID, tidings.PageViewQuery{Project: "load", UserID: "heavy", Limit: tidings.MaxPageViewsRead})
+			return err
+		}},
+		{"PageStats-30d", func() error {
+			_, err := db.PageStats(ctx, a.ID, tidings.PageStatsQuery{Project: "load", From: today.AddDate(0, 0, -30), To: today.AddDate(0, 0, 1)})
+			return err
+		}},
+		{"PageStats-366d", func() error {
+			_, err := db.PageStats(ctx, a.ID, tidings.PageStatsQuery{Project: "load", From: today.AddDate(0, 0, -365), To: today.AddDate(0, 0, 1)})
+			return err
+		}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				if err := c.op(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// viewBytes logs the bytes of each table and index of page views per view, and
+// answers those of page_views with its indexes and those of the rest.
+func viewBytes(b *testing.B, db *sqlite.DB, views int64) (own, derived float64) {
+	sizes, err := sqlite.TableBytes(context.Background(), db)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var parts []string
+	for name, n := range sizes {
+		switch {
+		case strings.HasPrefix(name, "page_views"):
+			own += float64(n) / float64(views)
+		case strings.HasPrefix(name, "page_") || name == "user_minutes" || strings.HasPrefix(name, "sqlite_autoindex_page"):
+			derived += float64(n) / float64(views)
+		default:
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%s %.1f", name, float64(n)/float64(views)))
+	}
+	sort.Strings(parts)
+	b.Logf("bytes per view: %s", strings.Join(parts, ", "))
+	return own, derived
 }

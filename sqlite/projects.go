@@ -316,10 +316,11 @@ func channelMinutesGone(ctx context.Context, tx *sql.Tx, project int64, channel 
 	if err := rows.Err(); err != nil {
 		return err
 	}
+	sessions := sessionCounts{}
 	for _, k := range empty {
-		if _, err := tx.ExecContext(ctx, `DELETE FROM user_minutes WHERE person_ref = ? AND minute = ?`, k[0], k[1]); err != nil {
+		if err := sessions.dropMinute(ctx, tx, k[0], k[1]); err != nil {
 			return err
 		}
 	}
-	return nil
+	return sessions.write(ctx, tx)
 }

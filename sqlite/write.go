@@ -160,7 +160,7 @@ var writeStatements = []string{sqlFindChannel, sqlCreateChannel, sqlCountInsight
 	sqlSearchMark, sqlSetSearchMark, sqlEventsAbove}
 
 func init() {
-	writeStatements = slices.Concat(writeStatements, eventStatements, tagStatements, searchStatements, pageStatements, viewStatements,
+	writeStatements = slices.Concat(writeStatements, eventStatements, tagStatements, searchStatements, pageStatements, viewStatements, sessionStatements,
 		[]string{sqlGroupMembership, sqlJoinGroup, sqlGroupSummary, sqlFindPerson, sqlPersonGroupCount, sqlPersonGroups,
 			peopleTable.find, peopleTable.insert, peopleTable.update, groupsTable.find, groupsTable.insert, groupsTable.update,
 			sqlDeleteDelivery, sqlRetryDelivery, sqlRecordPush})

@@ -50,6 +50,15 @@ INSERT INTO user_minutes (person_ref, minute, events, views)
   SELECT p.id, e.ts / 60000, count(*), 0 FROM events e JOIN people p ON p.project_id = e.project_id AND p.user_id = e.user_id
   WHERE e.user_id != '' GROUP BY 1, 2;
 
+-- A user's sessions (tidings.CountSessions of its minutes), kept as its minutes come
+-- and go (user_sessions.go): a minute more than 30 after the one before starts one.
+ALTER TABLE people ADD COLUMN sessions INTEGER NOT NULL DEFAULT 0;
+UPDATE people SET sessions = s.n FROM (
+    SELECT person_ref, count(*) AS n FROM (
+      SELECT person_ref, minute - lag(minute) OVER (PARTITION BY person_ref ORDER BY minute) AS gap FROM user_minutes)
+    WHERE gap IS NULL OR gap > 30 GROUP BY person_ref) s
+  WHERE people.id = s.person_ref;
+
 -- A user's views per path: its profile's top pages.
 CREATE TABLE page_person_paths (
     person_ref INTEGER NOT NULL REFERENCES people(id) ON DELETE CASCADE,
@@ -101,5 +110,6 @@ DROP TABLE page_views;
 DROP TABLE page_texts;
 DROP INDEX people_first_seen;
 DROP INDEX people_events;
+ALTER TABLE people DROP COLUMN sessions;
 ALTER TABLE people DROP COLUMN page_views;
 ALTER TABLE projects DROP COLUMN ignore_gpc;
