@@ -13,10 +13,13 @@ import (
 )
 
 type problem struct {
-	Status     int              `json:"status"`
-	Title      string           `json:"title"`
-	Code       string           `json:"code"`
-	Detail     string           `json:"detail"`
+	Status int    `json:"status"`
+	Title  string `json:"title"`
+	Code   string `json:"code"`
+	Detail string `json:"detail"`
+	// Message repeats Detail: LogSnag's Python and Ruby SDKs print only a top-level
+	// message (the others validation.body[].message).
+	Message    string           `json:"message"`
 	Validation *validationBlock `json:"validation,omitempty"`
 	RequestID  string           `json:"request_id,omitempty"`
 }
@@ -67,6 +70,7 @@ func WriteError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 func problemOf(r *http.Request, err error) *problem {
 	code := tidings.ErrorCode(err)
 	p := &problem{Status: tidings.HTTPStatus(code), Title: tidings.ErrorTitle(code), Code: code, Detail: tidings.ErrorMessage(err)}
+	p.Message = p.Detail
 	var e *tidings.Error
 	switch {
 	case errors.As(err, &e) && len(e.Fields) > 0 && (r.Method == http.MethodGet || r.Method == http.MethodHead || r.Method == http.MethodDelete):

@@ -100,6 +100,7 @@ type response struct {
 		Status     int    `json:"status"`
 		Code       string `json:"code"`
 		Detail     string `json:"detail"`
+		Message    string `json:"message"`
 		Validation struct {
 			Body  []tidings.FieldError `json:"body"`
 			Query []tidings.FieldError `json:"query"`
@@ -149,6 +150,10 @@ func (e *env) do(method, path, token, body string, header ...string) *response {
 		e.must(json.Unmarshal(b, &r.problem))
 		if r.problem.Status != r.status || r.problem.Code == "" || r.problem.Detail == "" {
 			e.t.Fatalf("malformed problem for %d: %s", r.status, b)
+		}
+		// LogSnag's Python and Ruby SDKs print only a top-level message.
+		if r.problem.Message != r.problem.Detail {
+			e.t.Fatalf("problem %d: message %q is not its detail %q: %s", r.status, r.problem.Message, r.problem.Detail, b)
 		}
 		// The LogSnag SDKs print validation.body[].message and nothing else: every
 		// error says there what it is (a query's field errors say it under query).

@@ -73,9 +73,14 @@ func decodeTags(raw []byte, p *tidings.Problems) tidings.Tags {
 }
 
 func decodeTimestamp(raw []byte, p *tidings.Problems) time.Time {
+	return decodeTimestampAt(raw, p, "timestamp")
+}
+
+// decodeTimestampAt reads unix seconds, reporting a problem at path (views.3.timestamp).
+func decodeTimestampAt(raw []byte, p *tidings.Problems, path string) time.Time {
 	text, kind := scalarOf(raw)
 	if kind != tidings.KindNumber {
-		p.Add("timestamp", "type", "must be a number of unix seconds")
+		p.Add(path, "type", "must be a number of unix seconds")
 		return time.Time{}
 	}
 	secs, err := strconv.ParseFloat(text, 64)
@@ -84,7 +89,7 @@ func decodeTimestamp(raw []byte, p *tidings.Problems) time.Time {
 		if secs >= 946684800e3 && secs < 1e14 { // Date.now() and the like
 			msg += fmt.Sprintf("; %s looks like milliseconds: divide by 1000", text)
 		}
-		p.Add("timestamp", "range", "%s", msg)
+		p.Add(path, "range", "%s", msg)
 		return time.Time{}
 	}
 	return time.UnixMilli(int64(math.Round(secs * 1000))).UTC()

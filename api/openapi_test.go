@@ -208,6 +208,13 @@ func TestAnswersMatchOpenAPI(t *testing.T) {
 		{"GET", "/v1/users?project=my-saas", "", 200, "/paths/~1v1~1users/get"},
 		{"GET", "/v1/users/u-1?project=my-saas", "", 200, "/paths/~1v1~1users~1{user_id}/get"},
 		{"GET", "/v1/users/nobody?project=my-saas", "", 404, "/paths/~1v1~1users~1{user_id}/get"},
+		{"POST", "/v1/page", `{"project":"my-saas","user_id":"u-1","path":"/pricing?utm_source=news&email=a@b.c","title":"Pricing"}`, 200, "/paths/~1v1~1page/post"},
+		{"POST", "/v1/page", `{"project":"my-saas","views":[{"user_id":"u-1","path":"/a"},{"user_id":"u-1"}]}`, 400, "/paths/~1v1~1page/post"},
+		{"GET", "/v1/page/settings?project=my-saas", "", 200, "/paths/~1v1~1page~1settings/get"},
+		{"GET", "/v1/pages?project=my-saas", "", 200, "/paths/~1v1~1pages/get"},
+		{"GET", "/v1/pages?project=my-saas&limit=101", "", 400, "/paths/~1v1~1pages/get"},
+		{"GET", "/v1/users?project=my-saas&sort=events", "", 200, "/paths/~1v1~1users/get"},
+		{"GET", "/v1/users/u-1?project=my-saas", "", 200, "/paths/~1v1~1users~1{user_id}/get"},
 		{"GET", "/healthz", "", 200, "/paths/~1healthz/get"},
 		{"GET", "/readyz", "", 200, "/paths/~1readyz/get"},
 	} {

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"errors"
 	"net/http"
 	"time"
 
@@ -176,13 +177,14 @@ type personJSON struct {
 	Groups     []string     `json:"groups"`
 	GroupCount int          `json:"groups_count"`
 	Events     int64        `json:"events"`
+	PageViews  int64        `json:"page_views"`
 	FirstSeen  time.Time    `json:"first_seen"`
 	LastSeen   time.Time    `json:"last_seen"`
 }
 
 func personOut(u *tidings.Person) personJSON {
 	out := personJSON{Project: u.Project, UserID: u.UserID, Properties: u.Properties, Groups: u.Groups, GroupCount: u.GroupCount, Events: u.Events,
-		FirstSeen: u.FirstSeen, LastSeen: u.LastSeen}
+		PageViews: u.PageViews, FirstSeen: u.FirstSeen, LastSeen: u.LastSeen}
 	if out.Properties == nil {
 		out.Properties = tidings.Tags{}
 	}
@@ -204,7 +206,8 @@ func allowReadPeople(tok *tidings.Token, project string) error {
 	return nil
 }
 
-// handleUsers lists a project's users: GET /v1/users?project=P[&property=k:v…][&before=ID][&limit=N].
+// handleUsers lists a project's users:
+// GET /v1/users?project=P[&property=k:v…][&sort=last_seen|events|first_seen][&before=ID][&limit=N].
 func (s *Server) handleUsers(w http.ResponseWriter, r *http.Request) error {
 	tok, err := s.authenticate(w, r)
 	if err != nil {
@@ -212,9 +215,13 @@ func (s *Server) handleUsers(w http.ResponseWriter, r *http.Request) error {
 	}
 	v := r.URL.Query()
 	var p tidings.Problems
-	q := tidings.PersonQuery{Project: v.Get("project"), Before: v.Get("before")}
+	q := tidings.PersonQuery{Project: v.Get("project"), Sort: v.Get("sort"), Before: v.Get("before")}
 	tidings.CheckName(&p, "project", q.Project)
 	q.Properties = pairs(v, "property", &p)
+	var perr *tidings.Error
+	if errors.As(tidings.CheckPersonSort(q.Sort), &perr) {
+		p = append(p, perr.Fields...)
+	}
 	q.Limit = limit(v, &p)
 	if err := p.Err(); err != nil {
 		return err
@@ -240,7 +247,7 @@ func (s *Server) handleUsers(w http.ResponseWriter, r *http.Request) error {
 	return writeJSON(w, out)
 }
 
-// handleUser shows one user with its groups and recent events: GET /v1/users/{user_id}?project=P.
+// handleUser shows one user with its groups, sessions and recent events: GET /v1/users/{user_id}?project=P.
 func (s *Server) handleUser(w http.ResponseWriter, r *http.Request) error {
 	tok, err := s.authenticate(w, r)
 	if err != nil {
@@ -263,8 +270,9 @@ func (s *Server) handleUser(w http.ResponseWriter, r *http.Request) error {
 	}
 	out := struct {
 		personJSON
-		Events []tidings.EventJSON `json:"events"` // the 20 most recent, newest first
-	}{personJSON: personOut(u), Events: make([]tidings.EventJSON, len(recent.Events))}
+		Sessions int64               `json:"sessions"` // its activity (events and page views) without a gap over 30 minutes
+		Events   []tidings.EventJSON `json:"events"`   // the 20 most recent, newest first
+	}{personJSON: personOut(u), Sessions: u.Sessions, Events: make([]tidings.EventJSON, len(recent.Events))}
 	for i, ev := range recent.Events {
 		out.Events[i] = eventOut(ev)
 	}

@@ -80,6 +80,7 @@ func (s *Server) routes() []route {
 			route{"PATCH", prefix + "/v1/insight", s.handleIncrement, true, 0},
 			route{"POST", prefix + "/v1/identify", s.handleIdentify, true, 0},
 			route{"POST", prefix + "/v1/group", s.handleGroup, true, 0},
+			route{"POST", prefix + "/v1/page", s.handlePage, true, 0},
 		)
 	}
 	return append(routes,
@@ -89,6 +90,8 @@ func (s *Server) routes() []route {
 		route{"GET", "/v1/insights", s.handleInsights, false, 0},
 		route{"GET", "/v1/users", s.handleUsers, false, 0},
 		route{"GET", "/v1/users/{user_id}", s.handleUser, false, 0},
+		route{"GET", "/v1/page/settings", s.handlePageSettings, true, 0},
+		route{"GET", "/v1/pages", s.handlePages, false, 0},
 		route{"DELETE", "/v1/insights", s.handleDeleteInsight, false, 0},
 		route{"GET", "/v1/charts/query", s.handleChartQuery, false, 0},
 		route{"GET", "/v1/funnels/query", s.handleFunnelQuery, false, 0},
@@ -114,7 +117,7 @@ func (s *Server) Register(mux *http.ServeMux) {
 	}
 	for path, methods := range allowed {
 		if cors[path] {
-			mux.Handle("OPTIONS "+path, withCORS(http.HandlerFunc(preflight)))
+			mux.Handle("OPTIONS "+path, withCORS(preflight(methods)))
 			methods = append(methods, "OPTIONS")
 		}
 		if slices.Contains(methods, "GET") {
@@ -180,12 +183,21 @@ func withCORS(next http.Handler) http.Handler {
 	})
 }
 
-func preflight(w http.ResponseWriter, r *http.Request) {
-	h := w.Header()
-	h.Set("Access-Control-Allow-Methods", "POST, PATCH, OPTIONS")
-	h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, Idempotency-Key")
-	h.Set("Access-Control-Max-Age", "86400")
-	w.WriteHeader(http.StatusNoContent)
+// preflight answers a browser's OPTIONS for a path served with methods: the publishing
+// paths allow POST and PATCH, a path read from browsers (GET /v1/page/settings, whose
+// Authorization header needs a preflight too) GET.
+func preflight(methods []string) http.Handler {
+	allow := "POST, PATCH, OPTIONS"
+	if slices.Contains(methods, "GET") {
+		allow = "GET, OPTIONS"
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Access-Control-Allow-Methods", allow)
+		h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, Idempotency-Key")
+		h.Set("Access-Control-Max-Age", "86400")
+		w.WriteHeader(http.StatusNoContent)
+	})
 }
 
 // endpoints lists the API's routes for the 404's message, without the /api aliases.

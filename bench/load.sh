@@ -3,7 +3,7 @@
 # makes a token with the CLI, starts the baseline server (bearer check + JSON decode, no
 # store) on the same cores, and runs bench/load against both. Bounded: each phase lasts
 # DURATION (default 5s). Usage: bench/load.sh [-clients 64] [-duration 5s] [-streams 300]
-# [-devices 1000] (then USERS=50: each user may have 20 devices) [-batch 100 -batch-clients 16]. DATA=folder runs on an
+# [-devices 1000] (then USERS=50: each user may have 20 devices) [-batch 100 -batch-clients 16] [-pages]. DATA=folder runs on an
 # existing store (e.g. one bench/seed filled) and keeps it.
 # The server runs pinned to the cores in SERVER_CPUS (e.g. SERVER_CPUS=1 for one core) and
 # the load in LOAD_CPUS, when given; SERVER_ENV="NAME=value …" sets its environment. DATABASE_URL=postgres://… runs on PostgreSQL (in a new

@@ -21,6 +21,12 @@ type userKey struct {
 	id      string
 }
 
+type userMinuteKey struct {
+	project int64
+	id      string
+	minute  int64 // unix minutes
+}
+
 // hourOf is the start of ts's hour (UTC), in unix ms: event_counts' key.
 func hourOf(ts int64) int64 { return ts - ts%3_600_000 }
 
@@ -186,8 +192,12 @@ func (b *batch) writeDerived(ctx context.Context) error {
 	if err := b.writeCounts(ctx); err != nil {
 		return err
 	}
+	if err := b.writeViews(ctx); err != nil {
+		return err
+	}
 	b.tagRows = b.tagRows[:0]
 	clear(b.users)
+	clear(b.userMinutes)
 	clear(b.hours)
 	clear(b.tagUses)
 	clear(b.tagHours)
@@ -204,10 +214,22 @@ func (b *batch) writeDerived(ctx context.Context) error {
 // users' (creating the users that events name first).
 func (b *batch) writeCounts(ctx context.Context) error {
 	now := ms(b.now)
+	refs := make(map[userKey]int64, len(b.users))
 	for k, n := range b.users {
-		if err := b.exec(ctx, sqlCountPerson, k.project, k.id, now, now, n); err != nil {
+		var ref int64
+		if err := b.queryRow(ctx, sqlCountPerson, k.project, k.id, now, now, n).Scan(&ref); err != nil {
 			return err
 		}
+		refs[k] = ref
+	}
+	sessions := sessionCounts{}
+	for k, n := range b.userMinutes {
+		if err := sessions.addMinute(ctx, b, refs[userKey{k.project, k.id}], k.minute, n, 0); err != nil {
+			return err
+		}
+	}
+	if err := sessions.write(ctx, b); err != nil {
+		return err
 	}
 	for k, n := range b.hours {
 		if err := b.exec(ctx, sqlCountHour, k.channel, k.hour, n); err != nil {

@@ -148,10 +148,10 @@ func eachRow(ctx context.Context, tx *sql.Tx, query string, fn func(where, expec
 	return rows.Err()
 }
 
-// sqliteChecks are the checks, longest first; the tag index's and the users' wait for
-// pass, which runs beside them.
+// sqliteChecks are the checks, longest first (the page views' and activity minutes'
+// read every view); the tag index's and the users' wait for pass, which runs beside them.
 func sqliteChecks(pass *tagPass, rollup int64) []storeCheck {
-	return []storeCheck{
+	return append(pageChecks(), []storeCheck{
 		{"search", checkSearchRows},
 		{"search.scope", checkSearchScopes},
 		{"search.text", checkSearchText},
@@ -187,7 +187,7 @@ func sqliteChecks(pass *tagPass, rollup int64) []storeCheck {
 		// and one over the index (checkpass.go) add up what they hold.
 		{"tag_index", pass.checkTags},
 		{"user_count", pass.checkUsers},
-	}
+	}...)
 }
 
 // checkTagRows reads the rows of the project's tags one by one against their events.

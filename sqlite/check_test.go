@@ -47,7 +47,7 @@ func checkedStore(t *testing.T) *DB {
 		// An hour emptied by deleting its only event, and a channel with a pending
 		// delivery deleted: what they leave must not be named.
 		lone, err := db.PublishEvent(ctx, a.ID, &tidings.NewEvent{Project: "shop", Channel: "orders", Event: "lone",
-			Parser: tidings.ParserText, Timestamp: time.Now().Add(-50 * time.Hour)})
+			Parser: tidings.ParserText, Timestamp: time.Now().Add(-50 * time.Hour), UserID: "u-1"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -55,7 +55,7 @@ func checkedStore(t *testing.T) *DB {
 			t.Fatal(err)
 		}
 		if _, err := db.PublishEvent(ctx, a.ID, &tidings.NewEvent{Project: "shop", Channel: "gone", Event: "soon gone",
-			Parser: tidings.ParserText, Notify: true}); err != nil {
+			Parser: tidings.ParserText, Notify: true, UserID: "u-2"}); err != nil {
 			t.Fatal(err)
 		}
 		if err := db.DeleteChannel(ctx, a.ID, "shop", "gone"); err != nil {
@@ -66,6 +66,21 @@ func checkedStore(t *testing.T) *DB {
 			t.Fatal(err)
 		}
 		if _, err := db.Group(ctx, a.ID, &tidings.GroupChange{Project: "shop", GroupID: "team", UserID: "u-1"}); err != nil {
+			t.Fatal(err)
+		}
+		// Page views of the event's users and of one seen only by views, with and
+		// without referrers (entries from outside, views from inside).
+		views := &tidings.NewPageViews{Project: "shop", Host: "shop.example"}
+		for i := range 14 {
+			views.Views = append(views.Views, tidings.PageView{UserID: []string{"u-0", "u-1", "u-2", "u-3", "v-only"}[i%5],
+				Path: fmt.Sprintf("/p%d?utm_source=x", i%3), Title: "Page", Timestamp: time.Now().Add(-time.Duration(i) * 7 * time.Hour),
+				Referrer: []string{"", "https://www.google.com/search?q=1", "https://shop.example/a", "/inside"}[i%4]})
+		}
+		var p tidings.Problems
+		if views.Check(&p, time.Now(), true); p.Err() != nil {
+			t.Fatal(p.Err())
+		}
+		if err := db.AddPageViews(ctx, a.ID, views); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -140,6 +155,42 @@ func TestCheckFindsDamage(t *testing.T) {
 		{"a user's count", "user_count", []string{`UPDATE people SET events = events + 1 WHERE user_id = 'u-1'`}},
 		{"a user's first seen", "user_seen", []string{`UPDATE people SET first_seen = last_seen + 1 WHERE user_id = 'u-2'`}},
 		{"a user without a row", "user_count", []string{`DELETE FROM people WHERE user_id = 'u-3'`}},
+		{"a user's sessions", "person.sessions", []string{`UPDATE people SET sessions = sessions + 1 WHERE user_id = 'u-1'`}},
+		{"a user's page views", "person.page_views", []string{`UPDATE people SET page_views = page_views + 1 WHERE user_id = 'u-1'`}},
+		{"a page view of another project's user", "person.page_views", []string{`UPDATE page_views SET person_ref =
+			(SELECT id FROM people WHERE project_id != (SELECT project_id FROM page_views WHERE id = 1) LIMIT 1) WHERE id = 1`}},
+		{"a user first seen after its first view", "user_seen", []string{`UPDATE people SET first_seen = last_seen WHERE user_id = 'v-only'`}},
+		{"a page view's path of another project", "page_view.text", []string{`UPDATE page_views SET path =
+			(SELECT id FROM page_texts WHERE project_id != (SELECT project_id FROM page_views WHERE id = 1) LIMIT 1) WHERE id = 1`}},
+		{"a minute's views", "user_minute", []string{`UPDATE user_minutes SET views = views + 1
+			WHERE (person_ref, minute) = (SELECT person_ref, minute FROM user_minutes WHERE views > 0 LIMIT 1)`}},
+		{"a minute's events", "user_minute", []string{`UPDATE user_minutes SET events = events + 1
+			WHERE (person_ref, minute) = (SELECT person_ref, minute FROM user_minutes WHERE events > 0 LIMIT 1)`}},
+		{"a minute without activity", "user_minute", []string{`INSERT INTO user_minutes (person_ref, minute, events, views) SELECT id, 1, 0, 1 FROM people LIMIT 1`}},
+		{"a minute gone", "user_minute.missing", []string{`DELETE FROM user_minutes
+			WHERE (person_ref, minute) = (SELECT person_ref, minute FROM user_minutes WHERE views > 0 LIMIT 1)`}},
+		{"a minute's row of 0", "user_minute.zero", []string{`INSERT INTO user_minutes (person_ref, minute, events, views) SELECT id, 1, 0, 0 FROM people LIMIT 1`}},
+		{"a day's users", "page_day", []string{`UPDATE page_days SET users = users + 1 WHERE (project_id, day) = (SELECT project_id, day FROM page_days LIMIT 1)`}},
+		{"a day's entries", "page_day", []string{`UPDATE page_days SET entries = entries - 1 WHERE (project_id, day) = (SELECT project_id, day FROM page_days WHERE entries > 0 LIMIT 1)`}},
+		{"a day gone", "page_day", []string{`DELETE FROM page_days WHERE (project_id, day) = (SELECT project_id, day FROM page_days LIMIT 1)`}},
+		{"a user's day gone", "page_user_day", []string{`DELETE FROM page_user_days
+			WHERE (project_id, day, person_ref) = (SELECT project_id, day, person_ref FROM page_user_days LIMIT 1)`}},
+		{"a user's day of another count", "page_user_day", []string{`UPDATE page_user_days SET views = views + 1
+			WHERE (project_id, day, person_ref) = (SELECT project_id, day, person_ref FROM page_user_days LIMIT 1)`}},
+		{"a path's entries", "page_path_day", []string{`UPDATE page_path_days SET entries = entries + 1
+			WHERE (project_id, day, path) = (SELECT project_id, day, path FROM page_path_days LIMIT 1)`}},
+		{"a path's day gone", "page_path_day", []string{`DELETE FROM page_path_days
+			WHERE (project_id, day, path) = (SELECT project_id, day, path FROM page_path_days LIMIT 1)`}},
+		{"a referrer's entries", "page_referrer_day", []string{`UPDATE page_referrer_days SET entries = entries + 1
+			WHERE (project_id, day, host) = (SELECT project_id, day, host FROM page_referrer_days LIMIT 1)`}},
+		{"a referrer's day gone", "page_referrer_day", []string{`DELETE FROM page_referrer_days
+			WHERE (project_id, day, host) = (SELECT project_id, day, host FROM page_referrer_days LIMIT 1)`}},
+		{"a referrer's day of another host", "page_referrer_day", []string{`UPDATE page_referrer_days SET host = path
+			FROM (SELECT path FROM page_views LIMIT 1) WHERE (project_id, day, host) = (SELECT project_id, day, host FROM page_referrer_days LIMIT 1)`}},
+		{"a user's views of a path", "page_person_path", []string{`UPDATE page_person_paths SET views = views + 1
+			WHERE (person_ref, path) = (SELECT person_ref, path FROM page_person_paths LIMIT 1)`}},
+		{"a user's path gone", "page_person_path", []string{`DELETE FROM page_person_paths
+			WHERE (person_ref, path) = (SELECT person_ref, path FROM page_person_paths LIMIT 1)`}},
 		{"an event on another project's channel", "event.channel", []string{
 			`UPDATE events SET channel_id = (SELECT max(id) FROM channels) WHERE seq = 2`}},
 		{"an event seq given twice", "event.seq", []string{`UPDATE event_seq SET last = 3`}},

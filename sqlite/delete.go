@@ -65,6 +65,7 @@ func deleteEvents(ctx context.Context, tx *sql.Tx, project int64, events []doome
 	tagHourGone := map[tagHourKey]int64{}
 	hourGone := map[hourKey]int64{}
 	userGone := map[string]int64{}
+	minuteGone := map[userMinuteKey]int64{}
 	for _, d := range events {
 		var tt tidings.Tags
 		if err := json.Unmarshal([]byte(d.tags), &tt); err != nil {
@@ -97,6 +98,7 @@ func deleteEvents(ctx context.Context, tx *sql.Tx, project int64, events []doome
 		hourGone[hourKey{d.channel, hourOf(d.ts)}]++
 		if d.user != "" {
 			userGone[d.user]++
+			minuteGone[userMinuteKey{project, d.user, d.ts / msPerMinute}]++
 		}
 		if _, err := tx.ExecContext(ctx, `DELETE FROM events WHERE seq = ?`, d.seq); err != nil {
 			return err
@@ -122,6 +124,28 @@ func deleteEvents(ctx context.Context, tx *sql.Tx, project int64, events []doome
 			return err
 		}
 	}
+	// A minute left without activity loses its row (a session may split there).
+	sessions := sessionCounts{}
+	refs := map[string]int64{}
+	for k, n := range minuteGone {
+		ref, ok := refs[k.id]
+		if !ok {
+			err := tx.QueryRowContext(ctx, `SELECT id FROM people WHERE project_id = ? AND user_id = ?`, k.project, k.id).Scan(&ref)
+			if err != nil && !errors.Is(err, sql.ErrNoRows) {
+				return err
+			}
+			refs[k.id] = ref
+		}
+		if ref == 0 {
+			continue // no user row: the check names that (user_count)
+		}
+		if err := sessions.takeMinute(ctx, tx, ref, k.minute, n, 0); err != nil {
+			return err
+		}
+	}
+	if err := sessions.write(ctx, tx); err != nil {
+		return err
+	}
 	// An hour left without events loses its row: a count of 0 would stand for events
 	// that are not there (tidings check names one as hour_count.zero).
 	for k, n := range hourGone {
@@ -145,9 +169,10 @@ func (db *DB) SetRetention(ctx context.Context, accountID int64, project string,
 	return db.setProject(ctx, accountID, project, "retention_days", days)
 }
 
-// PurgeExpired deletes up to max expired events, the oldest of one project with a
-// retention at a time, in one group-committed transaction: a short one, so that
-// publishing goes on beside a purge of millions of events.
+// PurgeExpired deletes up to max expired events and page views, the oldest of one
+// project with a retention at a time (its events first), in one group-committed
+// transaction: a short one, so that publishing goes on beside a purge of millions of
+// events.
 func (db *DB) PurgeExpired(ctx context.Context, now time.Time, max int) (int, error) {
 	type kept struct{ id, days int64 }
 	rows, err := db.read.QueryContext(ctx, `SELECT id, retention_days FROM projects WHERE retention_days > 0 ORDER BY id`)
@@ -193,7 +218,10 @@ func (db *DB) PurgeExpired(ctx context.Context, now time.Time, max int) (int, er
 				return err
 			}
 			deleted += len(events)
-			return nil
+			// Then its page views, in the same bounded batch.
+			views, err := purgeViews(ctx, tx, k.id, cutoff, max-deleted)
+			deleted += views
+			return err
 		})
 		if err != nil || deleted >= max {
 			return deleted, err

@@ -24,6 +24,13 @@ var neutralShapes = map[string]string{
 		e.project_id AS project_id, e.channel_id AS channel_id, e.ts AS ts
 		FROM event_tags t JOIN tags g ON g.id = t.tag_id JOIN events e ON e.seq = t.seq`,
 	"tag_counts": `SELECT project_id, key, value, count AS n FROM tags WHERE count > 0`,
+	// Page views' minutes and days are counted here in unix minutes and days; the
+	// neutral shape (PostgreSQL's) names them by the unix ms of their start.
+	"user_minutes":       `SELECT person_ref, minute * 60000 AS minute, events, views FROM user_minutes`,
+	"page_days":          `SELECT project_id, day * 86400000 AS day, views, entries, users FROM page_days`,
+	"page_user_days":     `SELECT project_id, day * 86400000 AS day, person_ref, views FROM page_user_days`,
+	"page_path_days":     `SELECT project_id, day * 86400000 AS day, path, views, entries FROM page_path_days`,
+	"page_referrer_days": `SELECT project_id, day * 86400000 AS day, host, entries FROM page_referrer_days`,
 }
 
 // dump is one read transaction: every table read from the same snapshot.

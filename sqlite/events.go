@@ -153,6 +153,7 @@ func (b *batch) writeEvent(ctx context.Context, accountID int64, p *tidings.Proj
 	b.jobHours[hourKey{channelID, hourOf(ts)}]++
 	if ev.UserID != "" {
 		b.users[userKey{p.ID, ev.UserID}]++ // an event is never rolled back alone: no job copy needed
+		b.userMinutes[userMinuteKey{p.ID, ev.UserID, ts / msPerMinute}]++
 	}
 	if err := b.outboxFor(ctx, accountID, p, ev); err != nil {
 		return nil, err

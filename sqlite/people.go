@@ -159,26 +159,31 @@ func upsertProperties(ctx context.Context, tx prepared, t propertyTable, project
 }
 
 // personColumns are what scanPerson reads, from people aliased u.
-const personColumns = `u.id, u.user_id, u.properties, u.first_seen, u.last_seen, u.events`
+const personColumns = `u.id, u.user_id, u.properties, u.first_seen, u.last_seen, u.events, u.page_views`
 
 func scanPerson(project string, r interface{ Scan(...any) error }) (*tidings.Person, int64, error) {
 	u := &tidings.Person{Project: project}
 	var ref, first, last int64
 	var props string
-	if err := r.Scan(&ref, &u.UserID, &props, &first, &last, &u.Events); err != nil {
+	if err := r.Scan(&ref, &u.UserID, &props, &first, &last, &u.Events, &u.PageViews); err != nil {
 		return nil, 0, err
 	}
 	u.FirstSeen, u.LastSeen = fromMS(first), fromMS(last)
 	return u, ref, json.Unmarshal([]byte(props), &u.Properties)
 }
 
-// FindPerson returns one user with its groups.
+// FindPerson returns one user with its groups and sessions.
 func (db *DB) FindPerson(ctx context.Context, accountID int64, project, userID string) (*tidings.Person, error) {
 	p, err := findProject(ctx, db.reads, accountID, project)
 	if err != nil {
 		return nil, err
 	}
-	return findPerson(ctx, db.reads, p, userID)
+	u, err := findPerson(ctx, db.reads, p, userID)
+	if err != nil {
+		return nil, err
+	}
+	u.Sessions, err = db.sessions(ctx, p.ID, userID)
+	return u, err
 }
 
 // reader is a database or a transaction.
@@ -221,12 +226,23 @@ func (db *DB) ListPeople(ctx context.Context, accountID int64, q tidings.PersonQ
 	if err != nil {
 		return nil, err
 	}
+	if err := tidings.CheckPersonSort(q.Sort); err != nil {
+		return nil, err
+	}
+	// The column of the order, each with its index (project_id, column, id).
+	column := "last_seen"
+	switch q.Sort {
+	case tidings.PersonSortEvents:
+		column = "events"
+	case tidings.PersonSortFirstSeen:
+		column = "first_seen"
+	}
 	var sb strings.Builder
 	args := []any{p.ID}
 	sb.WriteString(`SELECT ` + personColumns + ` FROM people u WHERE u.project_id = ?`)
 	if q.Before != "" {
 		var last, ref int64
-		err := db.read.QueryRowContext(ctx, `SELECT last_seen, id FROM people WHERE project_id = ? AND user_id = ?`, p.ID, q.Before).
+		err := db.read.QueryRowContext(ctx, `SELECT `+column+`, id FROM people WHERE project_id = ? AND user_id = ?`, p.ID, q.Before).
 			Scan(&last, &ref)
 		if errors.Is(err, sql.ErrNoRows) {
 			var pr tidings.Problems
@@ -236,7 +252,7 @@ func (db *DB) ListPeople(ctx context.Context, accountID int64, q tidings.PersonQ
 		if err != nil {
 			return nil, err
 		}
-		sb.WriteString(` AND (u.last_seen, u.id) < (?, ?)`)
+		sb.WriteString(` AND (u.` + column + `, u.id) < (?, ?)`)
 		args = append(args, last, ref)
 	}
 	if q.IDPrefix != "" {
@@ -249,7 +265,7 @@ func (db *DB) ListPeople(ctx context.Context, accountID int64, q tidings.PersonQ
 			(CASE j.type WHEN 'true' THEN 'true' WHEN 'false' THEN 'false' ELSE CAST(j.value AS TEXT) END) = ?)`)
 		args = append(args, f.Key, f.Value)
 	}
-	sb.WriteString(` ORDER BY u.last_seen DESC, u.id DESC LIMIT ?`)
+	sb.WriteString(` ORDER BY u.` + column + ` DESC, u.id DESC LIMIT ?`)
 	args = append(args, q.Limit+1)
 	rows, err := db.read.QueryContext(ctx, sb.String(), args...)
 	if err != nil {

@@ -13,18 +13,25 @@ type querier interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
-func findProject(ctx context.Context, q querier, accountID int64, name string) (*tidings.Project, error) {
+// projectColumns are what scanProject reads.
+const projectColumns = `id, name, auto_create_channels, retention_days, insight_change_default, ignore_gpc, created_at`
+
+func scanProject(accountID int64, r interface{ Scan(...any) error }) (*tidings.Project, error) {
 	p := &tidings.Project{AccountID: accountID}
 	var created int64
-	err := q.QueryRowContext(ctx, sqlFindProject, accountID, name).Scan(&p.ID, &p.Name, &p.AutoCreateChannels, &p.RetentionDays, &p.InsightChangeDefault, &created)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, tidings.ProjectNotFound(name)
-	}
-	if err != nil {
+	if err := r.Scan(&p.ID, &p.Name, &p.AutoCreateChannels, &p.RetentionDays, &p.InsightChangeDefault, &p.IgnoreGPC, &created); err != nil {
 		return nil, err
 	}
 	p.CreatedAt = fromMS(created)
 	return p, nil
+}
+
+func findProject(ctx context.Context, q querier, accountID int64, name string) (*tidings.Project, error) {
+	p, err := scanProject(accountID, q.QueryRowContext(ctx, sqlFindProject, accountID, name))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, tidings.ProjectNotFound(name)
+	}
+	return p, err
 }
 
 // CreateProject creates a project in the account.
@@ -53,19 +60,17 @@ func (db *DB) FindProject(ctx context.Context, accountID int64, name string) (*t
 // ListProjects returns the account's projects by name.
 func (db *DB) ListProjects(ctx context.Context, accountID int64) ([]*tidings.Project, error) {
 	rows, err := db.read.QueryContext(ctx,
-		`SELECT id, name, auto_create_channels, retention_days, insight_change_default, created_at FROM projects WHERE account_id = ? ORDER BY name`, accountID)
+		`SELECT `+projectColumns+` FROM projects WHERE account_id = ? ORDER BY name`, accountID)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
 	var out []*tidings.Project
 	for rows.Next() {
-		p := &tidings.Project{AccountID: accountID}
-		var created int64
-		if err := rows.Scan(&p.ID, &p.Name, &p.AutoCreateChannels, &p.RetentionDays, &p.InsightChangeDefault, &created); err != nil {
+		p, err := scanProject(accountID, rows)
+		if err != nil {
 			return nil, err
 		}
-		p.CreatedAt = fromMS(created)
 		out = append(out, p)
 	}
 	return out, rows.Err()
@@ -257,6 +262,9 @@ func (db *DB) DeleteChannel(ctx context.Context, accountID int64, project, chann
 			WHERE people.project_id = ?1 AND people.user_id = g.user_id`, p.ID, channel); err != nil {
 			return err
 		}
+		if err := channelMinutesGone(ctx, tx, p.ID, channel); err != nil {
+			return err
+		}
 		res, err := tx.ExecContext(ctx, `DELETE FROM channels WHERE project_id = ? AND name = ?`, p.ID, channel)
 		if err != nil {
 			return err
@@ -279,4 +287,40 @@ func (db *DB) DeleteChannel(ctx context.Context, accountID int64, project, chann
 		return tidings.ChannelNotFound(project, channel)
 	}
 	return nil
+}
+
+// channelMinutesGone takes a channel's events, about to be deleted, out of their users'
+// activity minutes; a minute left without activity loses its row.
+func channelMinutesGone(ctx context.Context, tx *sql.Tx, project int64, channel string) error {
+	rows, err := tx.QueryContext(ctx, `UPDATE user_minutes SET events = user_minutes.events - g.n
+		FROM (SELECT u.id AS ref, e.ts / 60000 AS minute, count(*) AS n FROM events e
+			JOIN people u ON u.project_id = e.project_id AND u.user_id = e.user_id
+			WHERE e.user_id != '' AND e.channel_id = (SELECT id FROM channels WHERE project_id = ?1 AND name = ?2) GROUP BY 1, 2) g
+		WHERE user_minutes.person_ref = g.ref AND user_minutes.minute = g.minute
+		RETURNING user_minutes.person_ref, user_minutes.minute, user_minutes.events + user_minutes.views`, project, channel)
+	if err != nil {
+		return err
+	}
+	var empty [][2]int64
+	for rows.Next() {
+		var ref, minute, left int64
+		if err := rows.Scan(&ref, &minute, &left); err != nil {
+			rows.Close()
+			return err
+		}
+		if left <= 0 {
+			empty = append(empty, [2]int64{ref, minute})
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	sessions := sessionCounts{}
+	for _, k := range empty {
+		if err := sessions.dropMinute(ctx, tx, k[0], k[1]); err != nil {
+			return err
+		}
+	}
+	return sessions.write(ctx, tx)
 }

@@ -18,8 +18,9 @@ type writeJob struct {
 	event     *tidings.NewEvent
 	events    *tidings.NewBatch
 	insight   *tidings.InsightChange
-	probe     bool // a write that only checks the disk takes writes (readiness)
-	index     bool // a step of the full-text indexer (indexer.go)
+	views     *tidings.NewPageViews // checked page views (pageviews.go)
+	probe     bool                  // a write that only checks the disk takes writes (readiness)
+	index     bool                  // a step of the full-text indexer (indexer.go)
 	// fn is any other small write (the outbox's bookkeeping): it shares the batch's
 	// transaction and fsync instead of paying its own.
 	fn func(ctx context.Context, tx *sql.Tx) error
@@ -66,7 +67,8 @@ const (
 	// sqlCountPerson creates or counts the user an event names: once per user a batch
 	// (a statement parsed each time cost as much as the row).
 	sqlCountPerson = `INSERT INTO people (project_id, user_id, first_seen, last_seen, events) VALUES (?, ?, ?, ?, ?)
-		ON CONFLICT (project_id, user_id) DO UPDATE SET last_seen = max(last_seen, excluded.last_seen), events = events + excluded.events`
+		ON CONFLICT (project_id, user_id) DO UPDATE SET last_seen = max(last_seen, excluded.last_seen), events = events + excluded.events
+		RETURNING id`
 	sqlCountHour = `INSERT INTO event_counts (channel_id, hour, n) VALUES (?, ?, ?)
 		ON CONFLICT (channel_id, hour) DO UPDATE SET n = n + excluded.n`
 	sqlCountTag      = `UPDATE tags SET count = count + ? WHERE id = ?`
@@ -80,13 +82,14 @@ const (
 	sqlSavepoint   = `SAVEPOINT job`
 	sqlRelease     = `RELEASE job`
 	sqlRollbackTo  = `ROLLBACK TO job`
-	sqlFindProject = `SELECT id, name, auto_create_channels, retention_days, insight_change_default, created_at FROM projects WHERE account_id = ? AND name = ?`
+	sqlFindProject = `SELECT ` + projectColumns + ` FROM projects WHERE account_id = ? AND name = ?`
 )
 
 // batch is one group-committed transaction: its statements and what it has looked up.
 type batch struct {
 	db       *DB
 	tx       *sql.Tx
+	bound    map[string]*sql.Stmt // prepared statements bound to tx (stmt)
 	now      time.Time
 	projects map[projectKey]*tidings.Project
 	channels map[channelKey]int64
@@ -107,6 +110,9 @@ type batch struct {
 	// users counts the batch's events per (project, user_id): people rows are
 	// created or counted once per batch, not once per event.
 	users map[userKey]int64
+	// userMinutes counts the batch's events per (project, user_id, minute of their
+	// timestamp): the users' activity minutes (user_minutes), written with the users.
+	userMinutes map[userMinuteKey]int64
 	// eventRows are the batch's events (13 values each), written together by
 	// writeDerived: one statement per eventChunk events, not one per event. Nothing in
 	// the batch reads an event before then: a job that is not an event runs after it.
@@ -123,6 +129,13 @@ type batch struct {
 	insightOrder []*pendingInsight
 	// insightCounts are projects' insights, written and pending, as far as counted.
 	insightCounts map[int64]int
+	// views are the batch's page views, written with their users and counts by
+	// writeViews (pageviews.go) at the end of the batch, like events; pageTexts are the
+	// dictionary's entries they named (kept through other jobs: none deletes an entry,
+	// and views write theirs outside any savepoint).
+	views     []pendingView
+	viewUsers map[userKey]*viewSeen
+	pageTexts map[pageTextKey]int64
 	// seq is the last seq given to an event (0: not read yet); seqRead is its value
 	// in event_seq, written back at the end of the batch when it moved.
 	seq, seqRead int64
@@ -147,7 +160,7 @@ var writeStatements = []string{sqlFindChannel, sqlCreateChannel, sqlCountInsight
 	sqlSearchMark, sqlSetSearchMark, sqlEventsAbove}
 
 func init() {
-	writeStatements = slices.Concat(writeStatements, eventStatements, tagStatements, searchStatements,
+	writeStatements = slices.Concat(writeStatements, eventStatements, tagStatements, searchStatements, pageStatements, viewStatements, sessionStatements,
 		[]string{sqlGroupMembership, sqlJoinGroup, sqlGroupSummary, sqlFindPerson, sqlPersonGroupCount, sqlPersonGroups,
 			peopleTable.find, peopleTable.insert, peopleTable.update, groupsTable.find, groupsTable.insert, groupsTable.update,
 			sqlDeleteDelivery, sqlRetryDelivery, sqlRecordPush})
@@ -169,11 +182,18 @@ func (db *DB) prepare(ctx context.Context) error {
 // stmt returns the prepared statement for query, bound to the batch's transaction
 // (same connection, so database/sql reuses the prepared statement).
 func (b *batch) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
+	// Bound once per batch: binding allocates and takes locks, and a batch of page
+	// views runs its few statements hundreds of times.
+	if s, ok := b.bound[query]; ok {
+		return s, nil
+	}
 	s, ok := b.db.prepared[query]
 	if !ok {
 		return nil, fmt.Errorf("statement not prepared: %q", query)
 	}
-	return b.tx.StmtContext(ctx, s), nil
+	s = b.tx.StmtContext(ctx, s)
+	b.bound[query] = s
+	return s, nil
 }
 
 func (b *batch) exec(ctx context.Context, query string, args ...any) error {
@@ -225,13 +245,22 @@ func (db *DB) commitBatch(ctx context.Context, jobs []*job) error {
 		return fmt.Errorf("begin batch: %w", err)
 	}
 	defer tx.Rollback()
-	b := &batch{db: db, tx: tx, now: db.stamp(),
+	b := &batch{db: db, tx: tx, bound: map[string]*sql.Stmt{}, now: db.stamp(),
 		projects: map[projectKey]*tidings.Project{}, channels: map[channelKey]int64{}, tags: map[tagKey]*tagEntry{},
 		allWebhooks: map[int64]bool{}, hours: map[hourKey]int64{}, jobHours: map[hourKey]int64{},
-		tagUses: map[*tagEntry]int64{}, jobTag: map[*tagEntry]int64{}, tagHours: map[tagHourKey]int64{}, users: map[userKey]int64{},
+		tagUses: map[*tagEntry]int64{}, jobTag: map[*tagEntry]int64{}, tagHours: map[tagHourKey]int64{}, users: map[userKey]int64{}, userMinutes: map[userMinuteKey]int64{},
+		viewUsers: map[userKey]*viewSeen{}, pageTexts: map[pageTextKey]int64{},
 		insights: map[insightKey]*pendingInsight{}, insightCounts: map[int64]int{}, eventRows: db.spareRows.events, tagRows: db.spareRows.tags}
 	defer db.spareRows.keep(b)
 	for _, j := range jobs {
+		if j.In.views != nil {
+			refusal, err := b.addViews(ctx, j.In.accountID, j.In.views)
+			if err != nil {
+				return err
+			}
+			j.Out, j.Err = &writeResult{}, refusal // a refused call wrote nothing
+			continue
+		}
 		if j.In.event != nil || j.In.events != nil || j.In.insight != nil {
 			out, refusal, err := b.apply(ctx, j.In)
 			if err != nil {

@@ -325,9 +325,21 @@ func testSessions(t *testing.T, open Opener) {
 	if n := sessions("ada"); n != 4 {
 		t.Fatalf("ada's sessions once the event bridging minutes 122 and 182 is gone: %d, want 4", n)
 	}
+	// Activity arriving late, between and before the minutes known: a view where the
+	// bridge was joins two sessions again; one 20 minutes before the first joins the
+	// first; one 100 minutes before starts a session of its own.
+	addViews(t, f.s, f.account.ID, &tidings.NewPageViews{Project: "my-saas", Views: []tidings.PageView{view("ada", "/late", 152*time.Minute)}})
+	if n := sessions("ada"); n != 3 {
+		t.Fatalf("ada's sessions after a late view bridging minutes 122 and 182: %d, want 3", n)
+	}
+	addViews(t, f.s, f.account.ID, &tidings.NewPageViews{Project: "my-saas", Views: []tidings.PageView{
+		view("ada", "/earlier", -20*time.Minute), view("ada", "/earliest", -100*time.Minute)}})
+	if n := sessions("ada"); n != 4 {
+		t.Fatalf("ada's sessions after views 20 and 100 minutes before the first: %d, want 4", n)
+	}
 	u, err := f.s.FindPerson(ctx, f.account.ID, "my-saas", "ada")
 	must(t, err)
-	if u.Events != 2 || u.PageViews != 5 {
+	if u.Events != 2 || u.PageViews != 8 {
 		t.Fatalf("ada: %d events, %d views", u.Events, u.PageViews)
 	}
 	// A user seen by events only has sessions too; deleting a channel takes its

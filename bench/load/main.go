@@ -65,6 +65,7 @@ func main() {
 	batch := flag.Int("batch", 0, "also compare events/s through POST /v1/log/batch with this many events per request against single publishes, both from -batch-clients clients")
 	batchClients := flag.Int("batch-clients", 16, "clients of the -batch comparison")
 	batchOnly := flag.Bool("batch-only", false, "measure the -batch comparison only")
+	pages := flag.Bool("pages", false, "also compare page views (POST /v1/page, one and 10 per request) against the same clients' events")
 	flag.Parse()
 	if *serve != "" {
 		if err := serveBaseline(*serve, *token); err != nil {
@@ -197,6 +198,9 @@ func main() {
 		fmt.Printf("\npush service received %d messages during the phase\n", svc.received.Load())
 		fmt.Printf("ratio with devices / without: %.2f\n", busy.rps/quiet.rps)
 		failed = failed || quiet.errors > 0 || busy.errors > 0
+	}
+	if *pages {
+		failed = comparePages(client, srv, *token, phases[0], *clients, *duration, baseRef) || failed
 	}
 	if *batch > 0 {
 		failed = compareBatches(client, srv, *token, phases[0], *batch, *batchClients, *duration, baseRef) || failed

@@ -5,6 +5,7 @@
 //	go run ./bench/seed -data /tmp/big -events 10000000      # seed
 //	go run ./bench/seed -data /tmp/big -reads                # time the reads, medians
 //	go run ./bench/seed -data /tmp/big -multiply 8           # 8× the events, fast (SQLite)
+//	go run ./bench/seed -data /tmp/big -views 10000000 -heavy 100000 -days 365   # page views
 //
 // -database postgres://… seeds and reads PostgreSQL instead.
 package main
@@ -46,6 +47,8 @@ func main() {
 	data := flag.String("data", "", "data folder of an embedded (SQLite) store")
 	dbURL := flag.String("database", "", "or a PostgreSQL URL")
 	events := flag.Int("events", 0, "events to add")
+	views := flag.Int("views", 0, "page views to add to project shop, among 100,000 users")
+	heavy := flag.Int("heavy", 0, "page views to add for one user of project shop ("+heavyUser+"), whose profile -reads times")
 	days := flag.Int("days", 30, "the events' timestamps span this many days up to now")
 	workers := flag.Int("workers", 4096, "concurrent publishers (the group commit batches them)")
 	batch := flag.Int("batch", 2048, "most events per committed batch (SQLite; the server's default is 256)")
@@ -86,6 +89,12 @@ func main() {
 	}
 	if *events > 0 {
 		if err := seed(ctx, store, account, *events, *days, *workers); err != nil {
+			fmt.Fprintln(os.Stderr, "seed:", err)
+			os.Exit(1)
+		}
+	}
+	if *views > 0 || *heavy > 0 {
+		if err := seedPageViews(ctx, store, account, *views, *heavy, *days, 64); err != nil {
 			fmt.Fprintln(os.Stderr, "seed:", err)
 			os.Exit(1)
 		}

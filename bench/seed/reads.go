@@ -178,6 +178,7 @@ func timeReads(ctx context.Context, s tidings.Store, account int64, runs int, on
 		{"question: 3-step funnel, 30 d", funnel(ctx, s, account, []string{`event:"User Signed Up"`, `event:"New Subscription"`, `event:"Invoice Paid"`})},
 		{"question: 3-step funnel, rare channel, 30 d", funnel(ctx, s, account, []string{`channel:support event:"User Signed Up"`, `channel:support event:"New Subscription"`, `channel:support event:"Invoice Paid"`})},
 	}
+	cases = append(cases, pageReads(ctx, s, account)...)
 	fmt.Printf("\n%-40s %12s %12s\n", "read", "median", "max")
 	for _, c := range cases {
 		if !strings.Contains(c.name, only) {

@@ -86,14 +86,14 @@ func TestCLI(t *testing.T) {
 		t.Fatalf("--auto-create-channels=maybe: exit %d, %s", code, errs)
 	}
 	if out := ok("", "project", "update", "sdk-app", "--auto-create-channels", "--retention-days", "0"); out !=
-		"updated project sdk-app: auto-create-channels=true\tkeep=forever\tinsight-change-default=update\n" {
+		"updated project sdk-app: auto-create-channels=true\tkeep=forever\tinsight-change-default=update\tignore-gpc=false\n" {
 		t.Fatalf("project update printed %q", out)
 	}
 	ok("", "project", "update", "sdk-app", "--insight-change-default", "none")
 	ok("", "project", "update", "shop", "--auto-create-channels=false")
 	projects := ok("", "project", "list")
-	for _, want := range []string{"my-saas events=0 channels=1 auto-create-channels=false keep=forever insight-change-default=none",
-		"sdk-app events=0 channels=0 auto-create-channels=true keep=forever insight-change-default=none"} {
+	for _, want := range []string{"my-saas events=0 channels=1 auto-create-channels=false keep=forever insight-change-default=none ignore-gpc=false",
+		"sdk-app events=0 channels=0 auto-create-channels=true keep=forever insight-change-default=none ignore-gpc=false"} {
 		if !strings.Contains(strings.Join(strings.Fields(projects), " "), want) {
 			t.Fatalf("project list lacks %q:\n%s", want, projects)
 		}
@@ -364,6 +364,73 @@ func TestCLIDeleteOne(t *testing.T) {
 	}
 	if _, err := s.FindEvent(ctx, a.ID, "my-saas", ev.ID); tidings.ErrorCode(err) != tidings.ENotFound {
 		t.Fatalf("the deleted event is still found: %v", err)
+	}
+}
+
+// TestCLIIgnoreGPC: --ignore-gpc=BOOL on project create and update sets whether the
+// project records visitors whose browser signals Global Privacy Control (off by
+// default), as the store keeps it and project list shows it; a wrong value changes nothing.
+func TestCLIIgnoreGPC(t *testing.T) {
+	t.Parallel()
+	loc := testbackend.Location(t)
+	ctx := context.Background()
+	ok := func(args ...string) string {
+		t.Helper()
+		code, out, errs := runCLI(t, loc, "", args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, errs)
+		}
+		return out
+	}
+	ok("account", "create", "acme")
+	ok("project", "create", "site", "--ignore-gpc=true")
+	ok("project", "create", "shop")
+	s := testbackend.Open(t, loc)
+	a, err := s.FindAccount(ctx, "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ignores := func(project string) bool {
+		t.Helper()
+		p, err := s.FindProject(ctx, a.ID, project)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.IgnoreGPC
+	}
+	if !ignores("site") || ignores("shop") {
+		t.Fatalf("after create: site %t (want true), shop %t (want false, the default)", ignores("site"), ignores("shop"))
+	}
+	list := strings.Join(strings.Fields(ok("project", "list")), " ")
+	for _, want := range []string{"site events=0 channels=0 auto-create-channels=false keep=forever insight-change-default=none ignore-gpc=true",
+		"shop events=0 channels=0 auto-create-channels=false keep=forever insight-change-default=none ignore-gpc=false"} {
+		if !strings.Contains(list, want) {
+			t.Fatalf("project list lacks %q:\n%s", want, list)
+		}
+	}
+	if out := ok("project", "update", "shop", "--ignore-gpc"); out !=
+		"updated project shop: auto-create-channels=false\tkeep=forever\tinsight-change-default=none\tignore-gpc=true\n" || !ignores("shop") {
+		t.Fatalf("update --ignore-gpc printed %q; stored %t", out, ignores("shop"))
+	}
+	if out := ok("project", "update", "site", "--ignore-gpc=false"); !strings.HasSuffix(out, "ignore-gpc=false\n") || ignores("site") {
+		t.Fatalf("update --ignore-gpc=false printed %q; stored %t", out, ignores("site"))
+	}
+	for _, args := range [][]string{
+		{"project", "update", "shop", "--ignore-gpc=sometimes"},
+		{"project", "create", "blog", "--ignore-gpc=yes"},
+	} {
+		if code, out, errs := runCLI(t, loc, "", args...); code == 0 || out != "" || !strings.Contains(errs, "must be true or false") {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q", args, code, out, errs)
+		}
+	}
+	if !ignores("shop") {
+		t.Fatal("a refused --ignore-gpc changed the setting")
+	}
+	if _, err := s.FindProject(ctx, a.ID, "blog"); tidings.ErrorCode(err) != tidings.EProjectNotFound {
+		t.Fatalf("a refused create made the project: %v", err)
+	}
+	if code, _, errs := runCLI(t, loc, "", "project", "update", "nope", "--ignore-gpc"); code != 1 || !strings.Contains(errs, `project "nope" does not exist`) {
+		t.Fatalf("update of an unknown project: exit %d, %s", code, errs)
 	}
 }
 

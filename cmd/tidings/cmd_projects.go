@@ -14,7 +14,7 @@ import (
 )
 
 // projectSettings are the flags of project create and update; "" leaves a setting as is.
-type projectSettings struct{ autoCreate, retention, changeDefault string }
+type projectSettings struct{ autoCreate, retention, changeDefault, ignoreGPC string }
 
 // setFlag is a boolean flag that remembers whether it was given (--name, --name=false).
 type setFlag struct{ v *string }
@@ -43,6 +43,7 @@ func projectFlags(fs *flag.FlagSet, c *cli) {
 	fs.StringVar(&c.settings.retention, "retention-days", "", fmt.Sprintf("days the project keeps events, by their timestamp: one of %v (0 keeps them forever)", tidings.RetentionChoices))
 	fs.StringVar(&c.settings.changeDefault, "insight-change-default", "",
 		`update: an insight update without "change" replaces the value (turn it on for the LogSnag SDKs' insight.track); none: it is refused (the default)`)
+	fs.Var(setFlag{&c.settings.ignoreGPC}, "ignore-gpc", "true: record the page views of visitors whose browser signals Global Privacy Control; false: record nothing of them (the default)")
 }
 
 // parsed is the settings checked: auto-creation, days kept, insight change default.
@@ -85,6 +86,11 @@ func (ps projectSettings) apply(ctx context.Context, s tidings.Store, account in
 			return err
 		}
 	}
+	if ps.ignoreGPC != "" {
+		if err := s.SetIgnoreGPC(ctx, account, project, ps.ignoreGPC == "true"); err != nil { // the flag took only a boolean
+			return err
+		}
+	}
 	return nil
 }
 
@@ -111,7 +117,7 @@ func projectCreate(ctx context.Context, c *cli, args []string) error {
 func projectUpdate(ctx context.Context, c *cli, args []string) error {
 	return withAccount(ctx, c, func(s tidings.Store, a *tidings.Account) error {
 		if !c.settings.any() {
-			return tidings.Errorf(tidings.EValidation, "nothing to change: give --auto-create-channels=BOOL, --retention-days N or --insight-change-default update|none")
+			return tidings.Errorf(tidings.EValidation, "nothing to change: give --auto-create-channels=BOOL, --retention-days N, --insight-change-default update|none or --ignore-gpc=BOOL")
 		}
 		if err := c.settings.apply(ctx, s, a.ID, args[0]); err != nil {
 			return err
@@ -135,7 +141,7 @@ func settingsLine(p *tidings.Project) string {
 	if p.InsightChangeDefault != "" {
 		change = p.InsightChangeDefault
 	}
-	return fmt.Sprintf("auto-create-channels=%t\tkeep=%s\tinsight-change-default=%s", p.AutoCreateChannels, keep, change)
+	return fmt.Sprintf("auto-create-channels=%t\tkeep=%s\tinsight-change-default=%s\tignore-gpc=%t", p.AutoCreateChannels, keep, change, p.IgnoreGPC)
 }
 
 func projectList(ctx context.Context, c *cli, _ []string) error {

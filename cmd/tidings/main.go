@@ -60,7 +60,7 @@ var commands = []command{
 	{name: "user reset-password", args: "EMAIL", about: "set a user's password, read from standard input, and sign them out everywhere", nargs: 1, run: userResetPassword},
 	{name: "user delete", args: "EMAIL", about: "delete a user and sign them out everywhere", nargs: 1, run: userDelete},
 	{name: "project create", args: "NAME", about: "create a project (with the settings of project update)", nargs: 1, flags: projectFlags, run: projectCreate},
-	{name: "project update", args: "NAME", about: "change a project's settings: channel auto-creation, retention, what an insight without change means", nargs: 1, flags: projectFlags, run: projectUpdate},
+	{name: "project update", args: "NAME", about: "change a project's settings: channel auto-creation, retention, what an insight without change means, Global Privacy Control", nargs: 1, flags: projectFlags, run: projectUpdate},
 	{name: "project list", about: "list the account's projects: name, events, channels, settings", flags: accountFlag, run: projectList},
 	{name: "project delete", args: "NAME", about: "delete a project with its channels, events and insights (asks for --yes)", nargs: 1, flags: yesFlags, run: projectDelete},
 	{name: "channel create", args: "PROJECT CHANNEL", about: "create a channel in a project", nargs: 2, flags: accountFlag, run: channelCreate},
