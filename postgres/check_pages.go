@@ -30,6 +30,13 @@ var pageChecks = []pgCheck{
 		UNION ALL
 		SELECT 'person.page_views', 'page view ' || v.id, 'a user of project ' || v.project_id, 'a user of project ' || p.project_id
 		FROM page_views v JOIN people p ON p.id = v.person_ref WHERE p.project_id <> v.project_id`)},
+	// A user's sessions, kept as its minutes change (sessions_count.go), counted again
+	// from all its minutes.
+	{kind: "person.sessions", query: `WITH s AS (SELECT person_ref, count(*) AS n FROM (SELECT person_ref,
+			  minute - lag(minute) OVER (PARTITION BY person_ref ORDER BY minute) AS gap FROM user_minutes) m
+			WHERE gap IS NULL OR gap > ` + sessionGap + ` GROUP BY 1)
+		SELECT 'project ' || p.project_id || ' user ' || p.user_id, coalesce(s.n, 0)::text, p.sessions::text
+		FROM people p LEFT JOIN s ON s.person_ref = p.id WHERE coalesce(s.n, 0) <> p.sessions`},
 	// A view's texts are of its project's dictionary.
 	{kind: "page_view.text", query: `SELECT 'page view ' || v.id, 'texts of project ' || v.project_id,
 			'path ' || coalesce(tp.project_id::text, 'none') || ', title ' || coalesce(tt.project_id::text, 'none')
@@ -74,6 +81,13 @@ var pageChecks = []pgCheck{
 		SELECT 'project ' || coalesce(a.project_id, d.project_id) || ' day ' || coalesce(a.day, d.day) || ' path ' || coalesce(a.path, d.path),
 			coalesce(a.views || ' views, ' || a.entries || ' entries', 'no row'), coalesce(d.views || ' views, ' || d.entries || ' entries', 'no row')
 		FROM actual a FULL JOIN page_path_days d ON d.project_id = a.project_id AND d.day = a.day AND d.path = a.path
+		WHERE a.views IS DISTINCT FROM d.views OR a.entries IS DISTINCT FROM d.entries`},
+	{kind: "page_path_month", query: `WITH actual AS (SELECT project_id,
+			(extract(epoch FROM date_trunc('month', to_timestamp(ts / 1000) AT TIME ZONE 'UTC')) * 1000)::bigint AS month, path,
+			count(*) AS views, count(*) FILTER (WHERE entry) AS entries FROM page_views GROUP BY 1, 2, 3)
+		SELECT 'project ' || coalesce(a.project_id, d.project_id) || ' month ' || coalesce(a.month, d.month) || ' path ' || coalesce(a.path, d.path),
+			coalesce(a.views || ' views, ' || a.entries || ' entries', 'no row'), coalesce(d.views || ' views, ' || d.entries || ' entries', 'no row')
+		FROM actual a FULL JOIN page_path_months d ON d.project_id = a.project_id AND d.month = a.month AND d.path = a.path
 		WHERE a.views IS DISTINCT FROM d.views OR a.entries IS DISTINCT FROM d.entries`},
 	{kind: "page_person_path", query: `WITH actual AS (SELECT person_ref, path, count(*) AS views FROM page_views GROUP BY 1, 2)
 		SELECT 'user ' || coalesce(a.person_ref, d.person_ref) || ' path ' || coalesce(a.path, d.path),

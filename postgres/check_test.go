@@ -184,6 +184,11 @@ func TestCheckFindsDamage(t *testing.T) {
 			WHERE id = (SELECT min(id) FROM page_views)`},
 		{"a page view's path of another project", "page_view.text", `UPDATE page_views SET path = (SELECT max(id) FROM page_texts)
 			WHERE id = (SELECT min(id) FROM page_views)`},
+		{"a user's sessions one too many", "person.sessions", `UPDATE people SET sessions = sessions + 1 WHERE user_id = 'visitor'`},
+		{"a path's month one view too many", "page_path_month", `UPDATE page_path_months SET views = views + 1
+			WHERE (project_id, month, path) = (SELECT project_id, month, path FROM page_path_months LIMIT 1)`},
+		{"a path's month missing", "page_path_month", `DELETE FROM page_path_months
+			WHERE (project_id, month, path) = (SELECT project_id, month, path FROM page_path_months LIMIT 1)`},
 		{"a user's path views one too few", "page_person_path", `UPDATE page_person_paths SET views = views - 1
 			WHERE (person_ref, path) = (SELECT person_ref, path FROM page_person_paths LIMIT 1)`},
 	} {

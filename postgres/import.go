@@ -53,6 +53,9 @@ func (db *DB) Load(ctx context.Context, d tidings.Dump) ([]tidings.TableCount, e
 		if _, err := tx.Exec(ctx, sqlUserMinutesFromEvents); err != nil {
 			return fmt.Errorf("user minutes: %w", err)
 		}
+		if _, err := tx.Exec(ctx, sqlSessionsFromMinutes); err != nil {
+			return fmt.Errorf("user sessions: %w", err)
+		}
 		// The copied events have no search index yet: the next Open makes it.
 		if _, err := tx.Exec(ctx, `UPDATE search_backfill SET next_id = 'g'`); err != nil {
 			return err
@@ -71,9 +74,9 @@ func (db *DB) Load(ctx context.Context, d tidings.Dump) ([]tidings.TableCount, e
 
 // loadTable copies one table: each column of the PostgreSQL table from the dump's
 // column of that name, a serial column the dump lacks from its rowid, a column of
-// this store only (search, tag_counts.rolled) left to its default, and so is
-// people.page_views (page views are not copied) and a setting the dump lacks
-// (projects.ignore_gpc).
+// this store only (search, tag_counts.rolled, people.sessions, made by Load) left to
+// its default, and so are people.page_views (page views are not copied) and a setting
+// the dump lacks (projects.ignore_gpc).
 func loadTable(ctx context.Context, d tidings.Dump, tx pgx.Tx, table string) (int64, error) {
 	type column struct{ name, typ string }
 	cols, err := query(ctx, tx, func(r pgx.Row) (column, error) {
@@ -81,7 +84,7 @@ func loadTable(ctx context.Context, d tidings.Dump, tx pgx.Tx, table string) (in
 		return c, r.Scan(&c.name, &c.typ)
 	}, `SELECT column_name, data_type FROM information_schema.columns
 		WHERE table_schema = current_schema() AND table_name = $1 AND column_name NOT IN ('search', 'rolled')
-		  AND NOT (table_name = 'people' AND column_name = 'page_views') ORDER BY ordinal_position`, table)
+		  AND NOT (table_name = 'people' AND column_name IN ('page_views', 'sessions')) ORDER BY ordinal_position`, table)
 	if err != nil {
 		return 0, err
 	}
@@ -152,6 +155,14 @@ const sqlUserMinutesFromEvents = `INSERT INTO user_minutes (person_ref, minute, 
 	FROM events e JOIN people p ON p.project_id = e.project_id AND p.user_id = e.user_id
 	WHERE e.user_id <> ''
 	GROUP BY 1, 2`
+
+// sqlSessionsFromMinutes counts every user's sessions from its minutes (as migration
+// 00017 did).
+const sqlSessionsFromMinutes = `UPDATE people p SET sessions = s.n
+	FROM (SELECT person_ref, count(*) AS n FROM (SELECT person_ref,
+	    minute - lag(minute) OVER (PARTITION BY person_ref ORDER BY minute) AS gap FROM user_minutes) m
+	  WHERE gap IS NULL OR gap > ` + sessionGap + ` GROUP BY 1) s
+	WHERE s.person_ref = p.id`
 
 // sqlRollCommonTags rolls every tag of $1 events or more (as migration 00016 did):
 // sets its flag and fills its hourly counts from its event_tags rows.

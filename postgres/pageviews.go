@@ -1,7 +1,9 @@
 package postgres
 
 import (
+	"cmp"
 	"context"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -121,10 +123,22 @@ func (db *DB) PageStats(ctx context.Context, accountID int64, q tidings.PageStat
 	}
 	batch := &pgx.Batch{}
 	batch.Queue(`SELECT day, views, entries, users FROM page_days WHERE project_id = $1 AND day >= $2 AND day < $3 ORDER BY day`, p.ID, lo, hi)
-	batch.Queue(topSQL(`SELECT path AS k, sum(views) AS n FROM page_path_days WHERE project_id = $1 AND day >= $2 AND day < $3 GROUP BY 1`, "$4"),
-		p.ID, lo, hi, tidings.TopPagesShown)
-	batch.Queue(topSQL(`SELECT path AS k, sum(entries) AS n FROM page_path_days WHERE project_id = $1 AND day >= $2 AND day < $3 AND entries > 0 GROUP BY 1`, "$4"),
-		p.ID, lo, hi, tidings.TopPagesShown)
+	// The top pages and entry pages from one pass over the paths' counts: of the whole
+	// months in the range [m1, m2) from their months' rows, of the other days from theirs.
+	m1, m2 := monthOf(lo), monthOf(hi)
+	if m1 < lo {
+		m1 = nextMonth(m1)
+	}
+	if m2 <= m1 {
+		m1, m2 = hi, hi // no whole month: days only
+	}
+	batch.Queue(`WITH c AS MATERIALIZED (SELECT path AS k, sum(views) AS v, sum(entries) AS e FROM (
+		    SELECT path, views, entries FROM page_path_days WHERE project_id = $1 AND day >= $2 AND day < $5
+		    UNION ALL SELECT path, views, entries FROM page_path_days WHERE project_id = $1 AND day >= $6 AND day < $3
+		    UNION ALL SELECT path, views, entries FROM page_path_months WHERE project_id = $1 AND month >= $5 AND month < $6) x
+		  GROUP BY 1)
+		SELECT 0, * FROM `+topOf("c", "v", "$4")+` x UNION ALL SELECT 1, * FROM `+topOf("c", "e", "$4")+` y`,
+		p.ID, lo, hi, tidings.TopPagesShown, m1, m2)
 	batch.Queue(topSQL(`SELECT host AS k, sum(entries) AS n FROM page_referrer_days WHERE project_id = $1 AND day >= $2 AND day < $3 GROUP BY 1`, "$4"),
 		p.ID, lo, hi, tidings.TopPagesShown)
 	res := db.pool.SendBatch(ctx, batch)
@@ -156,26 +170,45 @@ func (db *DB) PageStats(ctx context.Context, accountID int64, q tidings.PageStat
 		}
 		st.Days = append(st.Days, d)
 	}
-	for _, top := range []*[]tidings.PageCount{&st.TopPages, &st.TopEntries, &st.TopReferrers} {
+	st.TopPages, st.TopEntries, st.TopReferrers = []tidings.PageCount{}, []tidings.PageCount{}, []tidings.PageCount{}
+	for _, lists := range [][]*[]tidings.PageCount{{&st.TopPages, &st.TopEntries}, {&st.TopReferrers}} {
 		rows, err := res.Query()
 		if err != nil {
 			return nil, mapErr(err)
 		}
-		*top = []tidings.PageCount{}
 		for rows.Next() {
 			var c tidings.PageCount
-			if err := rows.Scan(&c.Value, &c.Views); err != nil {
+			list := 0
+			dest := []any{&c.Value, &c.Views}
+			if len(lists) > 1 {
+				dest = append([]any{&list}, dest...)
+			}
+			if err := rows.Scan(dest...); err != nil {
 				rows.Close()
 				return nil, mapErr(err)
 			}
-			*top = append(*top, c)
+			*lists[list] = append(*lists[list], c)
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
 			return nil, mapErr(err)
 		}
 	}
+	// Each list came in its order; the union of two need not keep it.
+	for _, top := range []*[]tidings.PageCount{&st.TopPages, &st.TopEntries} {
+		slices.SortFunc(*top, func(a, b tidings.PageCount) int {
+			return cmp.Or(cmp.Compare(b.Views, a.Views), strings.Compare(a.Value, b.Value))
+		})
+	}
 	return st, mapErr(res.Close())
+}
+
+// topOf is a top list of a CTE of counts (k, a page_texts id, and column n), as a
+// subquery (text, n): like topSQL's.
+func topOf(cte, n, limit string) string {
+	return `(SELECT t.text, c.` + n + ` AS n FROM ` + cte + ` c JOIN page_texts t ON t.id = c.k
+		WHERE c.` + n + ` > 0 AND c.` + n + ` >= coalesce((SELECT ` + n + ` FROM ` + cte + ` ORDER BY ` + n + ` DESC OFFSET ` + limit + ` - 1 LIMIT 1), 0)
+		ORDER BY c.` + n + ` DESC, t.text COLLATE "C" LIMIT ` + limit + `)`
 }
 
 // topSQL is a top list: of counts (k, a page_texts id, and n, one row per k), the
@@ -199,37 +232,27 @@ func floorDay(t int64) int64 {
 	return t - r
 }
 
-// sqlSessions counts a user's sessions ($1 its row id): its activity minutes, in
-// order (the primary key's), each one after a gap of more than $2 ms a new session.
-const sqlSessions = `SELECT count(*) FROM (SELECT minute - lag(minute) OVER (ORDER BY minute) AS gap
-	FROM user_minutes WHERE person_ref = $1) m WHERE gap IS NULL OR gap > $2`
-
-const sessionGapMS = tidings.SessionGapMinutes * 60_000
-
-// UserActivity returns a user's sessions, activity by day since since (from the
-// minute of since on), and most viewed pages: from its minutes and its views per path.
+// UserActivity returns a user's sessions (people.sessions, sessions_count.go), activity
+// by day since since (from the minute of since on), and most viewed pages: from its
+// minutes and its views per path.
 func (db *DB) UserActivity(ctx context.Context, accountID int64, project, userID string, since time.Time) (*tidings.Activity, error) {
 	p, err := findProject(ctx, db.pool, accountID, project)
 	if err != nil {
 		return nil, err
 	}
-	var ref int64
-	if err := db.row(ctx, `SELECT id FROM people WHERE project_id = $1 AND user_id = $2`, p.ID, userID).Scan(&ref); err != nil {
+	var ref, sessions int64
+	if err := db.row(ctx, `SELECT id, sessions FROM people WHERE project_id = $1 AND user_id = $2`, p.ID, userID).Scan(&ref, &sessions); err != nil {
 		return nil, notFound(err, tidings.PersonNotFound(project, userID))
 	}
 	from := ms(since)
 	from -= from % 60_000
 	batch := &pgx.Batch{}
-	batch.Queue(sqlSessions, ref, sessionGapMS)
 	batch.Queue(`SELECT minute - minute % 86400000, sum(events), sum(views) FROM user_minutes
 		WHERE person_ref = $1 AND minute >= $2 GROUP BY 1 ORDER BY 1`, ref, from)
 	batch.Queue(topSQL(`SELECT path AS k, views AS n FROM page_person_paths WHERE person_ref = $1`, "$2"), ref, tidings.TopPagesShown)
 	res := db.pool.SendBatch(ctx, batch)
 	defer res.Close()
-	a := &tidings.Activity{Days: []tidings.ActivityDay{}, TopPages: []tidings.PageCount{}}
-	if err := res.QueryRow().Scan(&a.Sessions); err != nil {
-		return nil, mapErr(err)
-	}
+	a := &tidings.Activity{Sessions: sessions, Days: []tidings.ActivityDay{}, TopPages: []tidings.PageCount{}}
 	rows, err := res.Query()
 	if err != nil {
 		return nil, mapErr(err)
@@ -264,13 +287,6 @@ func (db *DB) UserActivity(ctx context.Context, accountID int64, project, userID
 		return nil, mapErr(err)
 	}
 	return a, mapErr(res.Close())
-}
-
-// sessions counts a user's sessions (its row id).
-func sessions(ctx context.Context, q querier, ref int64) (int64, error) {
-	var n int64
-	err := q.QueryRow(ctx, sqlSessions, ref, sessionGapMS).Scan(&n)
-	return n, mapErr(err)
 }
 
 // SetIgnoreGPC sets whether the project records visitors whose browser signals Global

@@ -35,7 +35,7 @@ func purgeViews(ctx context.Context, tx pgx.Tx, project, before int64, max int) 
 
 // uncountViews takes deleted page views of a project off the counts, in the order in
 // which batches lock them (flush): people, user_minutes, page_person_paths,
-// page_user_days, page_days, page_path_days, page_referrer_days.
+// page_user_days, page_days, page_path_days, page_path_months, page_referrer_days.
 func uncountViews(ctx context.Context, tx pgx.Tx, project int64, gone []goneView) error {
 	hosts, err := referrerHosts(ctx, tx, project, gone)
 	if err != nil {
@@ -47,8 +47,9 @@ func uncountViews(ctx context.Context, tx pgx.Tx, project int64, gone []goneView
 	userDays := countRows{table: "page_user_days", keys: []string{"project_id", "day", "person_ref"}, counts: []string{"views"}, empty: "t.views <= 0"}
 	days := countRows{table: "page_days", keys: []string{"project_id", "day"}, counts: []string{"views", "entries", "users"}, empty: "t.views <= 0"}
 	pathDays := countRows{table: "page_path_days", keys: []string{"project_id", "day", "path"}, counts: []string{"views", "entries"}, empty: "t.views <= 0"}
+	pathMonths := countRows{table: "page_path_months", keys: []string{"project_id", "month", "path"}, counts: []string{"views", "entries"}, empty: "t.views <= 0"}
 	refDays := countRows{table: "page_referrer_days", keys: []string{"project_id", "day", "host"}, counts: []string{"entries"}, empty: "t.entries <= 0"}
-	idx := [6]map[string]int{{}, {}, {}, {}, {}, {}}
+	idx := [7]map[string]int{{}, {}, {}, {}, {}, {}, {}}
 	for _, g := range gone {
 		day := g.ts - g.ts%dayMS
 		entry := int64(0)
@@ -61,6 +62,7 @@ func uncountViews(ctx context.Context, tx pgx.Tx, project int64, gone []goneView
 		userDays.add(idx[2], []int64{project, day, g.person}, 1)
 		days.add(idx[3], []int64{project, day}, 1, entry, 0)
 		pathDays.add(idx[4], []int64{project, day, g.path}, 1, entry)
+		pathMonths.add(idx[6], []int64{project, monthOf(g.ts), g.path}, 1, entry)
 		if h := hosts[g.referrer]; g.entry && h != 0 {
 			refDays.add(idx[5], []int64{project, day, h}, 1)
 		}
@@ -74,10 +76,18 @@ func uncountViews(ctx context.Context, tx pgx.Tx, project int64, gone []goneView
 		UPDATE people p SET page_views = greatest(p.page_views - locked.n, 0) FROM locked WHERE p.id = locked.id`, refs, counts); err != nil {
 		return err
 	}
-	for _, c := range []*countRows{&minutes, &paths} {
-		if _, err := c.take(ctx, tx); err != nil {
-			return err
-		}
+	refs, at := make([]int64, len(minutes.keyVal)), make([]int64, len(minutes.keyVal))
+	for i, k := range minutes.keyVal {
+		refs[i], at[i] = k[0], k[1]
+	}
+	if err := withSessions(ctx, tx, refs, at, func() error {
+		_, err := minutes.take(ctx, tx)
+		return err
+	}); err != nil {
+		return err
+	}
+	if _, err := paths.take(ctx, tx); err != nil {
+		return err
 	}
 	// A user's day left without views is a user fewer that day.
 	emptied, err := userDays.take(ctx, tx)
@@ -87,7 +97,7 @@ func uncountViews(ctx context.Context, tx pgx.Tx, project int64, gone []goneView
 	for _, k := range emptied {
 		days.add(idx[3], []int64{k[0], k[1]}, 0, 0, 1)
 	}
-	for _, c := range []*countRows{&days, &pathDays, &refDays} {
+	for _, c := range []*countRows{&days, &pathDays, &pathMonths, &refDays} {
 		if _, err := c.take(ctx, tx); err != nil {
 			return err
 		}

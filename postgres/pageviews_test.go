@@ -3,11 +3,16 @@ package postgres_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/tidings-dev/tidings"
+	"github.com/tidings-dev/tidings/internal/pgtest"
 	"github.com/tidings-dev/tidings/postgres"
 )
 
@@ -248,6 +253,13 @@ func TestPageStats(t *testing.T) {
 	if !slices.Equal(st.TopReferrers, wantRefs) {
 		t.Fatalf("top referrers %+v, want %+v", st.TopReferrers, wantRefs)
 	}
+	// A range of 150 days around them: the whole months' counts come from their months'
+	// rows, the same.
+	long, err := db.PageStats(ctx, acme.ID, tidings.PageStatsQuery{Project: "shop", From: d.AddDate(0, 0, -90), To: d.AddDate(0, 0, 60)})
+	if err != nil || len(long.Days) != 150 || long.Views != st.Views || long.Entries != st.Entries || !slices.Equal(long.TopPages, st.TopPages) ||
+		!slices.Equal(long.TopEntries, st.TopEntries) || !slices.Equal(long.TopReferrers, st.TopReferrers) {
+		t.Fatalf("150 days: %+v, %v\nwant the 5 days' %+v", long, err, st)
+	}
 	// A range of day 3 only; and the bad ranges.
 	st, err = db.PageStats(ctx, acme.ID, tidings.PageStatsQuery{Project: "shop", From: d.Add(72 * time.Hour), To: d.Add(96 * time.Hour)})
 	if err != nil || len(st.Days) != 1 || st.Views != 2 || !slices.Equal(st.TopPages, []tidings.PageCount{{Value: "/p00", Views: 1}, {Value: "/p05", Views: 1}}) {
@@ -434,4 +446,66 @@ func TestPageViewsDeletions(t *testing.T) {
 		t.Fatalf("%d rows of the deleted project's views left", left)
 	}
 	mustCheck(t, db, "after the project's deletion")
+}
+
+// TestPageViewsMigration: migration 00017 counts the events of a store that has
+// them into its users' minutes and sessions (undone by its Down and run again here).
+func TestPageViewsMigration(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	url := pgtest.URL(t)
+	db, err := postgres.Open(ctx, url, postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := db.CreateAccount(ctx, "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.CreateProject(ctx, a.ID, "shop")
+	db.CreateChannel(ctx, a.ID, "shop", "orders")
+	d := day0()
+	// ada: three sessions (10:00 twice in a minute, 10:20, 11:00; 13:00), bob: one.
+	for _, e := range []struct {
+		user string
+		at   time.Duration
+	}{{"ada", 10 * time.Hour}, {"ada", 10*time.Hour + 10*time.Second}, {"ada", 10*time.Hour + 20*time.Minute},
+		{"ada", 11 * time.Hour}, {"ada", 13 * time.Hour}, {"bob", 9 * time.Hour}} {
+		if _, err := db.PublishEvent(ctx, a.ID, &tidings.NewEvent{Project: "shop", Channel: "orders", Event: "e", UserID: e.user,
+			Parser: tidings.ParserText, Timestamp: d.Add(e.at)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+	sql, err := os.ReadFile("migrations/00017_page_views.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, down, ok := strings.Cut(string(sql), "-- +goose Down")
+	if !ok {
+		t.Fatal("no Down in migration 00017")
+	}
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, down+`; DELETE FROM goose_db_version WHERE version_id = 17`); err != nil {
+		t.Fatal(err)
+	}
+	if db, err = postgres.Open(ctx, url, postgres.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	for user, want := range map[string]int64{"ada": 3, "bob": 1} {
+		u, err := db.FindPerson(ctx, a.ID, "shop", user)
+		if err != nil || u.Sessions != want || u.PageViews != 0 || u.Events == 0 {
+			t.Fatalf("%s after the migration: %+v, %v (want %d sessions)", user, u, err, want)
+		}
+	}
+	act, err := db.UserActivity(ctx, a.ID, "shop", "ada", d)
+	if err != nil || len(act.Days) != 1 || act.Days[0].Events != 5 {
+		t.Fatalf("ada's activity after the migration: %+v, %v", act, err)
+	}
+	mustCheck(t, db, "after the migration")
 }

@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"crypto/sha256"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -144,29 +145,27 @@ func (b *batch) pageTexts(ctx context.Context) (map[textKey]int32, error) {
 }
 
 // sqlCountPeople creates the users that a batch's events and page views name, moves
-// their first and last seen (an event's arrival, a view's time), counts their events
-// and views, and adds both to their minutes (user_minutes); it returns the users'
-// rows. The people rows are locked in key order, all of them before any minute (the
-// minutes' insert sorts what it reads of pe, so reads all of it first), each minute in
-// key order. $1-$4: the events' projects, users, the batch's time, the events' times;
-// $5-$7: the views' projects, users, times.
-const sqlCountPeople = `WITH a AS (
-	  SELECT p, u, $3::bigint AS f, $3::bigint AS l, t - t % 60000 AS m, 1 AS e, 0 AS v
-	  FROM unnest($1::bigint[], $2::text[], $4::bigint[]) AS x(p, u, t) WHERE u <> ''
+// their first and last seen (an event's arrival, a view's time) and counts their
+// events and views, locking their rows in key order; it returns the rows. $1-$3: the
+// events' projects, users, the batch's time; $4-$6: the views' projects, users, times.
+const sqlCountPeople = `INSERT INTO people (project_id, user_id, properties, first_seen, last_seen, events, page_views)
+	SELECT p, u, '{}', min(f), max(l), sum(e), sum(v) FROM (
+	  SELECT p, u, $3::bigint AS f, $3::bigint AS l, 1 AS e, 0 AS v FROM unnest($1::bigint[], $2::text[]) AS x(p, u) WHERE u <> ''
 	  UNION ALL
-	  SELECT p, u, t, t, t - t % 60000, 0, 1 FROM unnest($5::bigint[], $6::text[], $7::bigint[]) AS y(p, u, t)),
-	pe AS (INSERT INTO people (project_id, user_id, properties, first_seen, last_seen, events, page_views)
-	  SELECT p, u, '{}', min(f), max(l), sum(e), sum(v) FROM a GROUP BY 1, 2 ORDER BY 1, 2
-	  ON CONFLICT (project_id, user_id) DO UPDATE SET last_seen = greatest(people.last_seen, excluded.last_seen),
-	    first_seen = least(people.first_seen, excluded.first_seen), events = people.events + excluded.events,
-	    page_views = people.page_views + excluded.page_views
-	  RETURNING id, project_id, user_id),
-	um AS (INSERT INTO user_minutes (person_ref, minute, events, views)
-	  SELECT pe.id, a.m, sum(a.e), sum(a.v) FROM a JOIN pe ON pe.project_id = a.p AND pe.user_id = a.u
-	  GROUP BY 1, 2 ORDER BY 1, 2
-	  ON CONFLICT (person_ref, minute) DO UPDATE SET events = user_minutes.events + excluded.events,
-	    views = user_minutes.views + excluded.views)
-	SELECT id, project_id, user_id FROM pe`
+	  SELECT p, u, t, t, 0, 1 FROM unnest($4::bigint[], $5::text[], $6::bigint[]) AS y(p, u, t)) a
+	GROUP BY 1, 2 ORDER BY 1, 2
+	ON CONFLICT (project_id, user_id) DO UPDATE SET last_seen = greatest(people.last_seen, excluded.last_seen),
+	  first_seen = least(people.first_seen, excluded.first_seen), events = people.events + excluded.events,
+	  page_views = people.page_views + excluded.page_views
+	RETURNING id, project_id, user_id`
+
+// sqlCountMinutes adds events and views to their users' minutes, in key order. $1
+// users' row ids, $2 minutes, $3 events, $4 views (one entry per event or view).
+const sqlCountMinutes = `INSERT INTO user_minutes (person_ref, minute, events, views)
+	SELECT r, m, sum(e), sum(v) FROM unnest($1::bigint[], $2::bigint[], $3::int[], $4::int[]) AS x(r, m, e, v)
+	GROUP BY 1, 2 ORDER BY 1, 2
+	ON CONFLICT (person_ref, minute) DO UPDATE SET events = user_minutes.events + excluded.events,
+	  views = user_minutes.views + excluded.views`
 
 // personKey is one of a project's users.
 type personKey struct {
@@ -174,8 +173,8 @@ type personKey struct {
 	user    string
 }
 
-// countPeople runs sqlCountPeople for the batch; it returns the users' row ids when
-// the batch has page views (they name their users by row id).
+// countPeople counts the batch's events and views in their users' rows (sqlCountPeople)
+// and minutes, moving their sessions; it returns the users' row ids.
 func (b *batch) countPeople(ctx context.Context) (map[personKey]int64, error) {
 	r, v := &b.rows, &b.views
 	users := len(v.user) > 0
@@ -185,26 +184,40 @@ func (b *batch) countPeople(ctx context.Context) (map[personKey]int64, error) {
 	if !users {
 		return nil, nil
 	}
-	args := []any{r.project, r.userID, b.now, r.ts, v.project, v.user, v.ts}
-	if len(v.user) == 0 {
-		_, err := b.tx.Exec(ctx, sqlCountPeople, args...)
-		return nil, err
-	}
 	refs := map[personKey]int64{}
-	rows, err := b.tx.Query(ctx, sqlCountPeople, args...)
+	rows, err := b.tx.Query(ctx, sqlCountPeople, r.project, r.userID, b.now, v.project, v.user, v.ts)
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
 	for rows.Next() {
 		var id, p int64
 		var u string
 		if err := rows.Scan(&id, &p, &u); err != nil {
+			rows.Close()
 			return nil, err
 		}
 		refs[personKey{p, u}] = id
 	}
-	return refs, rows.Err()
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	var people, minutes []int64
+	var events, views []int32
+	for i, u := range r.userID {
+		if u != "" {
+			people, minutes = append(people, refs[personKey{r.project[i], u}]), append(minutes, r.ts[i]-r.ts[i]%60_000)
+			events, views = append(events, 1), append(views, 0)
+		}
+	}
+	for i, u := range v.user {
+		people, minutes = append(people, refs[personKey{v.project[i], u}]), append(minutes, v.ts[i]-v.ts[i]%60_000)
+		events, views = append(events, 0), append(views, 1)
+	}
+	return refs, withSessions(ctx, b.tx, people, minutes, func() error {
+		_, err := b.tx.Exec(ctx, sqlCountMinutes, people, minutes, events, views)
+		return err
+	})
 }
 
 const sqlInsertViews = `INSERT INTO page_views (project_id, person_ref, ts, path, title, referrer, entry)
@@ -237,6 +250,11 @@ const (
 	GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
 	ON CONFLICT (project_id, day, path) DO UPDATE SET views = page_path_days.views + excluded.views,
 	  entries = page_path_days.entries + excluded.entries`
+	sqlCountPathMonths = `INSERT INTO page_path_months (project_id, month, path, views, entries)
+	SELECT p, d, k, count(*), count(*) FILTER (WHERE e) FROM unnest($1::bigint[], $2::bigint[], $3::int[], $4::bool[]) AS x(p, d, k, e)
+	GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
+	ON CONFLICT (project_id, month, path) DO UPDATE SET views = page_path_months.views + excluded.views,
+	  entries = page_path_months.entries + excluded.entries`
 	sqlCountReferrerDays = `INSERT INTO page_referrer_days (project_id, day, host, entries)
 	SELECT p, d, k, count(*) FROM unnest($1::bigint[], $2::bigint[], $3::int[], $4::bool[]) AS x(p, d, k, e)
 	WHERE e AND k <> 0 GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
@@ -245,17 +263,29 @@ const (
 
 const dayMS = 86_400_000
 
+// nextMonth is the start of the UTC month after the one that starts at t (unix ms).
+func nextMonth(t int64) int64 {
+	return fromMS(t).AddDate(0, 1, 0).UnixMilli()
+}
+
+// monthOf is the start of the UTC month of t (unix ms).
+func monthOf(t int64) int64 {
+	y, m, _ := fromMS(t).Date()
+	return time.Date(y, m, 1, 0, 0, 0, 0, time.UTC).UnixMilli()
+}
+
 // flushViews inserts the batch's page views and adds them to the page counts, in the
 // order every writer locks them: page_person_paths, page_user_days, page_days,
-// page_path_days, page_referrer_days. The statements go in one round trip.
+// page_path_days, page_path_months, page_referrer_days. The statements go in one
+// round trip.
 func (b *batch) flushViews(ctx context.Context, texts map[textKey]int32, people map[personKey]int64) error {
 	v := &b.views
 	n := len(v.user)
-	person, day := make([]int64, n), make([]int64, n)
+	person, day, month := make([]int64, n), make([]int64, n), make([]int64, n)
 	path, title, referrer, host := make([]int32, n), make([]int32, n), make([]int32, n), make([]int32, n)
 	for i, p := range v.project {
 		person[i] = people[personKey{p, v.user[i]}]
-		day[i] = v.ts[i] - v.ts[i]%dayMS
+		day[i], month[i] = v.ts[i]-v.ts[i]%dayMS, monthOf(v.ts[i])
 		path[i], title[i] = texts[textKey{p, v.path[i]}], texts[textKey{p, v.title[i]}]
 		referrer[i], host[i] = texts[textKey{p, v.referrer[i]}], texts[textKey{p, v.host[i]}]
 	}
@@ -264,6 +294,7 @@ func (b *batch) flushViews(ctx context.Context, texts map[textKey]int32, people 
 	q.Queue(sqlCountPersonPaths, person, path)
 	q.Queue(sqlCountPageDays, v.project, day, person, v.entry)
 	q.Queue(sqlCountPathDays, v.project, day, path, v.entry)
+	q.Queue(sqlCountPathMonths, v.project, month, path, v.entry)
 	q.Queue(sqlCountReferrerDays, v.project, day, host, v.entry)
 	return b.tx.SendBatch(ctx, q).Close()
 }

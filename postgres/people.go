@@ -129,57 +129,46 @@ func upsertProperties(ctx context.Context, tx pgx.Tx, table, idColumn string, pr
 	return ref, err
 }
 
-const personColumns = `u.id, u.user_id, u.properties, u.first_seen, u.last_seen, u.events, u.page_views`
+const personColumns = `u.id, u.user_id, u.properties, u.first_seen, u.last_seen, u.events, u.page_views, u.sessions`
 
 func scanPerson(project string, r pgx.Row) (*tidings.Person, int64, error) {
 	u := &tidings.Person{Project: project}
 	var ref, first, last int64
 	var props string
-	if err := r.Scan(&ref, &u.UserID, &props, &first, &last, &u.Events, &u.PageViews); err != nil {
+	if err := r.Scan(&ref, &u.UserID, &props, &first, &last, &u.Events, &u.PageViews, &u.Sessions); err != nil {
 		return nil, 0, err
 	}
 	u.FirstSeen, u.LastSeen = fromMS(first), fromMS(last)
 	return u, ref, json.Unmarshal([]byte(props), &u.Properties)
 }
 
-// FindPerson returns one user with its groups and sessions.
+// FindPerson returns one user with its groups.
 func (db *DB) FindPerson(ctx context.Context, accountID int64, project, userID string) (*tidings.Person, error) {
 	p, err := findProject(ctx, db.pool, accountID, project)
 	if err != nil {
 		return nil, err
 	}
-	u, ref, err := findPersonRef(ctx, db.pool, p, userID)
-	if err != nil {
-		return nil, err
-	}
-	u.Sessions, err = sessions(ctx, db.pool, ref)
-	return u, err
+	return findPerson(ctx, db.pool, p, userID)
 }
 
 func findPerson(ctx context.Context, q querier, p *tidings.Project, userID string) (*tidings.Person, error) {
-	u, _, err := findPersonRef(ctx, q, p, userID)
-	return u, err
-}
-
-// findPersonRef returns a user with its groups, and its row id.
-func findPersonRef(ctx context.Context, q querier, p *tidings.Project, userID string) (*tidings.Person, int64, error) {
 	u, ref, err := scanPerson(p.Name, mappedRow{q.QueryRow(ctx, `SELECT `+personColumns+` FROM people u WHERE u.project_id = $1 AND u.user_id = $2`,
 		p.ID, userID)})
 	if noRows(err) {
-		return nil, 0, tidings.PersonNotFound(p.Name, userID)
+		return nil, tidings.PersonNotFound(p.Name, userID)
 	}
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
 	if err := (mappedRow{q.QueryRow(ctx, `SELECT count(*) FROM group_members WHERE person_ref = $1`, ref)}).Scan(&u.GroupCount); err != nil {
-		return nil, 0, err
+		return nil, err
 	}
 	u.Groups, err = query(ctx, q, func(r pgx.Row) (string, error) {
 		var g string
 		return g, r.Scan(&g)
 	}, `SELECT g.group_id FROM group_members m JOIN groups g ON g.id = m.group_ref WHERE m.person_ref = $1
 		ORDER BY g.last_seen DESC, g.id DESC LIMIT $2`, ref, tidings.MaxUserGroups)
-	return u, ref, err
+	return u, err
 }
 
 // personSorts are the columns of the orders of a page of users; each has an index
@@ -231,6 +220,9 @@ func (db *DB) ListPeople(ctx context.Context, accountID int64, q tidings.PersonQ
 	sb.WriteString(` ORDER BY u.` + col + ` DESC, u.id DESC LIMIT ` + arg(q.Limit+1))
 	people, err := query(ctx, db.pool, func(r pgx.Row) (*tidings.Person, error) {
 		u, _, err := scanPerson(q.Project, r)
+		if u != nil {
+			u.Sessions = 0 // FindPerson's only
+		}
 		return u, err
 	}, sb.String(), args...)
 	if err != nil {

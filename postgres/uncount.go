@@ -132,33 +132,33 @@ func deleteRows(ctx context.Context, tx pgx.Tx, table string, keys []string, row
 }
 
 // uncountEventMinutes takes events off their users' minutes, after their people rows
-// (the order in which batches lock them): gone is a query of (u, m, n), a user id, a
-// minute and how many of its events go, in a project ($1).
+// (the order in which batches lock them), and moves their sessions: gone is a query
+// of (u, m, n), a user id, a minute and how many of its events go, in a project ($1).
 func uncountEventMinutes(ctx context.Context, tx pgx.Tx, gone string, args ...any) error {
-	rows, err := tx.Query(ctx, `WITH gone AS (`+gone+`),
-		locked AS (SELECT um.person_ref, um.minute, gone.n FROM gone JOIN people p ON p.project_id = $1 AND p.user_id = gone.u
-		  JOIN user_minutes um ON um.person_ref = p.id AND um.minute = gone.m ORDER BY 1, 2 FOR UPDATE OF um)
-		UPDATE user_minutes um SET events = greatest(um.events - locked.n, 0) FROM locked
-		WHERE um.person_ref = locked.person_ref AND um.minute = locked.minute
-		RETURNING um.person_ref, um.minute, um.events + um.views <= 0`, args...)
+	rows, err := tx.Query(ctx, `WITH gone AS (`+gone+`)
+		SELECT um.person_ref, um.minute, gone.n FROM gone JOIN people p ON p.project_id = $1 AND p.user_id = gone.u
+		  JOIN user_minutes um ON um.person_ref = p.id AND um.minute = gone.m ORDER BY 1, 2 FOR UPDATE OF um`, args...)
 	if err != nil {
 		return err
 	}
-	var empty [][]int64
+	minutes := countRows{table: "user_minutes", keys: []string{"person_ref", "minute"}, counts: []string{"events"}, empty: "t.events + t.views <= 0"}
+	idx := map[string]int{}
+	var refs, at []int64
 	for rows.Next() {
-		var ref, minute int64
-		var zero bool
-		if err := rows.Scan(&ref, &minute, &zero); err != nil {
+		var ref, minute, n int64
+		if err := rows.Scan(&ref, &minute, &n); err != nil {
 			rows.Close()
 			return err
 		}
-		if zero {
-			empty = append(empty, []int64{ref, minute})
-		}
+		minutes.add(idx, []int64{ref, minute}, n)
+		refs, at = append(refs, ref), append(at, minute)
 	}
 	rows.Close()
-	if err := rows.Err(); err != nil || len(empty) == 0 {
+	if err := rows.Err(); err != nil {
 		return err
 	}
-	return deleteRows(ctx, tx, "user_minutes", []string{"person_ref", "minute"}, empty)
+	return withSessions(ctx, tx, refs, at, func() error {
+		_, err := minutes.take(ctx, tx)
+		return err
+	})
 }

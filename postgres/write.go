@@ -138,9 +138,9 @@ const sqlCountEvents = `INSERT INTO event_counts (channel_id, hour, n)
 
 // flush writes the events and page views gathered so far. Every writer locks the
 // rows it shares with others in one order, each table's in key order: page_texts,
-// event_counts, people, user_minutes, the page counts (flushViews), tag_counts,
-// tag_hours. Deletions take the same order, so no two transactions wait for each
-// other in a circle.
+// event_counts, people, user_minutes (then the people's sessions, locked already), the
+// page counts (flushViews), tag_counts, tag_hours. Deletions take the same order, so
+// no two transactions wait for each other in a circle.
 func (b *batch) flush(ctx context.Context) error {
 	r, v := &b.rows, &b.views
 	if len(r.id) == 0 && len(v.user) == 0 {
@@ -338,9 +338,9 @@ func (r *writeResult) publishedEvents() []*tidings.Event {
 	return out
 }
 
-// apply runs an event, batch, page views or insight job, with its idempotency key: claimed before
-// the job writes, dropped when the job is refused, kept with its answer otherwise. A
-// domain error is the job's refusal (nothing was written for it).
+// apply runs an event, batch, page views or insight job, with its idempotency key:
+// claimed before the job writes, dropped when the job is refused, kept with its answer
+// otherwise. A domain error is the job's refusal (nothing was written for it).
 func (b *batch) apply(ctx context.Context, w *writeJob) (*writeResult, error) {
 	var claim *keyClaim
 	var err error

@@ -35,7 +35,8 @@ func TestOtherAccountsAreNotFound(t *testing.T) {
 	g.post("/signup", "account", "globex", "email", "eve@example.com", "password", "correct horse", "password2", "correct horse").
 		redirects(t, "/settings/projects")
 	for _, path := range []string{"/p/my-saas", "/p/my-saas/c/payments", "/p/my-saas/insights", "/p/my-saas/charts",
-		"/p/my-saas/stream", "/p/my-saas/events/" + ev.ID, "/settings/projects/my-saas/delete"} {
+		"/p/my-saas/stream", "/p/my-saas/events/" + ev.ID, "/settings/projects/my-saas/delete", "/p/my-saas/pages", "/p/my-saas/users",
+		"/p/my-saas/groups"} {
 		g.get(path).want(t, 404)
 	}
 	g.post("/settings/projects/my-saas/delete").want(t, 404)

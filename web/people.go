@@ -11,6 +11,7 @@ import (
 
 type personRow struct {
 	*tidings.Person
+	Who   person
 	URL   string
 	Chips []string // "key: value"
 }
@@ -18,10 +19,15 @@ type personRow struct {
 type usersData struct {
 	Users  []personRow
 	Query  string // the filter box as typed
-	Error  string // why the filter was refused
+	Sort   string // the order: "" (last seen), events or first_seen
+	Sorts  []choice
+	Error  string // why the filter or the order was refused
 	Older  string // URL of the next page
 	Filter bool
 }
+
+// userSorts are the users page's orders, each newest or largest first.
+var userSorts = []choice{{tidings.PersonSortLastSeen, "Last seen"}, {tidings.PersonSortEvents, "Events"}, {tidings.PersonSortFirstSeen, "First seen"}}
 
 func propertyChips(props tidings.Tags) []string {
 	var out []string
@@ -31,48 +37,73 @@ func propertyChips(props tidings.Tags) []string {
 	return out
 }
 
-// usersPage lists a project's users, most recently seen first; the box filters them
-// by properties (key:value words) and the start of their ID.
+// usersPage lists a project's users, most recently seen first or in the order of
+// sort=events|first_seen; the box filters them by properties (key:value words) and
+// the start of their ID.
 func (s *Server) usersPage(w http.ResponseWriter, r *http.Request) error {
 	project := r.PathValue("project")
 	v := r.URL.Query()
-	d := usersData{Query: strings.TrimSpace(v.Get("q"))}
-	q := tidings.PersonQuery{Project: project, Before: v.Get("before"), Limit: 50}
-	if err := tidings.ParsePersonSearch(&q, d.Query); err != nil {
+	d := usersData{Query: strings.TrimSpace(v.Get("q")), Sort: v.Get("sort"), Sorts: userSorts}
+	status := http.StatusOK
+	if d.Sort == tidings.PersonSortLastSeen {
+		d.Sort = ""
+	}
+	if tidings.CheckPersonSort(d.Sort) != nil {
+		d.Error = "Unknown order “" + cut(d.Sort, 40) + "”: sort users by last seen, events or first seen."
+		d.Sort, status = "", http.StatusBadRequest
+	}
+	q := tidings.PersonQuery{Project: project, Sort: d.Sort, Before: v.Get("before"), Limit: 50}
+	if err := tidings.ParsePersonSearch(&q, d.Query); err != nil && d.Error == "" {
 		d.Error = tidings.ErrorMessage(err)
 	}
 	d.Filter = len(q.Properties) > 0 || q.IDPrefix != ""
 	if d.Error == "" {
 		page, err := s.store.ListPeople(r.Context(), sessionFrom(r).account.ID, q)
 		if tidings.ErrorCode(err) == tidings.EValidation { // a stale cursor: start again
-			return redirect(w, r, "/p/"+project+"/users")
+			return redirect(w, r, usersURL(project, d.Query, d.Sort, ""))
 		}
 		if err != nil {
 			return err
 		}
 		page.TrimPeople()
 		for _, u := range page.People {
-			d.Users = append(d.Users, personRow{Person: u, URL: userURL(project, u.UserID), Chips: propertyChips(u.Properties)})
+			d.Users = append(d.Users, personRow{Person: u, Who: personOf(u.UserID, u.Properties), URL: userURL(project, u.UserID), Chips: propertyChips(u.Properties)})
 		}
 		if page.Next != "" {
-			p := url.Values{"before": {page.Next}}
-			if d.Query != "" {
-				p.Set("q", d.Query)
-			}
-			d.Older = "/p/" + project + "/users?" + p.Encode()
+			d.Older = usersURL(project, d.Query, d.Sort, page.Next)
 		}
 	} else if _, err := s.store.FindProject(r.Context(), sessionFrom(r).account.ID, project); err != nil {
 		return err
 	}
-	return s.render(w, r, "users", &view{Title: project + " users", Project: project, Section: "users", Data: d})
+	return s.render(w, r, "users", &view{Title: project + " users", Project: project, Section: "users", Status: status, Data: d})
+}
+
+// usersURL is the users page with a filter, an order and a cursor, each left out when empty.
+func usersURL(project, q, sort, before string) string {
+	p := url.Values{}
+	if q != "" {
+		p.Set("q", q)
+	}
+	if sort != "" {
+		p.Set("sort", sort)
+	}
+	if before != "" {
+		p.Set("before", before)
+	}
+	u := "/p/" + project + "/users"
+	if len(p) > 0 {
+		u += "?" + p.Encode()
+	}
+	return u
 }
 
 // journey is a page of events, newest first, by day, with the live stream of
 // new ones on the first page: a user's events, or a tag's.
 type journey struct {
-	Cards  []eventView // newest first; the page heads each day in the viewer's time zone
-	Older  string      // URL of the next page
-	Stream string      // the live stream of new events, on the first page
+	Cards  []eventView   // newest first; the page heads each day in the viewer's time zone
+	Items  []journeyItem // the cards, and on a profile the page views folded between them
+	Older  string        // URL of the next page
+	Stream string        // the live stream of new events, on the first page
 }
 
 // readJourney reads a page of q's events (q.Before from the request) into days;
@@ -87,6 +118,7 @@ func (s *Server) readJourney(r *http.Request, q tidings.EventQuery, pageURL stri
 	base := feedURL(q.Project, "")
 	for _, ev := range page.Events {
 		j.Cards = append(j.Cards, s.eventView(ev, base, url.Values{}))
+		j.Items = append(j.Items, journeyItem{Card: j.Cards[len(j.Cards)-1]})
 	}
 	sep := "?"
 	if strings.Contains(pageURL, "?") {
@@ -101,46 +133,6 @@ func (s *Server) readJourney(r *http.Request, q tidings.EventQuery, pageURL stri
 		j.Stream = "/p/" + q.Project + "/stream?" + stream.Encode()
 	}
 	return j, nil
-}
-
-type userData struct {
-	*tidings.Person
-	Chips      []string
-	GroupLinks []memberLink
-	*journey
-}
-
-// userPage shows one user: its properties, groups and journey — its events across
-// channels, newest first, by day, live.
-func (s *Server) userPage(w http.ResponseWriter, r *http.Request) error {
-	project, userID := r.PathValue("project"), r.PathValue("user_id")
-	account := sessionFrom(r).account.ID
-	u, err := s.store.FindPerson(r.Context(), account, project, userID)
-	if tidings.ErrorCode(err) == tidings.ENotFound {
-		// Events stored before users were kept name users with no row: their journey still exists.
-		if _, perr := s.store.FindProject(r.Context(), account, project); perr != nil {
-			return perr
-		}
-		u, err = &tidings.Person{Project: project, UserID: userID}, nil
-	}
-	if err != nil {
-		return err
-	}
-	j, err := s.readJourney(r, tidings.EventQuery{Project: project, Users: []string{userID}}, userURL(project, userID), url.Values{"user": {userID}})
-	if tidings.ErrorCode(err) == tidings.EValidation {
-		return redirect(w, r, userURL(project, userID))
-	}
-	if err != nil {
-		return err
-	}
-	if u.FirstSeen.IsZero() && len(j.Cards) == 0 && r.URL.Query().Get("before") == "" { // named by nothing
-		return tidings.Errorf(tidings.ENotFound, "no user %q in project %q", userID, project)
-	}
-	d := userData{Person: u, Chips: propertyChips(u.Properties), journey: j}
-	for _, g := range u.Groups {
-		d.GroupLinks = append(d.GroupLinks, memberLink{g, groupURL(project, g)})
-	}
-	return s.render(w, r, "user", &view{Title: userID + " · " + project, Project: project, Section: "users", Data: d})
 }
 
 type tagJourneyData struct {

@@ -119,6 +119,27 @@ func (s *Server) setInsightChangeDefault(w http.ResponseWriter, r *http.Request)
 	return redirect(w, r, "/settings/projects#project-"+project)
 }
 
+// setGPC switches "Honour Global Privacy Control": on (the default), ls.js sends
+// nothing for visitors whose browser asks for it, and the API stores nothing it sends
+// for them.
+func (s *Server) setGPC(w http.ResponseWriter, r *http.Request) error {
+	project := r.PathValue("project")
+	var ignore bool
+	switch r.PostFormValue("honour") {
+	case "true":
+	case "false":
+		ignore = true
+	default:
+		var p tidings.Problems
+		p.Add("honour", "enum", `must be "true" or "false"`)
+		return s.formError(w, r, p.Err(), "")
+	}
+	if err := s.store.SetIgnoreGPC(r.Context(), sessionFrom(r).account.ID, project, ignore); err != nil {
+		return s.formError(w, r, err, "")
+	}
+	return redirect(w, r, "/settings/projects#project-"+project)
+}
+
 // setRetention sets how long a project keeps its events; older ones are deleted by
 // the background purge within a minute or so.
 func (s *Server) setRetention(w http.ResponseWriter, r *http.Request) error {

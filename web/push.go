@@ -27,7 +27,7 @@ func writeProblem(w http.ResponseWriter, code, detail string) error {
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
-	return json.NewEncoder(w).Encode(map[string]any{"status": status, "title": tidings.ErrorTitle(code), "code": code, "detail": detail})
+	return json.NewEncoder(w).Encode(map[string]any{"status": status, "title": tidings.ErrorTitle(code), "code": code, "detail": detail, "message": detail})
 }
 
 func (s *Server) vapidKey(w http.ResponseWriter, r *http.Request) error {

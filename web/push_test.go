@@ -47,8 +47,14 @@ func TestPushSubscriptions(t *testing.T) {
 		"control in name": {body(fcm, "a\u0007b"), "name"},
 		"name 65 chars":   {body(fcm, strings.Repeat("n", 65)), "name"},
 	} {
-		if status, b := ada.sendJSON("POST", "/push/subscriptions", c.body); status != 400 || !strings.Contains(b, c.want) {
+		status, b := ada.sendJSON("POST", "/push/subscriptions", c.body)
+		if status != 400 || !strings.Contains(b, c.want) {
 			t.Errorf("%s: %d %s", name, status, b)
+		}
+		// Every problem carries its text in message too, as the API's do.
+		var pr struct{ Detail, Message string }
+		if err := json.Unmarshal([]byte(b), &pr); err != nil || pr.Message == "" || pr.Message != pr.Detail {
+			t.Errorf("%s: message %q, detail %q (%v)", name, pr.Message, pr.Detail, err)
 		}
 	}
 	android := "Mozilla/5.0 (Linux; Android 14) Chrome/130.0 Mobile Safari/537.36"

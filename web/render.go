@@ -35,6 +35,8 @@ func loadPages(a *assets, now func() time.Time) (*pages, error) {
 		"ms":             func(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) + " ms" },
 		"sub":            func(a, b int) int { return a - b },
 		"plural":         plural,
+		"clock":          func(t time.Time) string { return t.UTC().Format("2 Jan 15:04") },
+		"maxViews":       func() string { return thousands(tidings.MaxPageViewsRead) },
 		"bucketChoices":  func() []choice { return bucketChoices },
 		"displayChoices": func() []choice { return displayChoices },
 		"rangeChoices":   func() []choice { return rangeChoices },
@@ -266,4 +268,13 @@ func initial(name string) string {
 		}
 	}
 	return "·"
+}
+
+// thousands writes n with thousands separators: 1,000.
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }

@@ -207,6 +207,7 @@ func (s *Server) Register(mux *http.ServeMux) {
 		{"GET /p/{project}/groups", user, s.groupsPage},
 		{"GET /p/{project}/journey", user, s.tagJourneyPage},
 		{"GET /p/{project}/groups/{group_id}", user, s.groupPage},
+		{"GET /p/{project}/pages", user, s.pagesPage},
 
 		{"GET /settings/password", user, s.passwordPage},
 		{"POST /settings/password", user, s.changePassword},
@@ -216,6 +217,7 @@ func (s *Server) Register(mux *http.ServeMux) {
 		{"POST /settings/projects/{project}/auto-create", owner, s.setAutoCreate},
 		{"POST /settings/projects/{project}/retention", owner, s.setRetention},
 		{"POST /settings/projects/{project}/insight-change-default", owner, s.setInsightChangeDefault},
+		{"POST /settings/projects/{project}/gpc", owner, s.setGPC},
 		{"GET /settings/projects/{project}/delete", owner, s.deleteProjectPage},
 		{"POST /settings/projects/{project}/delete", owner, s.deleteProject},
 		{"GET /settings/projects/{project}/channels/{channel}/delete", owner, s.deleteChannelPage},

@@ -19,6 +19,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
+	"github.com/tidings-dev/tidings"
 	"github.com/tidings-dev/tidings/internal/testbackend"
 	"github.com/tidings-dev/tidings/internal/testenv"
 )
@@ -532,12 +533,15 @@ func TestJourneysInChromium(t *testing.T) {
 	post(t, m.URL()+"/v1/group", token, `{"project":"my-saas","group_id":"analytical-engines","user_id":"user-42","properties":{"industry":"computing"}}`)
 	post(t, m.URL()+"/v1/identify", token, `{"project":"my-saas","user_id":"user-7","properties":{"plan":"free"}}`)
 	post(t, m.URL()+"/v1/log", token, `{"project":"my-saas","channel":"payments","event":"Upgraded to premium","icon":"⭐","user_id":"user-42","tags":{"plan":"premium"}}`)
+	// A page viewed since: the journey folds it above the newest event.
+	viewPages(t, m, "my-saas", tidings.PageView{UserID: "user-42", Path: "/pricing", Timestamp: time.Now()})
 	b.do(chromedp.Navigate(m.URL() + "/p/my-saas/users"))
 	if txt := b.text("table.people"); !strings.Contains(txt, "user-42") || !strings.Contains(txt, "plan: premium") {
 		t.Fatalf("users page: %s", txt)
 	}
 	b.screenshot("users")
-	b.click(`[...document.querySelectorAll("table.people a")].find(a => a.textContent === "user-42").click()`)
+	// A user is listed by name, with the ID beside it.
+	b.click(`[...document.querySelectorAll("table.people a.person")].find(a => a.querySelector(".person-id") && a.querySelector(".person-id").textContent === "user-42").click()`)
 	if txt := b.text(".feed"); !strings.Contains(txt, "Upgraded to premium") || !strings.Contains(txt, "analytical-engines") {
 		t.Fatalf("user page: %s", txt)
 	}
@@ -548,6 +552,14 @@ func TestJourneysInChromium(t *testing.T) {
 	b.mustUntil(`[...document.querySelectorAll(".ev-name")].some(a => a.textContent === "Invited a teammate")`)
 	if strings.Contains(b.text(".journey"), "Someone else paid") {
 		t.Fatalf("another user's event in the live journey: %s", b.text(".journey"))
+	}
+	// The live event goes above the fold of the pages viewed before it.
+	if !get(b, chromedp.Evaluate[bool](`(() => {
+		const ev = [...document.querySelectorAll(".ev-name")].find(a => a.textContent === "Invited a teammate").closest("article");
+		const fold = document.querySelector(".views-fold");
+		return fold !== null && fold.textContent.includes("Viewed 1 page") && (ev.compareDocumentPosition(fold) & Node.DOCUMENT_POSITION_FOLLOWING) !== 0;
+	})()`)) {
+		t.Fatalf("the live event is not above the fold of page views: %s", b.text(".journey"))
 	}
 	b.screenshot("user-journey")
 	b.click(`document.querySelector('a[href="/p/my-saas/groups/analytical-engines"]').click()`)
@@ -633,12 +645,13 @@ func TestEveryPageInChromium(t *testing.T) {
 	post(t, m.URL()+"/v1/insight", token, `{"project":"my-saas","title":"Monthly Revenue","value":"1000.50","change":"update","prefix":"$","icon":"💰"}`)
 	post(t, m.URL()+"/v1/identify", token, `{"project":"my-saas","user_id":"user-42","properties":{"name":"Ada Lovelace","plan":"premium"}}`)
 	post(t, m.URL()+"/v1/group", token, `{"project":"my-saas","group_id":"analytical-engines","user_id":"user-42"}`)
+	addPageViews(t, m)
 
 	// Every page: readable contrast in light and dark; at phone width, no sideways scroll.
 	pages := []string{"/p/my-saas", "/p/my-saas?q=subscr*", "/p/my-saas/events/" + eventID, "/p/my-saas/journey?tag=plan%3Apremium", "/p/my-saas/insights", "/p/my-saas/charts", "/p/my-saas/charts/new?q=plan%3Apremium&split=tag%3Aplan&display=stacked",
 		"/p/my-saas/funnels/new?step=plan%3Apremium&step=event%3ARefund", "/p/my-saas/insights/history?title=Monthly+Revenue", "/p/my-saas/users", "/p/my-saas/groups", "/p/my-saas/channels",
 		"/p/my-saas/users/user-42", "/settings/projects", "/settings/api", "/settings/webhooks", "/settings/members",
-		"/settings/notifications", "/settings/devices", "/settings/password", "/p/nope"}
+		"/settings/notifications", "/settings/devices", "/settings/password", "/p/nope", "/p/my-saas/pages", "/p/my-saas/pages?range=12m", "/p/blog/pages"}
 	for _, dark := range []bool{false, true} {
 		scheme := "light"
 		if dark {
@@ -673,6 +686,17 @@ func TestEveryPageInChromium(t *testing.T) {
 		}
 	}
 	b.do(chromedp.EmulateViewport(390, 844))
+	// A profile's journey with its first fold of page views open.
+	for _, scheme := range []string{"light", "dark"} {
+		b.colorScheme(scheme)
+		b.do(chromedp.Navigate(m.URL() + "/p/my-saas/users/user-42"))
+		b.do(chromedp.Evaluate[chromedp.Void](`document.querySelector(".views-fold").open = true`))
+		if txt := b.text(".views-fold"); !strings.Contains(txt, "/pricing") {
+			t.Errorf("the profile's fold of page views: %s", txt)
+		}
+		b.screenshot("user-profile-open-phone-" + scheme)
+	}
+	b.colorScheme("light")
 	b.do(chromedp.Navigate(m.URL() + "/settings/api"))
 	b.screenshot("settings-api-phone")
 	b.do(chromedp.Navigate(m.URL() + "/p/my-saas/insights"))
@@ -680,6 +704,70 @@ func TestEveryPageInChromium(t *testing.T) {
 	b.do(chromedp.Navigate(m.URL() + "/p/my-saas"))
 	b.mustUntil(`document.querySelector(".event")`)
 	b.screenshot("feed-phone")
+}
+
+// addPageViews gives user-42 of my-saas page views (over the last weeks, from a search
+// engine and from inside the site) between their events, and makes a project "blog"
+// without any: the profile, the Pages view and its empty state have something to show.
+func addPageViews(t *testing.T, m *Main) {
+	t.Helper()
+	ctx := context.Background()
+	acme, err := m.store.FindAccount(ctx, "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC()
+	var views []tidings.PageView
+	paths := []string{"/", "/pricing", "/docs/getting-started", "/blog/launch-week", "/signup?utm_source=newsletter"}
+	for d := range 24 {
+		for k := range d%4 + 1 {
+			v := tidings.PageView{UserID: "user-42", Path: paths[(d+k)%len(paths)], Title: "Tidings", Timestamp: now.AddDate(0, 0, -d).Add(-time.Duration(10+k) * time.Minute)}
+			if k == 0 {
+				v.Referrer = []string{"https://www.google.com/", "https://news.ycombinator.com/item?id=42", ""}[d%3]
+			} else {
+				v.Referrer = "https://tidings.example/"
+			}
+			if d > 0 && d%5 == 0 {
+				v.UserID = "user-7"
+			}
+			views = append(views, v)
+		}
+	}
+	viewPages(t, m, "my-saas", views...)
+	// Events of user-42 between the page views: the journey folds the views between them.
+	for _, ev := range []tidings.NewEvent{{Event: "Signed up", Icon: "🎉", Timestamp: now.AddDate(0, 0, -20)}, {Event: "Invited a teammate", Icon: "👋", Timestamp: now.AddDate(0, 0, -6)}} {
+		ev.Project, ev.Channel, ev.UserID, ev.Parser = "my-saas", "payments", "user-42", tidings.ParserText
+		if _, err := m.store.PublishEvent(ctx, acme.ID, &ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := m.store.CreateProject(ctx, acme.ID, "blog"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// viewPages stores page views of acme's project as POST /v1/page would: checked, in
+// batches, on the site tidings.example.
+func viewPages(t *testing.T, m *Main, project string, views ...tidings.PageView) {
+	t.Helper()
+	ctx := context.Background()
+	acme, err := m.store.FindAccount(ctx, "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for len(views) > 0 {
+		n := min(len(views), tidings.MaxPageViewsPerCall)
+		c := &tidings.NewPageViews{Project: project, Host: "tidings.example", Views: views[:n]}
+		var p tidings.Problems
+		c.Check(&p, time.Now(), true)
+		if err := p.Err(); err != nil {
+			t.Fatal(err)
+		}
+		if err := m.store.AddPageViews(ctx, acme.ID, c); err != nil {
+			t.Fatal(err)
+		}
+		views = views[n:]
+	}
 }
 
 // shotName turns a path into part of a screenshot's name: /settings/api → -settings-api;

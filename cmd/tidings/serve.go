@@ -17,6 +17,7 @@ import (
 
 	"github.com/tidings-dev/tidings"
 	"github.com/tidings-dev/tidings/api"
+	scripts "github.com/tidings-dev/tidings/browser" // as browser_test.go has a type browser
 	"github.com/tidings-dev/tidings/deliver"
 	"github.com/tidings-dev/tidings/inmem"
 	"github.com/tidings-dev/tidings/internal/dirlock"
@@ -199,6 +200,9 @@ func (m *Main) handler(dash *web.Server, met *metrics.Metrics) http.Handler {
 	mux := http.NewServeMux()
 	m.api.Register(mux)
 	dash.Register(mux)
+	// The scripts other websites load: without the dashboard's headers (its
+	// Content-Security-Policy and frame rules are for its own pages).
+	scripts.Register(mux)
 	mux.Handle("/", dash.NotFound())
 	var h http.Handler = mux
 	if m.httpsOnly() {

@@ -55,6 +55,13 @@ INSERT INTO user_minutes (person_ref, minute, events, views)
   FROM events e JOIN people p ON p.project_id = e.project_id AND p.user_id = e.user_id
   WHERE e.user_id <> ''
   GROUP BY 1, 2;
+-- A user's sessions, kept as its minutes change (a profile reads them at once, not
+-- 100,000 minutes): a minute starts one when no minute of the 30 before it has activity.
+ALTER TABLE people ADD COLUMN sessions BIGINT NOT NULL DEFAULT 0;
+UPDATE people p SET sessions = s.n
+  FROM (SELECT person_ref, count(*) AS n FROM (SELECT person_ref, minute - lag(minute) OVER (PARTITION BY person_ref ORDER BY minute) AS gap
+        FROM user_minutes) m WHERE gap IS NULL OR gap > 1800000 GROUP BY 1) s
+  WHERE s.person_ref = p.id;
 
 -- A user's views per path: the profile's top pages.
 CREATE TABLE page_person_paths (
@@ -89,6 +96,16 @@ CREATE TABLE page_path_days (
     entries    BIGINT  NOT NULL,
     PRIMARY KEY (project_id, day, path)
 );
+-- The same per UTC month (unix ms of its first day's start): a range of a year reads
+-- a dozen rows a path, not 366.
+CREATE TABLE page_path_months (
+    project_id BIGINT  NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+    month      BIGINT  NOT NULL,
+    path       INTEGER NOT NULL,
+    views      BIGINT  NOT NULL,
+    entries    BIGINT  NOT NULL,
+    PRIMARY KEY (project_id, month, path)
+);
 -- The entries per host of their referrer (a page_texts id; entries without a referrer
 -- have none).
 CREATE TABLE page_referrer_days (
@@ -102,6 +119,7 @@ ANALYZE user_minutes;
 
 -- +goose Down
 DROP TABLE page_referrer_days;
+DROP TABLE page_path_months;
 DROP TABLE page_path_days;
 DROP TABLE page_days;
 DROP TABLE page_user_days;
@@ -109,6 +127,7 @@ DROP TABLE page_person_paths;
 DROP TABLE user_minutes;
 DROP TABLE page_views;
 DROP TABLE page_texts;
+ALTER TABLE people DROP COLUMN sessions;
 DROP INDEX people_first_seen;
 DROP INDEX people_events;
 ALTER TABLE people DROP COLUMN page_views;

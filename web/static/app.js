@@ -9,6 +9,14 @@
   var exactFmt = window.Intl ? new Intl.DateTimeFormat(undefined, { weekday: "short", year: "numeric", month: "short",
     day: "numeric", hour: "2-digit", minute: "2-digit", second: "2-digit", timeZoneName: "short" }) : null;
   function exact(t) { return exactFmt ? exactFmt.format(t) : t.toString(); }
+  // A page view in a journey's fold: its local time of day ("14:03"), with its date
+  // when it is not today's (a fold may span days).
+  var clockFmt = window.Intl ? new Intl.DateTimeFormat(undefined, { hour: "2-digit", minute: "2-digit" }) : null;
+  var dateClockFmt = window.Intl ? new Intl.DateTimeFormat(undefined, { day: "numeric", month: "short", hour: "2-digit", minute: "2-digit" }) : null;
+  function clock(t) {
+    if (!clockFmt) return t.toTimeString().slice(0, 5);
+    return t.toDateString() === new Date().toDateString() ? clockFmt.format(t) : dateClockFmt.format(t);
+  }
   function rel(t) {
     var d = (Date.now() - t.getTime()) / 1000;
     if (d < -60) return "in the future";
@@ -23,7 +31,7 @@
       var t = new Date(el.getAttribute("datetime"));
       if (isNaN(t)) return;
       el.title = exact(t);
-      el.textContent = el.closest(".meta, [data-exact]") ? exact(t) : rel(t);
+      el.textContent = el.hasAttribute("data-clock") ? clock(t) : el.closest(".meta, [data-exact]") ? exact(t) : rel(t);
     });
   }
 
@@ -50,8 +58,9 @@
   function groupDays(list) {
     list.querySelectorAll(":scope > .day").forEach(function (h) { h.remove(); });
     var last = null, level = dayLevel(list);
-    list.querySelectorAll(":scope > article.event").forEach(function (card) {
-      var tm = card.querySelector("header time[datetime]");
+    // A fold of page views (a profile's journey) is headed by the day of its newest.
+    list.querySelectorAll(":scope > article.event, :scope > .views-fold").forEach(function (card) {
+      var tm = card.querySelector("header time[datetime], summary time[datetime]");
       if (!tm) return;
       var t = new Date(tm.getAttribute("datetime")), k = dayKey(t);
       if (k === last) return;
@@ -194,7 +203,8 @@
       refreshTimes(card);
       // Newest first by ID: events of one batch may arrive out of order.
       var id = card.getAttribute("data-id"), next = list.firstElementChild;
-      while (next && (next.tagName !== "ARTICLE" || next.getAttribute("data-id") > id)) next = next.nextElementSibling;
+      // A fold of page views older than the new event stops it too.
+      while (next && (next.tagName !== "ARTICLE" && !next.classList.contains("views-fold") || next.getAttribute("data-id") > id)) next = next.nextElementSibling;
       list.insertBefore(card, next);
       clamp(card.parentNode);
       if (list.hasAttribute("data-days")) groupDays(list);
