@@ -477,22 +477,7 @@ func TestPageViewsMigration(t *testing.T) {
 		}
 	}
 	db.Close()
-	sql, err := os.ReadFile("migrations/00017_page_views.sql")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, down, ok := strings.Cut(string(sql), "-- +goose Down")
-	if !ok {
-		t.Fatal("no Down in migration 00017")
-	}
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, down+`; DELETE FROM goose_db_version WHERE version_id = 17`); err != nil {
-		t.Fatal(err)
-	}
+	undoMigrations(t, url, "00018_page_path_months.sql", "00017_page_views.sql")
 	if db, err = postgres.Open(ctx, url, postgres.Options{}); err != nil {
 		t.Fatal(err)
 	}
@@ -508,4 +493,79 @@ func TestPageViewsMigration(t *testing.T) {
 		t.Fatalf("ada's activity after the migration: %+v, %v", act, err)
 	}
 	mustCheck(t, db, "after the migration")
+}
+
+// undoMigrations runs the Down of each migration file, in order, and forgets it: the
+// next Open runs them again.
+func undoMigrations(t *testing.T, url string, files ...string) {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	for _, f := range files {
+		sql, err := os.ReadFile("migrations/" + f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, down, ok := strings.Cut(string(sql), "-- +goose Down")
+		if !ok {
+			t.Fatalf("no Down in migration %s", f)
+		}
+		version, _, _ := strings.Cut(f, "_")
+		if _, err := conn.Exec(ctx, down+`; DELETE FROM goose_db_version WHERE version_id = `+strings.TrimLeft(version, "0")); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestPagePathMonthsMigration: migration 00018 counts a store's paths per month from
+// their days; the check (page_path_month among the others) finds the store whole and
+// the Pages view of its whole months and edge days answers as before.
+func TestPagePathMonthsMigration(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	url := pgtest.URL(t)
+	db, err := postgres.Open(ctx, url, postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := db.CreateAccount(ctx, "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.CreateProject(ctx, a.ID, "shop")
+	start := time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -130)
+	for b := 0; b < 400; b += tidings.MaxPageViewsPerCall {
+		var views []tidings.PageView
+		for i := b; i < b+tidings.MaxPageViewsPerCall; i++ {
+			v := tidings.PageView{UserID: fmt.Sprint("u-", i%7), Path: fmt.Sprint("/p", i%13), Timestamp: start.Add(time.Duration(i*i%2900) * time.Hour)}
+			if i%3 == 0 {
+				v.Referrer = "/p0"
+			}
+			views = append(views, v)
+		}
+		addViews(t, db, a.ID, views...)
+	}
+	q := tidings.PageStatsQuery{Project: "shop", From: start.AddDate(0, 0, 3), To: start.AddDate(0, 0, 115)}
+	before, err := db.PageStats(ctx, a.ID, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	undoMigrations(t, url, "00018_page_path_months.sql")
+	if db, err = postgres.Open(ctx, url, postgres.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	mustCheck(t, db, "after the migration")
+	after, err := db.PageStats(ctx, a.ID, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(after) != fmt.Sprint(before) || len(after.TopPages) != 10 {
+		t.Fatalf("the Pages view after the migration:\n%+v\nbefore:\n%+v", after, before)
+	}
 }

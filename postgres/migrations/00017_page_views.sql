@@ -96,16 +96,6 @@ CREATE TABLE page_path_days (
     entries    BIGINT  NOT NULL,
     PRIMARY KEY (project_id, day, path)
 );
--- The same per UTC month (unix ms of its first day's start): a range of a year reads
--- a dozen rows a path, not 366.
-CREATE TABLE page_path_months (
-    project_id BIGINT  NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
-    month      BIGINT  NOT NULL,
-    path       INTEGER NOT NULL,
-    views      BIGINT  NOT NULL,
-    entries    BIGINT  NOT NULL,
-    PRIMARY KEY (project_id, month, path)
-);
 -- The entries per host of their referrer (a page_texts id; entries without a referrer
 -- have none).
 CREATE TABLE page_referrer_days (
@@ -119,7 +109,6 @@ ANALYZE user_minutes;
 
 -- +goose Down
 DROP TABLE page_referrer_days;
-DROP TABLE page_path_months;
 DROP TABLE page_path_days;
 DROP TABLE page_days;
 DROP TABLE page_user_days;
