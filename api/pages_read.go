@@ -46,18 +46,6 @@ type pageViewJSON struct {
 	Timestamp int64  `json:"timestamp"`
 }
 
-// allowReadPages checks that the token may read the project's page views: full access,
-// the project limit, and no channel limit (page views belong to no channel).
-func allowReadPages(tok *tidings.Token, project string) error {
-	if err := tok.AllowRead(project, tok.Channel); err != nil {
-		return err
-	}
-	if tok.Channel != "" {
-		return tidings.Errorf(tidings.EForbidden, "this token is limited to channel %q; page views belong to no channel", tok.Channel)
-	}
-	return nil
-}
-
 // handlePages lists a project's page views, newest first:
 // GET /v1/pages?project=P[&user_id=U][&before=NEXT][&limit=N].
 func (s *Server) handlePages(w http.ResponseWriter, r *http.Request) error {
@@ -91,7 +79,7 @@ func (s *Server) handlePages(w http.ResponseWriter, r *http.Request) error {
 	if err := p.Err(); err != nil {
 		return err
 	}
-	if err := allowReadPages(tok, q.Project); err != nil {
+	if err := allowReadWhole(tok, q.Project, "page views belong to no channel"); err != nil {
 		return err
 	}
 	page, err := s.store.ListPageViews(r.Context(), tok.AccountID, q)

@@ -194,14 +194,15 @@ func personOut(u *tidings.Person) personJSON {
 	return out
 }
 
-// allowReadPeople checks that the token may read the project's users: full access,
-// the project limit, and no channel limit (users belong to the whole project).
-func allowReadPeople(tok *tidings.Token, project string) error {
+// allowReadWhole checks that the token may read what belongs to the whole project
+// (users, page views): full access, the project limit, and no channel limit; why says
+// why a channel's token may not.
+func allowReadWhole(tok *tidings.Token, project, why string) error {
 	if err := tok.AllowRead(project, tok.Channel); err != nil {
 		return err
 	}
 	if tok.Channel != "" {
-		return tidings.Errorf(tidings.EForbidden, "this token is limited to channel %q; users belong to the whole project", tok.Channel)
+		return tidings.Errorf(tidings.EForbidden, "this token is limited to channel %q; %s", tok.Channel, why)
 	}
 	return nil
 }
@@ -226,7 +227,7 @@ func (s *Server) handleUsers(w http.ResponseWriter, r *http.Request) error {
 	if err := p.Err(); err != nil {
 		return err
 	}
-	if err := allowReadPeople(tok, q.Project); err != nil {
+	if err := allowReadWhole(tok, q.Project, "users belong to the whole project"); err != nil {
 		return err
 	}
 	page, err := s.store.ListPeople(r.Context(), tok.AccountID, q)
@@ -257,7 +258,7 @@ func (s *Server) handleUser(w http.ResponseWriter, r *http.Request) error {
 	if err := tidings.ValidateName("project", project); err != nil {
 		return err
 	}
-	if err := allowReadPeople(tok, project); err != nil {
+	if err := allowReadWhole(tok, project, "users belong to the whole project"); err != nil {
 		return err
 	}
 	u, err := s.store.FindPerson(r.Context(), tok.AccountID, project, r.PathValue("user_id"))
