@@ -43,7 +43,12 @@ type Project struct {
 	// IgnoreGPC: the project records visitors whose browser signals Global Privacy
 	// Control (false, the default: ls.js sends nothing for them).
 	IgnoreGPC bool
-	CreatedAt time.Time
+	// RepeatUrgentEvery and RepeatUrgentTimes: an urgent event is pushed again this
+	// often, at most this many times, until acknowledged (RepeatUrgentEvery and
+	// RepeatUrgentTimes by default; times 0: never again).
+	RepeatUrgentEvery time.Duration
+	RepeatUrgentTimes int
+	CreatedAt         time.Time
 }
 
 // CheckInsightChangeDefault returns EValidation unless change is "" or ChangeUpdate.
@@ -145,6 +150,7 @@ type Store interface {
 	PushStore
 	PeopleStore
 	PageStore
+	IntentStore
 	IdempotencyStore
 	ChartStore
 	Checker

@@ -83,6 +83,13 @@ func (w *Webhook) Wants(ev *Event) bool {
 	return w.Events == WebhookAll || ev.Notify
 }
 
+// WantsIntent reports whether the webhook sends the acknowledgements and action
+// presses of ev: standard webhooks of its project and channel do, whatever their
+// Events setting.
+func (w *Webhook) WantsIntent(ev *Event) bool {
+	return w.Format == FormatStandard && w.Project == ev.Project && (w.Channel == "" || w.Channel == ev.Channel)
+}
+
 // NewWebhookSecret returns a Standard Webhooks signing secret: "whsec_" and 32 random
 // bytes in base64.
 func NewWebhookSecret() string {
@@ -134,7 +141,8 @@ type Delivery struct {
 	Target    string // the webhook's ID
 	MessageID string // stable across retries (webhook-id)
 	Attempts  int
-	Count     int // a collapsed push: how many events of the channel it stands for
+	Count     int    // a collapsed push: how many events of the channel it stands for; a repeat: its number
+	Ref       string // DeliverPress, DeliverWebhookPress: the press's ID
 	NextAt    time.Time
 	CreatedAt time.Time
 }

@@ -44,6 +44,13 @@ type NewEvent struct {
 	UserID      string
 	Timestamp   time.Time      // zero: the time the server accepts it
 	Key         *Keyed[*Event] // nil: the publish has no idempotency key
+
+	// The intent fields (intent.go). Priority is as sent ("high", "4"; "" is
+	// default): Check makes it the word.
+	Priority  string
+	URL       string   // where a tap goes instead of the event page
+	Actions   []Action // at most MaxActions buttons
+	ThreadKey string   // the "key" field: events with one key in a channel are versions of one thing
 }
 
 // Check validates e, normalising it in place (trimmed name, emoji for a shortcode,
@@ -84,6 +91,7 @@ func (e *NewEvent) Check(p *Problems, now time.Time) {
 			p.Add("timestamp", "range", "must be unix seconds between 946684800 (2000-01-01) and now + 24 hours")
 		}
 	}
+	e.checkIntent(p)
 }
 
 // NewEventID returns a fresh event ID: a UUIDv7, unique and increasing with the time
@@ -125,6 +133,12 @@ type Event struct {
 	UserID      string
 	Timestamp   time.Time // when it happened: the client's timestamp or the acceptance time
 	CreatedAt   time.Time // when the server accepted it
+
+	Priority  Priority // never 0 once stored: PriorityDefault when none was sent
+	URL       string
+	Actions   []Action
+	ThreadKey string // the "key" field
+	Ack       *Ack   // nil until acknowledged
 }
 
 // EventJSON is an event as the API answers it, and as webhooks send it.
@@ -141,6 +155,11 @@ type EventJSON struct {
 	UserID      string    `json:"user_id,omitempty"`
 	Timestamp   int64     `json:"timestamp"` // unix seconds
 	CreatedAt   time.Time `json:"created_at"`
+	Priority    string    `json:"priority"`
+	URL         string    `json:"url,omitempty"`
+	Actions     []Action  `json:"actions,omitempty"`
+	Key         string    `json:"key,omitempty"`
+	Ack         *AckJSON  `json:"acknowledged,omitempty"`
 }
 
 // JSON returns the event in its API shape.
@@ -149,9 +168,14 @@ func (e *Event) JSON() EventJSON {
 	if tags == nil {
 		tags = Tags{}
 	}
-	return EventJSON{ID: e.ID, Project: e.Project, Channel: e.Channel, Event: e.Event, Description: e.Description,
+	j := EventJSON{ID: e.ID, Project: e.Project, Channel: e.Channel, Event: e.Event, Description: e.Description,
 		Icon: e.Icon, Notify: e.Notify, Tags: tags, Parser: e.Parser, UserID: e.UserID,
-		Timestamp: e.Timestamp.Unix(), CreatedAt: e.CreatedAt}
+		Timestamp: e.Timestamp.Unix(), CreatedAt: e.CreatedAt,
+		Priority: e.Priority.String(), URL: e.URL, Actions: e.Actions, Key: e.ThreadKey}
+	if e.Ack != nil {
+		j.Ack = &AckJSON{By: e.Ack.By, At: e.Ack.At}
+	}
+	return j
 }
 
 // ShouldPush reports whether the event asks for a push notification and is recent
@@ -175,9 +199,12 @@ type EventQuery struct {
 	// Users keeps only the events sent with one of these user_ids: a user's journey,
 	// or a group's (its members'). Like a word search, such a page lists events by
 	// arrival. At most MaxQueryUsers.
-	Users  []string
-	Before string // an event ID: only events older than it
-	Limit  int    // 1 to 100
+	Users []string
+	// MinPriority and MaxPriority keep only the events of priorities between them
+	// (0: unbounded): priority:urgent, priority:>=high.
+	MinPriority, MaxPriority Priority
+	Before                   string // an event ID: only events older than it
+	Limit                    int    // 1 to 100
 }
 
 // AddSearch narrows q by a parsed search. It returns false when the two cannot both
@@ -196,6 +223,15 @@ func (q *EventQuery) AddSearch(s Search) bool {
 	if s.User != "" {
 		ok = ok && (len(q.Users) == 0 || slices.Contains(q.Users, s.User))
 		q.Users = []string{s.User}
+	}
+	if s.MinPriority > q.MinPriority {
+		q.MinPriority = s.MinPriority
+	}
+	if s.MaxPriority != 0 && (q.MaxPriority == 0 || s.MaxPriority < q.MaxPriority) {
+		q.MaxPriority = s.MaxPriority
+	}
+	if q.MaxPriority != 0 && q.MinPriority > q.MaxPriority {
+		ok = false
 	}
 	q.Tags = append(q.Tags, s.Tags...)
 	q.Terms = append(q.Terms, s.Terms...)
@@ -276,7 +312,7 @@ type EventStore interface {
 // the live feed applies the same filter to new events as the store applies to pages.
 func (q EventQuery) Matches(ev *Event) bool {
 	if q.Channel != "" && ev.Channel != q.Channel || len(q.Users) > 0 && !slices.Contains(q.Users, ev.UserID) ||
-		q.Event != "" && ev.Event != q.Event {
+		q.Event != "" && ev.Event != q.Event || !q.PriorityMatches(ev.Priority) {
 		return false
 	}
 	for _, want := range q.Tags {
@@ -302,6 +338,14 @@ func (e *NewEvent) Accept(now time.Time) (*Event, error) {
 		ID: id, Project: e.Project, Channel: e.Channel, Event: e.Event, Description: e.Description,
 		Icon: e.Icon, Notify: e.Notify, Tags: e.Tags, Parser: e.Parser, UserID: e.UserID,
 		Timestamp: e.Timestamp.UTC(), CreatedAt: now,
+		URL: e.URL, Actions: e.Actions, ThreadKey: e.ThreadKey,
+	}
+	ev.Priority, _ = ParsePriority(e.Priority)
+	if ev.Priority == 0 {
+		ev.Priority = PriorityDefault
+	}
+	if len(ev.Actions) == 0 {
+		ev.Actions = nil
 	}
 	if ev.Timestamp.IsZero() {
 		ev.Timestamp = now
@@ -310,4 +354,10 @@ func (e *NewEvent) Accept(now time.Time) (*Event, error) {
 		ev.Tags = Tags{}
 	}
 	return ev, nil
+}
+
+// PriorityMatches reports whether an event of priority p passes the query's priority
+// bounds.
+func (q EventQuery) PriorityMatches(p Priority) bool {
+	return (q.MinPriority == 0 || p >= q.MinPriority) && (q.MaxPriority == 0 || p <= q.MaxPriority)
 }

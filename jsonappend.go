@@ -114,5 +114,42 @@ func (e EventJSON) AppendJSON(b []byte) []byte {
 	b = strconv.AppendInt(b, e.Timestamp, 10)
 	b = append(b, `,"created_at":"`...)
 	b = e.CreatedAt.AppendFormat(b, time.RFC3339Nano)
-	return append(b, `"}`...)
+	b = append(b, `","priority":`...)
+	b = AppendJSONString(b, e.Priority)
+	if e.URL != "" {
+		b = append(b, `,"url":`...)
+		b = AppendJSONString(b, e.URL)
+	}
+	if len(e.Actions) > 0 {
+		b = append(b, `,"actions":[`...)
+		for i, a := range e.Actions {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"label":`...)
+			b = AppendJSONString(b, a.Label)
+			if a.URL != "" {
+				b = append(b, `,"url":`...)
+				b = AppendJSONString(b, a.URL)
+			}
+			if a.ID != "" {
+				b = append(b, `,"id":`...)
+				b = AppendJSONString(b, a.ID)
+			}
+			b = append(b, '}')
+		}
+		b = append(b, ']')
+	}
+	if e.Key != "" {
+		b = append(b, `,"key":`...)
+		b = AppendJSONString(b, e.Key)
+	}
+	if e.Ack != nil {
+		b = append(b, `,"acknowledged":{"by":`...)
+		b = AppendJSONString(b, e.Ack.By)
+		b = append(b, `,"at":"`...)
+		b = e.Ack.At.AppendFormat(b, time.RFC3339Nano)
+		b = append(b, `"}`...)
+	}
+	return append(b, '}')
 }

@@ -57,8 +57,10 @@ func (s *PushSubscription) EndpointHost() string {
 
 // NotifyPrefs are one user's choices about notifications.
 type NotifyPrefs struct {
-	Muted      []string // "project" for a whole project, "project/channel" for one channel
-	QuietStart int      // minutes after midnight; QuietStart == QuietEnd: no quiet hours
+	Muted []string // "project" for a whole project, "project/channel" for one channel
+	// UrgentOnly: "project" or "project/channel" of which only urgent events are pushed.
+	UrgentOnly []string
+	QuietStart int // minutes after midnight; QuietStart == QuietEnd: no quiet hours
 	QuietEnd   int
 	TimeZone   string // IANA name; "" is UTC
 }
@@ -67,6 +69,24 @@ type NotifyPrefs struct {
 func (p *NotifyPrefs) Mutes(project, channel string) bool {
 	for _, m := range p.Muted {
 		if m == project || m == project+"/"+channel {
+			return true
+		}
+	}
+	return false
+}
+
+// Holds reports whether the user's choices keep ev from being pushed to them: a mute
+// holds every event, "urgent only" all but urgent ones. (Quiet hours and flood control
+// are decided when sending; they hold everything but urgent events.)
+func (p *NotifyPrefs) Holds(ev *Event) bool {
+	if p.Mutes(ev.Project, ev.Channel) {
+		return true
+	}
+	if ev.Priority == PriorityUrgent {
+		return false
+	}
+	for _, m := range p.UrgentOnly {
+		if m == ev.Project || m == ev.Project+"/"+ev.Channel {
 			return true
 		}
 	}
@@ -114,6 +134,9 @@ func (p *NotifyPrefs) Check(pr *Problems) {
 	}
 	if len(p.Muted) > 1000 {
 		pr.Add("muted", "too_many", "at most 1000 mutes")
+	}
+	if len(p.UrgentOnly) > 1000 {
+		pr.Add("urgent_only", "too_many", "at most 1000 urgent-only choices")
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 //	channel:payments         events of that channel
 //	event:"Signed up"        events of that exact name (case-sensitive)
 //	user:ada                 events sent with that user_id
+//	priority:urgent          events of that priority (also priority:>=high, <=low, >default, <high)
 //	tag:user:ada             the tag user is ada (the tag form of the field names)
 //	since:7d                 events of the last 7 days (m, h, d, w)
 //	after:2026-11-01         events on that day (UTC) or later
@@ -28,6 +29,8 @@ type Search struct {
 	// Channel, Event and User are the field filters channel:, event: and user: ("" is
 	// none). Event is the whole name, compared exactly.
 	Channel, Event, User string
+	// MinPriority and MaxPriority are the priority: filter's bounds (0: none).
+	MinPriority, MaxPriority Priority
 	// Since and Until bound the event's timestamp: Since <= ts < Until; zero is open.
 	Since, Until time.Time
 }
@@ -68,6 +71,11 @@ func ParseSearch(q string, now time.Time) (Search, error) {
 						p.Add("q", key, "at most one %s: filter (got %q and %q)", key, *field, value)
 					}
 					*field = value
+				case "priority":
+					if s.MinPriority != 0 || s.MaxPriority != 0 {
+						p.Add("q", "priority", "at most one priority: filter")
+					}
+					s.MinPriority, s.MaxPriority = parsePriorityFilter(&p, value)
 				case "tag":
 					k, v, ok := strings.Cut(value, ":")
 					if !ok || k == "" || v == "" {
@@ -115,7 +123,41 @@ func ParseSearch(q string, now time.Time) (Search, error) {
 // Empty reports whether the search filters nothing.
 func (s Search) Empty() bool {
 	return len(s.Terms) == 0 && len(s.Tags) == 0 && s.Since.IsZero() && s.Until.IsZero() &&
-		s.Channel == "" && s.Event == "" && s.User == ""
+		s.Channel == "" && s.Event == "" && s.User == "" && s.MinPriority == 0 && s.MaxPriority == 0
+}
+
+// parsePriorityFilter reads the value of priority: — LEVEL, >=LEVEL, >LEVEL, <=LEVEL
+// or <LEVEL — into bounds.
+func parsePriorityFilter(p *Problems, v string) (lo, hi Priority) {
+	op := ""
+	for _, o := range []string{">=", "<=", ">", "<", "="} {
+		if strings.HasPrefix(v, o) {
+			op, v = o, v[len(o):]
+			break
+		}
+	}
+	pr, ok := ParsePriority(v)
+	if !ok {
+		p.Add("q", "priority", `priority: takes min, low, default, high or urgent, optionally after >=, >, <= or < (as in priority:>=high; got %q)`, v)
+		return 0, 0
+	}
+	switch op {
+	case ">=":
+		return pr, PriorityUrgent
+	case ">":
+		if pr == PriorityUrgent {
+			return PriorityUrgent, PriorityMin // nothing is above urgent: empty
+		}
+		return pr + 1, PriorityUrgent
+	case "<=":
+		return PriorityMin, pr
+	case "<":
+		if pr == PriorityMin {
+			return PriorityUrgent, PriorityMin
+		}
+		return PriorityMin, pr - 1
+	}
+	return pr, pr
 }
 
 type queryToken struct {
