@@ -2,6 +2,10 @@ package tidings
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
 	"net/url"
 	"strconv"
 	"strings"
@@ -269,4 +273,33 @@ type IntentStore interface {
 	// SetRepeatUrgent sets a project's escalation (CheckRepeatUrgent's rules).
 	// Errors: EProjectNotFound, EValidation.
 	SetRepeatUrgent(ctx context.Context, accountID int64, project string, every time.Duration, times int) error
+}
+
+// SettingPressKey names the server setting that holds the key of press tokens.
+const SettingPressKey = "press_key"
+
+// PressKey returns the server's key for press tokens, making it on the first call
+// (servers starting together agree on one).
+func PressKey(ctx context.Context, st PushStore) ([]byte, error) {
+	b := make([]byte, 32)
+	rand.Read(b)
+	v, err := st.SetSettingOnce(ctx, SettingPressKey, base64.RawURLEncoding.EncodeToString(b))
+	if err != nil {
+		return nil, err
+	}
+	return base64.RawURLEncoding.DecodeString(v)
+}
+
+// PressToken is what a notification carries so that its buttons (an id action,
+// "Acknowledge") work from the device without a dashboard session: it names the
+// device and the event, and only this server can make it.
+func PressToken(key []byte, subscriptionID, eventID string) string {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte(subscriptionID + "\n" + eventID))
+	return base64.RawURLEncoding.EncodeToString(m.Sum(nil)[:18])
+}
+
+// CheckPressToken reports whether token is PressToken's for the device and event.
+func CheckPressToken(key []byte, subscriptionID, eventID, token string) bool {
+	return hmac.Equal([]byte(PressToken(key, subscriptionID, eventID)), []byte(token))
 }

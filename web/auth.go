@@ -149,3 +149,18 @@ func ownerOnlyMessage(path string) string {
 	}
 	return "Only owners can " + what + ". Ask an owner of your team (Settings → Members lists them)."
 }
+
+// SessionActor is who a request acts as through its dashboard session: the account
+// and the member's email, ok false without a live session or when the request comes
+// from another site (the same cross-origin protection as every form). The API takes
+// it for the routes that a signed-in member may also call.
+func (s *Server) SessionActor(r *http.Request) (accountID int64, by string, ok bool) {
+	if err := s.cop.Check(r); err != nil {
+		return 0, "", false
+	}
+	sess, err := s.loadSession(r)
+	if err != nil || sess == nil {
+		return 0, "", false
+	}
+	return sess.account.ID, sess.user.Email, true
+}
