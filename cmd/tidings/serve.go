@@ -159,9 +159,11 @@ func (m *Main) start(ctx context.Context) error {
 		return err
 	}
 	broker := inmem.NewBroker(0)
+	var dash *web.Server // made next: it takes the API's FlushUsage, the API its sessions
 	m.api = api.New(api.Config{Store: store, Broker: broker, Logger: m.Logger, Now: m.Now,
-		Limits: m.Config.Limits, TrustedProxies: m.Config.TrustedProxies})
-	dash, err := web.New(web.Config{Store: store, Broker: broker, Logger: m.Logger, Now: m.Now,
+		Limits: m.Config.Limits, TrustedProxies: m.Config.TrustedProxies,
+		Session: func(r *http.Request) (int64, string, bool) { return dash.SessionActor(r) }})
+	dash, err = web.New(web.Config{Store: store, Broker: broker, Logger: m.Logger, Now: m.Now,
 		OpenSignup: m.Config.OpenSignup, TrustedProxies: m.Config.TrustedProxies, HTTPS: m.httpsOnly(), Passwords: m.Config.Passwords,
 		MaxStreamsPerSession: m.Config.MaxStreamsPerSession, MaxStreamsPerAccount: m.Config.MaxStreamsPerAccount,
 		SignupsPerHour: m.Config.SignupsPerHour, AllowPrivateTargets: m.Config.AllowPrivateTargets, VAPIDPublicKey: vapid.Public,
