@@ -141,20 +141,17 @@ func (db *DB) scanRows(ctx context.Context, p *tidings.Project, eq eventQuery, q
 			break
 		}
 		ev := &tidings.Event{Project: p.Name}
-		var id []byte
-		var tags string
-		var channel, ts, created int64
-		if err := rows.Scan(&id, &channel, &ev.Event, &ev.Description, &ev.Icon, &ev.Notify, &tags,
-			&ev.Parser, &ev.UserID, &ts, &created); err != nil {
+		var r eventRow
+		if err := r.scan(rows, ev); err != nil {
 			return read, err
 		}
+		id, channel := r.id, r.channel
 		if len(id) != 16 {
 			return read, fmt.Errorf("event id of %d bytes", len(id))
 		}
-		if err := ev.Tags.UnmarshalJSON([]byte(tags)); err != nil {
+		if err := r.fill(ev); err != nil {
 			return read, err
 		}
-		ev.Timestamp, ev.CreatedAt = fromMS(ts), fromMS(created)
 		name, ok := channels[channel]
 		if !ok {
 			// A project has few channels: each is looked up once, on another connection.

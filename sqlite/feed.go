@@ -3,9 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"slices"
 	"time"
 
@@ -103,10 +101,6 @@ func msOrZero(t time.Time) int64 {
 	return ms(t)
 }
 
-// eventColumns are what queryEvents scans, from events aliased e. The channel's name
-// is looked up apart (a page has few channels), so that no join sways the plan.
-const eventColumns = `e.id, e.channel_id, e.event, e.description, e.icon, e.notify, e.tags, e.parser, e.user_id, e.ts, e.created_at`
-
 // queryEvents runs a query of eventColumns over the project's events.
 func (db *DB) queryEvents(ctx context.Context, p *tidings.Project, query string, args ...any) ([]*tidings.Event, error) {
 	rows, err := db.read.QueryContext(ctx, query, args...)
@@ -119,21 +113,17 @@ func (db *DB) queryEvents(ctx context.Context, p *tidings.Project, query string,
 	var channelOf []int64
 	for rows.Next() {
 		ev := &tidings.Event{Project: p.Name}
-		var id []byte
-		var tags string
-		var channel, ts, created int64
-		if err := rows.Scan(&id, &channel, &ev.Event, &ev.Description, &ev.Icon, &ev.Notify, &tags,
-			&ev.Parser, &ev.UserID, &ts, &created); err != nil {
+		var r eventRow
+		if err := r.scan(rows, ev); err != nil {
 			return nil, err
 		}
-		if len(id) != 16 {
-			return nil, fmt.Errorf("event id of %d bytes", len(id))
-		}
-		ev.ID = uuid.UUID(id).String()
-		if err := json.Unmarshal([]byte(tags), &ev.Tags); err != nil {
+		if ev.ID, err = r.eventID(); err != nil {
 			return nil, err
 		}
-		ev.Timestamp, ev.CreatedAt = fromMS(ts), fromMS(created)
+		if err := r.fill(ev); err != nil {
+			return nil, err
+		}
+		channel := r.channel
 		channels[channel] = ""
 		channelOf = append(channelOf, channel)
 		out = append(out, ev)

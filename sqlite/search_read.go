@@ -250,18 +250,16 @@ func (db *DB) readChecked(ctx context.Context, p *tidings.Project, q eventQuery,
 	var lastID []byte
 	for rows.Next() && len(kept) <= limit && read < searchBudget {
 		ev := &tidings.Event{Project: p.Name}
-		var id []byte
-		var tags string
-		var channel, ts, created int64
-		if err := rows.Scan(&id, &channel, &ev.Event, &ev.Description, &ev.Icon, &ev.Notify, &tags, &ev.Parser, &ev.UserID, &ts, &created); err != nil {
+		var r eventRow
+		if err := r.scan(rows, ev); err != nil {
 			return nil, err
 		}
 		read++
+		id, channel := r.id, r.channel
 		lastID = id
-		if err := ev.Tags.UnmarshalJSON([]byte(tags)); err != nil {
+		if err := r.fill(ev); err != nil {
 			return nil, err
 		}
-		ev.Timestamp, ev.CreatedAt = fromMS(ts), fromMS(created)
 		if !check.Matches(ev) {
 			continue
 		}
