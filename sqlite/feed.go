@@ -21,6 +21,9 @@ func (db *DB) ListEvents(ctx context.Context, accountID int64, q tidings.EventQu
 	if err != nil {
 		return nil, err
 	}
+	if q.MaxPriority != 0 && q.MinPriority > q.MaxPriority {
+		return &tidings.EventPage{Events: []*tidings.Event{}}, nil // priority:>urgent
+	}
 	var channelID, channelCount int64
 	if q.Channel != "" {
 		if channelID, err = db.channelID(ctx, p, q.Channel); err != nil {
@@ -62,8 +65,12 @@ func (db *DB) ListEvents(ctx context.Context, accountID int64, q tidings.EventQu
 		tags = append(tags, ft)
 	}
 	f := feedFilter{project: p.ID, channel: channelID, channelCount: channelCount, tags: tags, terms: q.Terms, users: q.Users,
-		event: q.Event, since: msOrZero(q.Since), until: msOrZero(q.Until), before: before, limit: q.Limit + 1}
+		event: q.Event, since: msOrZero(q.Since), until: msOrZero(q.Until), before: before, limit: q.Limit + 1,
+		minPriority: q.MinPriority, maxPriority: q.MaxPriority}
 	f.terms = withEventWords(f.terms, q.Event)
+	if f.priorityDrives, err = db.priorityDrives(ctx, f); err != nil {
+		return nil, err
+	}
 	if len(f.terms) > 0 || len(f.users) > 0 {
 		return db.searchEvents(ctx, p, f, q)
 	}
@@ -78,6 +85,27 @@ func (db *DB) ListEvents(ctx context.Context, accountID int64, q tidings.EventQu
 		page.Next = page.Events[q.Limit-1].ID
 	}
 	return page, nil
+}
+
+// priorityDrives reports whether a page with tags and a priority range that the
+// priority index holds reads fewer rows walking that index than its rarest tag's: it
+// counts the range's rows of the index up to the tag's count, a bounded read.
+func (db *DB) priorityDrives(ctx context.Context, f feedFilter) (bool, error) {
+	if len(f.tags) == 0 || f.priorityArms() == nil {
+		return false, nil
+	}
+	rarest := f.tags[0].count
+	for _, t := range f.tags {
+		rarest = min(rarest, t.count)
+	}
+	c := f
+	c.tags, c.before, c.event, c.since, c.until, c.columns, c.limit = nil, nil, "", 0, 0, "1", int(rarest)+1
+	q := priorityQuery(c, c.priorityArms())
+	var n int64
+	if err := db.read.QueryRowContext(ctx, `SELECT count(*) FROM (`+q.sql+`)`, q.args...).Scan(&n); err != nil {
+		return false, err
+	}
+	return n <= rarest, nil
 }
 
 // withEventWords adds the words of an event name filter to a search's terms, as one

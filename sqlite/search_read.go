@@ -40,7 +40,8 @@ func (db *DB) searchEvents(ctx context.Context, p *tidings.Project, f feedFilter
 	db.waitIndexed(ctx)
 	// What the full-text query leaves out is checked on each event read: the words
 	// and the time range (project, channel, tags and users are the query's scope).
-	check := tidings.EventQuery{Event: q.Event, Terms: q.Terms, Users: q.Users, Tags: q.Tags, Since: q.Since, Until: q.Until}
+	check := tidings.EventQuery{Event: q.Event, Terms: q.Terms, Users: q.Users, Tags: q.Tags, Since: q.Since, Until: q.Until,
+		MinPriority: q.MinPriority, MaxPriority: q.MaxPriority}
 	if f.since != 0 || f.until != 0 {
 		n, err := db.countRange(ctx, f)
 		if err != nil {
@@ -71,7 +72,7 @@ func (db *DB) searchEvents(ctx context.Context, p *tidings.Project, f feedFilter
 	// The LIMIT is of rows read, not rows kept: every filter that no index holds (the
 	// words, users, event name) is checked on the rows read, none in the query.
 	walk.terms, walk.users, walk.event, walk.limit = nil, nil, "", searchBudget
-	return db.readChecked(ctx, p, listQuery(walk), check, f.limit-1)
+	return db.readChecked(ctx, p, listQuery(walk.walked()), check, f.limit-1)
 }
 
 // seqSince is the lowest seq a search for events since a time (unix ms; 0 is open)

@@ -193,3 +193,114 @@ func eventIDs(evs []*tidings.Event) []string {
 	}
 	return out
 }
+
+// testPriorityFilters: priority bounds keep exactly the events of those priorities, in
+// the feed's order across pages, alone and with a channel, a tag, words, an event name
+// and a time range, in the feed, a search and a chart's scan; bounds that cross keep
+// nothing.
+func testPriorityFilters(t *testing.T, open Opener) {
+	ctx := context.Background()
+	f := setup(t, open)
+	_, err := f.s.CreateChannel(ctx, f.account.ID, "my-saas", "deploys")
+	must(t, err)
+	prios := []string{"default", "3", "default", "urgent", "high", "min", "low", "", "5", "default", "4"}
+	for i := range 70 {
+		e := tidings.NewEvent{Event: []string{"alpha run", "beta run"}[i%2], Priority: prios[i%len(prios)],
+			Channel: []string{"payments", "deploys", "payments"}[i%3], Timestamp: epoch.Add(time.Duration(i%17) * time.Minute)}
+		if i%4 == 0 {
+			e.Tags = tidings.Tags{{Key: "plan", Kind: tidings.KindString, Value: "pro"}}
+		}
+		f.publish(t, e)
+	}
+	all := map[string]*tidings.Event{}
+	var order []string // the feed's order, unfiltered
+	q := tidings.EventQuery{Project: "my-saas", Limit: 100}
+	page, err := f.s.ListEvents(ctx, f.account.ID, q)
+	must(t, err)
+	for _, ev := range page.Events {
+		all[ev.ID] = ev
+		order = append(order, ev.ID)
+	}
+	if len(order) != 70 {
+		t.Fatalf("%d events listed, want 70", len(order))
+	}
+	since := epoch.Add(5 * time.Minute)
+	filters := map[string]tidings.EventQuery{
+		"alone":      {},
+		"channel":    {Channel: "deploys"},
+		"tag":        {Tags: []tidings.Tag{{Key: "plan", Value: "pro"}}},
+		"words":      {Terms: []tidings.Term{{Words: []string{"alpha"}}}},
+		"event name": {Event: "beta run"},
+		"since":      {Since: since},
+		"channel, tag and words": {Channel: "payments", Tags: []tidings.Tag{{Key: "plan", Value: "pro"}},
+			Terms: []tidings.Term{{Words: []string{"alpha"}}}},
+	}
+	ranges := map[string][2]tidings.Priority{
+		"urgent": {5, 5}, ">=high": {4, 5}, "<=low": {1, 2}, "min": {1, 1}, ">=default": {3, 0}, "default": {3, 3},
+		"<high": {0, 3}, "none": {5, 4},
+	}
+	for fname, fq := range filters {
+		for rname, r := range ranges {
+			q := fq
+			q.MinPriority, q.MaxPriority = r[0], r[1]
+			var want []string
+			for _, id := range order {
+				ev := all[id]
+				if q.Matches(ev) && q.PriorityMatches(ev.Priority) && (q.Since.IsZero() || !ev.Timestamp.Before(q.Since)) &&
+					(len(q.Terms) == 0 || tidings.TermIn(tidings.SearchWords(ev.SearchText()), q.Terms[0])) {
+					want = append(want, id)
+				}
+			}
+			got := walkPages(t, f, q, 4)
+			if !slices.Equal(got, want) {
+				t.Errorf("%s, priority %s: feed %d events %v,\nwant %d %v", fname, rname, len(got), got, len(want), want)
+			}
+			q.Project = "my-saas"
+			var scanned []string
+			must(t, f.s.ScanEvents(ctx, f.account.ID, q, 1000, func(ev *tidings.Event) error {
+				scanned = append(scanned, ev.ID)
+				return nil
+			}))
+			slices.SortFunc(scanned, func(a, b string) int { return slices.Index(order, a) - slices.Index(order, b) })
+			if !slices.Equal(scanned, want) {
+				t.Errorf("%s, priority %s: ScanEvents %d events, want %d", fname, rname, len(scanned), len(want))
+			}
+		}
+	}
+	// A search's priority: filter is the query's bounds.
+	s, err := tidings.ParseSearch("priority:>=high alpha", epoch)
+	must(t, err)
+	q = tidings.EventQuery{Project: "my-saas", Limit: 100}
+	if !q.AddSearch(s) {
+		t.Fatal("AddSearch refused priority:>=high")
+	}
+	page, err = f.s.ListEvents(ctx, f.account.ID, q)
+	must(t, err)
+	if len(page.Events) == 0 {
+		t.Fatal("priority:>=high alpha found nothing")
+	}
+	for _, ev := range page.Events {
+		if ev.Priority < tidings.PriorityHigh || ev.Event != "alpha run" {
+			t.Fatalf("priority:>=high alpha listed %s %v", ev.Event, ev.Priority)
+		}
+	}
+}
+
+// walkPages lists every event of q in my-saas, limit a page.
+func walkPages(t *testing.T, f fixture, q tidings.EventQuery, limit int) []string {
+	t.Helper()
+	q.Project, q.Limit = "my-saas", limit
+	ids := []string{}
+	for pages := 0; ; pages++ {
+		if pages > 1000 {
+			t.Fatal("pages do not end")
+		}
+		p, err := f.s.ListEvents(context.Background(), f.account.ID, q)
+		must(t, err)
+		ids = append(ids, eventIDs(p.Events)...)
+		if p.Next == "" {
+			return ids
+		}
+		q.Before = p.Next
+	}
+}

@@ -64,6 +64,7 @@ func Run(t *testing.T, open Opener) {
 	run("Board", testBoard)
 	run("IntentFields", testIntentFields)
 	run("Versions", testVersions)
+	run("PriorityFilters", testPriorityFilters)
 	run("Workload", testWorkload)
 	run("Close", testClose)
 }
