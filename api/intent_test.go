@@ -310,6 +310,8 @@ func TestAcknowledge(t *testing.T) {
 	e.want(e.do("POST", "/v1/events/not-an-id/ack", e.full, ""), 404, "not_found")
 	e.want(e.do("POST", "/v1/events/"+id+"/ack", e.token(e.acme, tidings.AccessPublic, "", ""), ""), 403, "forbidden")
 	e.want(e.do("POST", "/v1/events/"+id+"/ack", e.namedToken(e.acme, "insights", "", "", tidings.RoleInsight), ""), 403, "forbidden")
+	_, err := e.store.CreateChannel(t.Context(), e.acme.ID, "my-saas", "deploys")
+	e.must(err)
 	e.want(e.do("POST", "/v1/events/"+id+"/ack", e.namedToken(e.acme, "deploys", "my-saas", "deploys"), ""), 403, "forbidden")
 	e.want(e.do("POST", "/v1/events/"+id+"/ack", "", ""), 401, "missing_token")
 	e.want(e.do("POST", "/v1/events/"+id+"/ack", "tds_nope", ""), 401, "invalid_token")
@@ -362,6 +364,8 @@ func TestPressAction(t *testing.T) {
 	e.want(e.do("POST", "/v1/events/"+e.publish(nil)+"/actions/approve", ci, ""), 404, "not_found")
 	e.want(e.do("POST", "/v1/events/"+id+"/actions/approve", e.namedToken(e.account("globex"), "g", "", ""), ""), 404, "not_found")
 	e.want(e.do("POST", "/v1/events/"+id+"/actions/approve", e.token(e.acme, tidings.AccessPublic, "", ""), ""), 403, "forbidden")
+	_, err = e.store.CreateProject(t.Context(), e.acme.ID, "other-project")
+	e.must(err)
 	e.want(e.do("POST", "/v1/events/"+id+"/actions/approve", e.namedToken(e.acme, "other", "other-project", ""), ""), 403, "forbidden")
 	e.want(e.do("POST", "/v1/events/"+id+"/actions/approve", "", ""), 401, "missing_token")
 	if presses, _ := e.store.ListPresses(t.Context(), e.acme.ID, id); len(presses) != 2 {
