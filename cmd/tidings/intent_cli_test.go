@@ -3,6 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
 	"regexp"
 	"strings"
 	"testing"
@@ -185,5 +190,70 @@ func TestPublishIntentFromShell(t *testing.T) {
 		if code != 1 || out != "" || !strings.Contains(errs, c.err) || strings.Count(strings.TrimSpace(errs), "\n") != 0 {
 			t.Fatalf("%v: exit %d, %q, %q; want a one-line error with %q", c.args, code, out, errs, c.err)
 		}
+	}
+}
+
+// TestActAsSignedInMember: serve wires the API's session hook to the dashboard's
+// sessions: a signed-in member acknowledges and presses through the API without a
+// token, as themselves; a request from another site does not act as them.
+func TestActAsSignedInMember(t *testing.T) {
+	t.Parallel()
+	data := testbackend.Location(t)
+	token := setupAccount(t, data)
+	if code, _, errs := runCLI(t, data, "a long password\n", "user", "create", "ada@example.com"); code != 0 {
+		t.Fatal(errs)
+	}
+	m := startServer(t, data, nil)
+	jar, _ := cookiejar.New(nil)
+	c := &http.Client{Jar: jar}
+	post := func(path, token string, header ...string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest("POST", m.URL()+path, nil)
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		for i := 0; i+1 < len(header); i += 2 {
+			req.Header.Set(header[i], header[i+1])
+		}
+		res, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(b)
+	}
+	req, _ := http.NewRequest("POST", m.URL()+"/v1/log", strings.NewReader(`{"project":"my-saas","channel":"payments","event":"Deploy waits",`+
+		`"priority":"urgent","actions":[{"label":"Approve","id":"approve"}]}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+token)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil || res.StatusCode != 200 {
+		t.Fatalf("publish: %v %v", res, err)
+	}
+	var ev struct{ ID string }
+	json.NewDecoder(res.Body).Decode(&ev)
+	res.Body.Close()
+
+	// Not signed in: the token rules.
+	if code, body := post("/v1/events/"+ev.ID+"/ack", ""); code != 401 {
+		t.Fatalf("no session: %d %s", code, body)
+	}
+	if res, err := c.PostForm(m.URL()+"/login", url.Values{"email": {"ada@example.com"}, "password": {"a long password"}}); err != nil {
+		t.Fatal(err)
+	} else {
+		res.Body.Close()
+	}
+	// From another site, the cookie does not act.
+	if code, body := post("/v1/events/"+ev.ID+"/ack", "", "Sec-Fetch-Site", "cross-site", "Origin", "https://evil.example"); code != 401 {
+		t.Fatalf("cross-site: %d %s", code, body)
+	}
+	code, body := post("/v1/events/"+ev.ID+"/actions/approve", "", "Sec-Fetch-Site", "same-origin")
+	if code != 200 || !strings.Contains(body, `"by":"ada@example.com","via":"dashboard"`) {
+		t.Fatalf("press as the member: %d %s", code, body)
+	}
+	code, body = post("/v1/events/"+ev.ID+"/ack", "", "Sec-Fetch-Site", "same-origin")
+	if code != 200 || !strings.Contains(body, `"acknowledged":{"by":"ada@example.com"`) {
+		t.Fatalf("ack as the member: %d %s", code, body)
 	}
 }
