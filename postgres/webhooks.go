@@ -129,12 +129,12 @@ func (db *DB) FindEventByID(ctx context.Context, accountID int64, id string) (*t
 	return evs[0].ev, nil
 }
 
-const sqlInsertDelivery = `INSERT INTO deliveries (kind, account_id, event_id, target, message_id, attempts, count, next_at, created_at)
-	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT DO NOTHING`
+const sqlInsertDelivery = `INSERT INTO deliveries (kind, account_id, event_id, target, message_id, attempts, count, ref, next_at, created_at)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT DO NOTHING`
 
 func insertDelivery(ctx context.Context, x querier, d *tidings.Delivery) error {
 	_, err := x.Exec(ctx, sqlInsertDelivery, d.Kind, d.AccountID, d.EventID, d.Target, d.MessageID, d.Attempts, d.Count,
-		ms(d.NextAt), ms(d.CreatedAt))
+		d.Ref, ms(d.NextAt), ms(d.CreatedAt))
 	return err
 }
 
@@ -172,13 +172,13 @@ func (db *DB) ClaimDeliveries(ctx context.Context, now time.Time, lease time.Dur
 	out, err := query(ctx, db.pool, func(r pgx.Row) (*tidings.Delivery, error) {
 		d := &tidings.Delivery{}
 		var next, created int64
-		err := r.Scan(&d.ID, &d.Kind, &d.AccountID, &d.EventID, &d.Target, &d.MessageID, &d.Attempts, &d.Count, &next, &created)
+		err := r.Scan(&d.ID, &d.Kind, &d.AccountID, &d.EventID, &d.Target, &d.MessageID, &d.Attempts, &d.Count, &d.Ref, &next, &created)
 		d.NextAt, d.CreatedAt = fromMS(next), fromMS(created)
 		return d, err
 	}, `UPDATE deliveries SET leased_until = $1
 		WHERE id IN (SELECT id FROM deliveries WHERE next_at <= $2 AND leased_until <= $2`+kindIs+`
 		  ORDER BY next_at, id LIMIT $3 FOR UPDATE SKIP LOCKED)
-		RETURNING id, kind, account_id, event_id, target, message_id, attempts, count, next_at, created_at`,
+		RETURNING id, kind, account_id, event_id, target, message_id, attempts, count, ref, next_at, created_at`,
 		ms(now.Add(lease)), ms(now), limit, kinds)
 	slices.SortFunc(out, func(a, b *tidings.Delivery) int { return cmp.Or(a.NextAt.Compare(b.NextAt), cmp.Compare(a.ID, b.ID)) })
 	return out, err
@@ -237,10 +237,14 @@ func (db *DB) ReplaceDelivery(ctx context.Context, id int64, jobs []*tidings.Del
 
 // eventDeliveries are the outbox's kinds whose event_id names an event (a webhook's
 // test names none).
-var eventDeliveries = []string{tidings.DeliverEvent, tidings.DeliverWebhook, tidings.DeliverPush}
+var eventDeliveries = []string{tidings.DeliverEvent, tidings.DeliverWebhook, tidings.DeliverPush,
+	tidings.DeliverRepeat, tidings.DeliverAck, tidings.DeliverPress,
+	tidings.DeliverWebhookAck, tidings.DeliverWebhookPress, tidings.DeliverPushAck}
 
 // eventDeliveryKinds is eventDeliveries as an SQL list.
-const eventDeliveryKinds = `'` + tidings.DeliverEvent + `', '` + tidings.DeliverWebhook + `', '` + tidings.DeliverPush + `'`
+const eventDeliveryKinds = `'` + tidings.DeliverEvent + `', '` + tidings.DeliverWebhook + `', '` + tidings.DeliverPush +
+	`', '` + tidings.DeliverRepeat + `', '` + tidings.DeliverAck + `', '` + tidings.DeliverPress +
+	`', '` + tidings.DeliverWebhookAck + `', '` + tidings.DeliverWebhookPress + `', '` + tidings.DeliverPushAck + `'`
 
 // sqlDropOrphanDeliveries deletes the account's pending deliveries whose event is gone:
 // those of a deleted project's or channel's events, which foreign keys do not reach
