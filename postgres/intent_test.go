@@ -421,6 +421,30 @@ func TestAcknowledgeBeatsClaimedRepeat(t *testing.T) {
 	if p := pending(t, db, ev.ID); p[tidings.DeliverRepeat] != 0 || p[tidings.DeliverPush] != 0 || p[tidings.DeliverAck] != 1 {
 		t.Fatalf("jobs after a repeat replaced behind the acknowledgement: %v", p)
 	}
+	// An event acknowledged before its expansion: the expansion adds its webhook but
+	// neither its push nor its first repeat.
+	if err := db.EnqueueDelivery(ctx, &tidings.Delivery{Kind: tidings.DeliverEvent, AccountID: acme, EventID: ev.ID, NextAt: now}); err != nil {
+		t.Fatal(err)
+	}
+	if jobs, err = db.ClaimDeliveries(ctx, now.Add(time.Second), time.Minute, 10, tidings.DeliverEvent); err != nil || len(jobs) < 1 {
+		t.Fatalf("claimed %+v, %v", jobs, err)
+	}
+	for _, j := range jobs {
+		if err := db.ReplaceDelivery(ctx, j.ID, []*tidings.Delivery{
+			{Kind: tidings.DeliverWebhook, AccountID: acme, EventID: j.EventID, Target: "wh_1", MessageID: "wh-" + j.EventID, NextAt: now, CreatedAt: now},
+			{Kind: tidings.DeliverPush, AccountID: acme, EventID: j.EventID, Target: "dev_1", MessageID: "push-" + j.EventID, NextAt: now, CreatedAt: now},
+			{Kind: tidings.DeliverRepeat, AccountID: acme, EventID: j.EventID, MessageID: "repeat-" + j.EventID + "-1", Count: 1, NextAt: now, CreatedAt: now},
+		}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if p := pending(t, db, ev.ID); p[tidings.DeliverRepeat] != 0 || p[tidings.DeliverPush] != 0 || p[tidings.DeliverEvent] != 0 {
+		t.Fatalf("jobs after an expansion behind the acknowledgement: %v", p)
+	}
+	var webhooks int
+	if err := postgres.QueryRowForTest(db, `SELECT count(*) FROM deliveries WHERE event_id = $1 AND kind = 'webhook'`, ev.ID).Scan(&webhooks); err != nil || webhooks != 1 {
+		t.Fatalf("webhook jobs after an expansion behind the acknowledgement: %d, %v", webhooks, err)
+	}
 }
 
 // TestAcknowledgeRacesRepeats: acknowledgements racing replacements of claimed repeat

@@ -185,7 +185,8 @@ func (db *DB) ClaimDeliveries(ctx context.Context, now time.Time, lease time.Dur
 }
 
 // ReplaceDelivery deletes job id and adds jobs, in one transaction; a job already gone,
-// or whose event is, adds nothing. The job's event is locked first: a deletion (which
+// or whose event is, adds nothing, and neither does a push or repeat of its event once
+// the event is acknowledged (AcknowledgeEvent deleted those already pending). The job's event is locked first: a deletion (which
 // locks its events before their jobs) then waits for the jobs added here and takes them
 // along. An event locked already, most likely by its deletion, is not waited for (the
 // batch's other jobs would wait too, and a deletion of its channel could wait for the
@@ -202,9 +203,9 @@ func (db *DB) ReplaceDelivery(ctx context.Context, id int64, jobs []*tidings.Del
 		if err != nil {
 			return err
 		}
+		acked := false
 		if slices.Contains(eventDeliveries, kind) {
-			var one int
-			err := tx.QueryRow(ctx, `SELECT 1 FROM events WHERE id = $1 FOR SHARE SKIP LOCKED`, eventID).Scan(&one)
+			err := tx.QueryRow(ctx, `SELECT ack_by IS NOT NULL FROM events WHERE id = $1 FOR SHARE SKIP LOCKED`, eventID).Scan(&acked)
 			if noRows(err) {
 				var exists bool
 				if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM events WHERE id = $1)`, eventID).Scan(&exists); err != nil || exists {
@@ -221,8 +222,11 @@ func (db *DB) ReplaceDelivery(ctx context.Context, id int64, jobs []*tidings.Del
 		if err != nil || tag.RowsAffected() == 0 {
 			return err
 		}
-		added = len(jobs) > 0
 		for _, d := range jobs {
+			if acked && d.EventID == eventID && (d.Kind == tidings.DeliverRepeat || d.Kind == tidings.DeliverPush) {
+				continue // the event's acknowledgement has ended its pushes: one expanded after it adds none
+			}
+			added = true
 			if err := insertDelivery(ctx, tx, d); err != nil {
 				return err
 			}
