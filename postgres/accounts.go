@@ -83,10 +83,10 @@ const sqlProjectHasAllWebhook = `SELECT EXISTS (SELECT 1 FROM webhooks WHERE pro
 func scanProject(accountID int64) func(pgx.Row) (*tidings.Project, error) {
 	return func(r pgx.Row) (*tidings.Project, error) {
 		p := &tidings.Project{AccountID: accountID}
-		var created, every int64
+		var created, every int64 // every: seconds
 		err := r.Scan(&p.ID, &p.Name, &p.AutoCreateChannels, &p.RetentionDays, &p.InsightChangeDefault, &p.IgnoreGPC,
 			&every, &p.RepeatUrgentTimes, &created)
-		p.CreatedAt, p.RepeatUrgentEvery = fromMS(created), time.Duration(every)*time.Millisecond
+		p.CreatedAt, p.RepeatUrgentEvery = fromMS(created), time.Duration(every)*time.Second
 		return p, err
 	}
 }

@@ -173,7 +173,7 @@ func (db *DB) SetRepeatUrgent(ctx context.Context, accountID int64, project stri
 		return err
 	}
 	tag, err := db.exec(ctx, `UPDATE projects SET repeat_urgent_every = $1, repeat_urgent_times = $2 WHERE account_id = $3 AND name = $4`,
-		every.Milliseconds(), times, accountID, project)
+		int64(every/time.Second), times, accountID, project)
 	if err != nil {
 		return err
 	}

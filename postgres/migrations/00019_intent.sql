@@ -42,10 +42,10 @@ CREATE INDEX event_presses_event ON event_presses (event_id, at, seq);
 -- A press's jobs name it (DeliverPress, DeliverWebhookPress).
 ALTER TABLE deliveries ADD COLUMN ref TEXT NOT NULL DEFAULT '';
 
--- An urgent event is pushed again every repeat_urgent_every ms, at most
--- repeat_urgent_times times, until acknowledged.
+-- An urgent event is pushed again every repeat_urgent_every seconds, at most
+-- repeat_urgent_times times, until acknowledged (seconds, as the embedded store keeps it).
 ALTER TABLE projects
-    ADD COLUMN repeat_urgent_every BIGINT  NOT NULL DEFAULT 300000,
+    ADD COLUMN repeat_urgent_every INTEGER NOT NULL DEFAULT 300,
     ADD COLUMN repeat_urgent_times INTEGER NOT NULL DEFAULT 12;
 
 -- "project" or "project/channel" of which only urgent events are pushed (JSON array).
