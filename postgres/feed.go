@@ -191,8 +191,8 @@ func listQuery(project, channel int64, event, prio string, tags []tidings.Tag, d
 		sb.WriteString(`SELECT ` + eventColumns)
 		switch {
 		case channel != 0 && prio != "":
-			// The project too: events_priority may then read a rare priority's page
-			// faster than the channel's index (the planner weighs the two).
+			// The project too, so that the planner may read a page of a rare priority
+			// from events_priority or events_channel_priority, whichever is cheaper.
 			sb.WriteString(` WHERE e.channel_id = ` + arg(channel) + ` AND e.project_id = ` + arg(project))
 		case channel != 0:
 			// The channel is the project's: its own index alone reads the feed.
