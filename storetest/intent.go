@@ -304,3 +304,188 @@ func walkPages(t *testing.T, f fixture, q tidings.EventQuery, limit int) []strin
 		q.Before = p.Next
 	}
 }
+
+// jobsOf claims every job due by an hour from now of the kinds (all when none), and
+// returns them by message ID. Claiming leases them: call it once per check.
+func jobsOf(t *testing.T, f fixture, kinds ...string) map[string]*tidings.Delivery {
+	t.Helper()
+	ds, err := f.s.ClaimDeliveries(context.Background(), time.Now().Add(time.Hour), time.Minute, 1000, kinds...)
+	must(t, err)
+	out := map[string]*tidings.Delivery{}
+	for _, d := range ds {
+		out[d.MessageID] = d
+	}
+	return out
+}
+
+// testAcknowledge: the first acknowledgement wins; in its transaction the event's
+// pending repeats and pushes go and one DeliverAck job comes; a second changes
+// nothing; another account's event, or none, is ENotFound.
+func testAcknowledge(t *testing.T, open Opener) {
+	ctx := context.Background()
+	f := setup(t, open)
+	ev := f.publish(t, intentEvent("Disk full"))
+	other := f.publish(t, intentEvent("CPU hot"))
+	now := time.Now()
+	for _, d := range []*tidings.Delivery{
+		{Kind: tidings.DeliverRepeat, EventID: ev.ID, MessageID: "repeat-" + ev.ID + "-1", Count: 1},
+		{Kind: tidings.DeliverPush, EventID: ev.ID, Target: "dev_1", MessageID: "push-" + ev.ID + "-dev_1"},
+		{Kind: tidings.DeliverWebhook, EventID: ev.ID, Target: "wh_1", MessageID: "wh-" + ev.ID},
+		{Kind: tidings.DeliverRepeat, EventID: other.ID, MessageID: "repeat-" + other.ID + "-1", Count: 1},
+	} {
+		d.AccountID, d.NextAt = f.account.ID, now
+		must(t, f.s.EnqueueDelivery(ctx, d))
+	}
+	stranger := newAccount(t, f.s, "globex")
+	_, _, err := f.s.AcknowledgeEvent(ctx, stranger.ID, ev.ID, "eve@y.io", now)
+	wantCode(t, err, tidings.ENotFound)
+	for _, id := range []string{"nope", "0194f0e6-0000-7000-8000-000000000000"} {
+		_, _, err = f.s.AcknowledgeEvent(ctx, f.account.ID, id, "ada@x.io", now)
+		wantCode(t, err, tidings.ENotFound)
+	}
+
+	at := time.Date(2026, 11, 25, 6, 0, 0, 0, time.UTC)
+	got, first, err := f.s.AcknowledgeEvent(ctx, f.account.ID, ev.ID, "ada@x.io", at)
+	must(t, err)
+	if !first || got.ID != ev.ID || got.Ack == nil || got.Ack.By != "ada@x.io" || !got.Ack.At.Equal(at) || got.AsksForAck() {
+		t.Fatalf("first acknowledgement: %+v first %v", got.Ack, first)
+	}
+	again, first, err := f.s.AcknowledgeEvent(ctx, f.account.ID, ev.ID, "bob@x.io", at.Add(time.Minute))
+	must(t, err)
+	if first || again.Ack == nil || again.Ack.By != "ada@x.io" || !again.Ack.At.Equal(at) {
+		t.Fatalf("second acknowledgement: %+v first %v, want ada's", again.Ack, first)
+	}
+	jobs := jobsOf(t, f)
+	if len(jobs) != 3 || jobs["repeat-"+other.ID+"-1"] == nil || jobs["wh-"+ev.ID] == nil {
+		t.Fatalf("after the acknowledgement the outbox holds %v, want the other event's repeat, the webhook and one ack", keysOfJobs(jobs))
+	}
+	ack := jobs["ack-"+ev.ID]
+	if ack == nil || ack.Kind != tidings.DeliverAck || ack.EventID != ev.ID || ack.AccountID != f.account.ID || !ack.NextAt.Equal(at) {
+		t.Fatalf("ack job = %+v", ack)
+	}
+	if n, _, _ := f.s.PendingDeliveries(ctx); n != 3 {
+		t.Fatalf("%d jobs pending, want 3 (the second acknowledgement added none)", n)
+	}
+}
+
+func keysOfJobs(m map[string]*tidings.Delivery) []string {
+	var out []string
+	for k, d := range m {
+		out = append(out, d.Kind+":"+k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// testAckRacesRepeat: a repeat claimed by a runner and an acknowledgement at the same
+// time: whichever commits first, no repeat and no push of the event is left after both.
+func testAckRacesRepeat(t *testing.T, open Opener) {
+	ctx := context.Background()
+	f := setup(t, open)
+	for i := range 8 {
+		ev := f.publish(t, intentEvent(fmt.Sprintf("Alert %d", i)))
+		must(t, f.s.EnqueueDelivery(ctx, &tidings.Delivery{Kind: tidings.DeliverRepeat, AccountID: f.account.ID, EventID: ev.ID,
+			MessageID: "repeat-" + ev.ID + "-1", Count: 1, NextAt: time.Now()}))
+		claimed := jobsOf(t, f, tidings.DeliverRepeat)
+		job := claimed["repeat-"+ev.ID+"-1"]
+		if len(claimed) != 1 || job == nil {
+			t.Fatalf("claimed %v", keysOfJobs(claimed))
+		}
+		next := []*tidings.Delivery{
+			{Kind: tidings.DeliverPush, AccountID: f.account.ID, EventID: ev.ID, Target: "dev_1", MessageID: fmt.Sprintf("push-%s-r1", ev.ID), NextAt: time.Now()},
+			{Kind: tidings.DeliverRepeat, AccountID: f.account.ID, EventID: ev.ID, MessageID: "repeat-" + ev.ID + "-2", Count: 2, NextAt: time.Now()},
+		}
+		errs := make(chan error, 2)
+		go func() { errs <- f.s.ReplaceDelivery(ctx, job.ID, next, nil) }()
+		go func() {
+			_, _, err := f.s.AcknowledgeEvent(ctx, f.account.ID, ev.ID, "ada@x.io", time.Now())
+			errs <- err
+		}()
+		must(t, <-errs)
+		must(t, <-errs)
+		left := jobsOf(t, f)
+		if len(left) != 1 || left["ack-"+ev.ID] == nil {
+			t.Fatalf("round %d: after a repeat raced its acknowledgement the outbox holds %v, want only the ack", i, keysOfJobs(left))
+		}
+		for _, d := range left {
+			must(t, f.s.FinishDelivery(ctx, d.ID))
+		}
+	}
+}
+
+// testPresses: a press of an id action is recorded with the action's label and a
+// DeliverPress job naming it; a URL action, an unknown action, another account's
+// event are ENotFound; an event keeps its newest MaxPresses presses.
+func testPresses(t *testing.T, open Opener) {
+	ctx := context.Background()
+	f := setup(t, open)
+	ev := f.publish(t, intentEvent("Deploy"))
+	plain := f.publish(t, tidings.NewEvent{Event: "No buttons"})
+	at := time.Date(2026, 11, 25, 7, 0, 0, 0, time.UTC)
+	p := &tidings.ActionPress{AccountID: f.account.ID, EventID: ev.ID, ActionID: "approve", By: "ada@x.io", Via: "Pixel 8", At: at}
+	got, err := f.s.PressAction(ctx, p)
+	must(t, err)
+	if got.ID != ev.ID || len(got.Actions) != 3 {
+		t.Fatalf("PressAction returned %+v", got)
+	}
+	if len(p.ID) < 7 || p.ID[:6] != "press_" || p.Label != "Approve" {
+		t.Fatalf("press = %+v", p)
+	}
+	found, err := f.s.FindPress(ctx, f.account.ID, p.ID)
+	must(t, err)
+	if *found != *p {
+		t.Fatalf("FindPress = %+v, want %+v", found, p)
+	}
+	jobs := jobsOf(t, f, tidings.DeliverPress)
+	d := jobs["press-"+p.ID]
+	if len(jobs) != 1 || d == nil || d.Ref != p.ID || d.EventID != ev.ID || d.AccountID != f.account.ID {
+		t.Fatalf("press jobs = %v (%+v)", keysOfJobs(jobs), d)
+	}
+
+	stranger := newAccount(t, f.s, "globex")
+	for name, bad := range map[string]tidings.ActionPress{
+		"a URL action (no id)":   {AccountID: f.account.ID, EventID: ev.ID, ActionID: ""},
+		"a URL action's label":   {AccountID: f.account.ID, EventID: ev.ID, ActionID: "Open PR"},
+		"no such action":         {AccountID: f.account.ID, EventID: ev.ID, ActionID: "deny"},
+		"an event without any":   {AccountID: f.account.ID, EventID: plain.ID, ActionID: "approve"},
+		"another account's":      {AccountID: stranger.ID, EventID: ev.ID, ActionID: "approve"},
+		"no such event":          {AccountID: f.account.ID, EventID: "0194f0e6-0000-7000-8000-000000000000", ActionID: "approve"},
+		"an event id that is no": {AccountID: f.account.ID, EventID: "nope", ActionID: "approve"},
+	} {
+		_, err := f.s.PressAction(ctx, &bad)
+		if tidings.ErrorCode(err) != tidings.ENotFound {
+			t.Fatalf("press of %s: %v, want not found", name, err)
+		}
+	}
+	_, err = f.s.FindPress(ctx, stranger.ID, p.ID)
+	wantCode(t, err, tidings.ENotFound)
+	_, err = f.s.FindPress(ctx, f.account.ID, "press_nope")
+	wantCode(t, err, tidings.ENotFound)
+	if ps, err := f.s.ListPresses(ctx, stranger.ID, ev.ID); err != nil || len(ps) != 0 {
+		t.Fatalf("another account lists %d presses (%v)", len(ps), err)
+	}
+
+	// Many presses: the newest MaxPresses stay, oldest first.
+	var ids []string
+	for i := range tidings.MaxPresses + 4 {
+		p := &tidings.ActionPress{AccountID: f.account.ID, EventID: ev.ID, ActionID: []string{"approve", "rollback"}[i%2],
+			By: "bob@x.io", Via: "dashboard", At: at.Add(time.Duration(i+1) * time.Second)}
+		_, err := f.s.PressAction(ctx, p)
+		must(t, err)
+		ids = append(ids, p.ID)
+	}
+	ps, err := f.s.ListPresses(ctx, f.account.ID, ev.ID)
+	must(t, err)
+	var listed []string
+	for _, p := range ps {
+		listed = append(listed, p.ID)
+	}
+	if want := ids[4:]; !slices.Equal(listed, want) {
+		t.Fatalf("ListPresses holds %d presses, want the newest %d, oldest first", len(listed), len(want))
+	}
+	if ps[1].Label != "Rollback ⏪" || ps[1].Via != "dashboard" || ps[1].By != "bob@x.io" {
+		t.Fatalf("listed press %+v", ps[1])
+	}
+	_, err = f.s.FindPress(ctx, f.account.ID, p.ID)
+	wantCode(t, err, tidings.ENotFound)
+}

@@ -65,6 +65,9 @@ func Run(t *testing.T, open Opener) {
 	run("IntentFields", testIntentFields)
 	run("Versions", testVersions)
 	run("PriorityFilters", testPriorityFilters)
+	run("Acknowledge", testAcknowledge)
+	run("AckRacesRepeat", testAckRacesRepeat)
+	run("Presses", testPresses)
 	run("Workload", testWorkload)
 	run("Close", testClose)
 }
