@@ -489,3 +489,131 @@ func testPresses(t *testing.T, open Opener) {
 	_, err = f.s.FindPress(ctx, f.account.ID, p.ID)
 	wantCode(t, err, tidings.ENotFound)
 }
+
+// testIntentSettings: Delivery.Ref through EnqueueDelivery, ClaimDeliveries and
+// ReplaceDelivery; urgent-only prefs; a project's escalation settings.
+func testIntentSettings(t *testing.T, open Opener) {
+	ctx := context.Background()
+	f := setup(t, open)
+	ev := f.publish(t, intentEvent("Deploy"))
+	must(t, f.s.EnqueueDelivery(ctx, &tidings.Delivery{Kind: tidings.DeliverPress, AccountID: f.account.ID, EventID: ev.ID,
+		MessageID: "press-press_1", Ref: "press_1", NextAt: time.Now()}))
+	jobs := jobsOf(t, f, tidings.DeliverPress)
+	d := jobs["press-press_1"]
+	if d == nil || d.Ref != "press_1" {
+		t.Fatalf("claimed %+v, want Ref press_1", d)
+	}
+	must(t, f.s.ReplaceDelivery(ctx, d.ID, []*tidings.Delivery{{Kind: tidings.DeliverWebhookPress, AccountID: f.account.ID,
+		EventID: ev.ID, Target: "wh_1", MessageID: "wh-press_1", Ref: "press_1", NextAt: time.Now()}}, nil))
+	jobs = jobsOf(t, f, tidings.DeliverWebhookPress)
+	if d := jobs["wh-press_1"]; len(jobs) != 1 || d == nil || d.Ref != "press_1" || d.Target != "wh_1" {
+		t.Fatalf("replaced by %v", keysOfJobs(jobs))
+	}
+
+	ada := &tidings.User{AccountID: f.account.ID, Email: "ada@example.com", PasswordHash: "x", Role: tidings.UserOwner}
+	must(t, f.s.CreateUser(ctx, ada))
+	prefs, err := f.s.NotifyPrefs(ctx, ada.ID)
+	must(t, err)
+	if len(prefs.UrgentOnly) != 0 {
+		t.Fatalf("new user's urgent-only: %v", prefs.UrgentOnly)
+	}
+	want := &tidings.NotifyPrefs{Muted: []string{"my-saas/payments"}, UrgentOnly: []string{"my-saas", "my-saas/deploys"}, TimeZone: "UTC"}
+	must(t, f.s.SetNotifyPrefs(ctx, ada.ID, want))
+	prefs, err = f.s.NotifyPrefs(ctx, ada.ID)
+	must(t, err)
+	if !reflect.DeepEqual(prefs, want) {
+		t.Fatalf("NotifyPrefs = %+v, want %+v", prefs, want)
+	}
+	all, err := f.s.AccountNotifyPrefs(ctx, f.account.ID)
+	must(t, err)
+	if !reflect.DeepEqual(all[ada.ID], want) {
+		t.Fatalf("AccountNotifyPrefs = %+v, want %+v", all[ada.ID], want)
+	}
+	must(t, f.s.SetNotifyPrefs(ctx, ada.ID, &tidings.NotifyPrefs{Muted: []string{"x"}}))
+	if prefs, _ = f.s.NotifyPrefs(ctx, ada.ID); len(prefs.UrgentOnly) != 0 {
+		t.Fatalf("urgent-only not cleared: %v", prefs.UrgentOnly)
+	}
+
+	p, err := f.s.FindProject(ctx, f.account.ID, "my-saas")
+	must(t, err)
+	if p.RepeatUrgentEvery != tidings.RepeatUrgentEvery || p.RepeatUrgentTimes != tidings.RepeatUrgentTimes {
+		t.Fatalf("a new project repeats every %v, %d times; want the defaults", p.RepeatUrgentEvery, p.RepeatUrgentTimes)
+	}
+	made, err := f.s.CreateProject(ctx, f.account.ID, "fresh")
+	must(t, err)
+	if made.RepeatUrgentEvery != tidings.RepeatUrgentEvery || made.RepeatUrgentTimes != tidings.RepeatUrgentTimes {
+		t.Fatalf("CreateProject answers every %v, %d times; want the defaults", made.RepeatUrgentEvery, made.RepeatUrgentTimes)
+	}
+	must(t, f.s.SetRepeatUrgent(ctx, f.account.ID, "my-saas", 90*time.Second, 0))
+	ps, err := f.s.ListProjects(ctx, f.account.ID)
+	must(t, err)
+	for _, p := range ps {
+		if p.Name == "my-saas" && (p.RepeatUrgentEvery != 90*time.Second || p.RepeatUrgentTimes != 0) {
+			t.Fatalf("after SetRepeatUrgent(90s, 0): %v, %d", p.RepeatUrgentEvery, p.RepeatUrgentTimes)
+		}
+		if p.Name == "fresh" && p.RepeatUrgentEvery != tidings.RepeatUrgentEvery {
+			t.Fatalf("another project changed: %v", p.RepeatUrgentEvery)
+		}
+	}
+	for _, bad := range []struct {
+		every time.Duration
+		times int
+	}{{59 * time.Second, 3}, {25 * time.Hour, 3}, {time.Minute, -1}, {time.Minute, tidings.MaxRepeatUrgentTimes + 1}} {
+		wantCode(t, f.s.SetRepeatUrgent(ctx, f.account.ID, "my-saas", bad.every, bad.times), tidings.EValidation)
+	}
+	must(t, f.s.SetRepeatUrgent(ctx, f.account.ID, "my-saas", 24*time.Hour, tidings.MaxRepeatUrgentTimes))
+	p, _ = f.s.FindProject(ctx, f.account.ID, "my-saas")
+	if p.RepeatUrgentEvery != 24*time.Hour || p.RepeatUrgentTimes != tidings.MaxRepeatUrgentTimes {
+		t.Fatalf("after SetRepeatUrgent(24h, max): %v, %d", p.RepeatUrgentEvery, p.RepeatUrgentTimes)
+	}
+	wantCode(t, f.s.SetRepeatUrgent(ctx, f.account.ID, "nope", time.Minute, 1), tidings.EProjectNotFound)
+	stranger, err := f.s.CreateAccount(ctx, "globex")
+	must(t, err)
+	wantCode(t, f.s.SetRepeatUrgent(ctx, stranger.ID, "my-saas", time.Minute, 1), tidings.EProjectNotFound)
+}
+
+// testIntentDeletes: deleting an event, its channel or its project takes its presses
+// and its acknowledgement's and presses' jobs along.
+func testIntentDeletes(t *testing.T, open Opener) {
+	ctx := context.Background()
+	f := setup(t, open)
+	_, err := f.s.CreateChannel(ctx, f.account.ID, "my-saas", "deploys")
+	must(t, err)
+	_, err = f.s.CreateProject(ctx, f.account.ID, "other")
+	must(t, err)
+	_, err = f.s.CreateChannel(ctx, f.account.ID, "other", "payments")
+	must(t, err)
+	kept := f.publish(t, intentEvent("kept"))
+	byEvent := f.publish(t, intentEvent("event goes"))
+	ch := intentEvent("channel goes")
+	ch.Channel = "deploys"
+	byChannel := f.publish(t, ch)
+	pr := intentEvent("project goes")
+	pr.Project = "other"
+	byProject := f.publish(t, pr)
+	presses := map[string]string{}
+	for _, ev := range []*tidings.Event{kept, byEvent, byChannel, byProject} {
+		p := &tidings.ActionPress{AccountID: f.account.ID, EventID: ev.ID, ActionID: "approve", By: "ada@x.io", Via: "API"}
+		_, err := f.s.PressAction(ctx, p)
+		must(t, err)
+		_, _, err = f.s.AcknowledgeEvent(ctx, f.account.ID, ev.ID, "ada@x.io", time.Now())
+		must(t, err)
+		presses[ev.ID] = p.ID
+	}
+	must(t, f.s.DeleteEvent(ctx, f.account.ID, "my-saas", byEvent.ID))
+	must(t, f.s.DeleteChannel(ctx, f.account.ID, "my-saas", "deploys"))
+	must(t, f.s.DeleteProject(ctx, f.account.ID, "other"))
+	for _, ev := range []*tidings.Event{byEvent, byChannel, byProject} {
+		_, err := f.s.FindPress(ctx, f.account.ID, presses[ev.ID])
+		wantCode(t, err, tidings.ENotFound)
+		if ps, err := f.s.ListPresses(ctx, f.account.ID, ev.ID); err != nil || len(ps) != 0 {
+			t.Fatalf("presses of deleted %q: %d (%v)", ev.Event, len(ps), err)
+		}
+	}
+	_, err = f.s.FindPress(ctx, f.account.ID, presses[kept.ID])
+	must(t, err)
+	jobs := jobsOf(t, f)
+	if len(jobs) != 2 || jobs["ack-"+kept.ID] == nil || jobs["press-"+presses[kept.ID]] == nil {
+		t.Fatalf("after the deletions the outbox holds %v, want the kept event's ack and press", keysOfJobs(jobs))
+	}
+}

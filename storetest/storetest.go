@@ -68,6 +68,8 @@ func Run(t *testing.T, open Opener) {
 	run("Acknowledge", testAcknowledge)
 	run("AckRacesRepeat", testAckRacesRepeat)
 	run("Presses", testPresses)
+	run("IntentSettings", testIntentSettings)
+	run("IntentDeletes", testIntentDeletes)
 	run("Workload", testWorkload)
 	run("Close", testClose)
 }
