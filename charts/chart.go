@@ -77,11 +77,12 @@ func Answer(ctx context.Context, store Store, accountID int64, q *tidings.ChartQ
 }
 
 // fromCounts answers q from the store's hourly counts when they can: events counted,
-// filtered by nothing but a channel or one tag, split by nothing, by channel (without a
+// filtered by nothing but a channel or one tag (no priority), split by nothing, by channel (without a
 // tag filter) or by a tag's values (without a filter), in buckets of whole UTC hours.
 // It returns false when they cannot, and the events are to be read.
 func fromCounts(ctx context.Context, store Store, accountID int64, q *tidings.ChartQuery, eq tidings.EventQuery, a *agg) (bool, error) {
-	if q.Measure != "count" || eq.Event != "" || len(eq.Terms) > 0 || len(eq.Users) > 0 || len(eq.Tags) > 1 {
+	if q.Measure != "count" || eq.Event != "" || len(eq.Terms) > 0 || len(eq.Users) > 0 || len(eq.Tags) > 1 ||
+		eq.MinPriority != 0 || eq.MaxPriority != 0 {
 		return false, nil
 	}
 	whole := func(t time.Time) bool { return t.Equal(t.Truncate(time.Hour)) }
