@@ -141,10 +141,10 @@ func TestPushPayloadFitsAtMaximum(t *testing.T) {
 		ev.Check(&p, time.Now())
 		return p.Err() == nil
 	}
-	ec := worst(t, "event", func(c string) bool { return valid(func(ev *tidings.NewEvent) { ev.Event = "x" + c }) })
-	kc := worst(t, "key", func(c string) bool { return valid(func(ev *tidings.NewEvent) { ev.ThreadKey = "x" + c }) })
+	ec := worst(t, "event", func(c string) bool { return valid(func(ev *tidings.NewEvent) { ev.Event = c + c }) })
+	kc := worst(t, "key", func(c string) bool { return valid(func(ev *tidings.NewEvent) { ev.ThreadKey = c + c }) })
 	lc := worst(t, "label", func(c string) bool {
-		return valid(func(ev *tidings.NewEvent) { ev.Actions = []tidings.Action{{Label: "x" + c, ID: "a"}} })
+		return valid(func(ev *tidings.NewEvent) { ev.Actions = []tidings.Action{{Label: c + c, ID: "a"}} })
 	})
 	link := "https://example.com/" + strings.Repeat("%22", (tidings.MaxURLLen-20)/3)
 	link += strings.Repeat("a", tidings.MaxURLLen-len(link))

@@ -86,7 +86,7 @@ func TestEscalationGoesOnAfterKill(t *testing.T) {
 			t.Fatal(err)
 		}
 	}()
-	hook := []string{deliver.EnvTestRepeatEvery + "=2s"}
+	hook := []string{deliver.EnvTestRepeatEvery + "=3s"}
 	cmd, url := serveWithEnv(t, data, hook, "--allow-private-targets")
 	status, resp := post(t, url+"/v1/log", token, `{"project":"my-saas","channel":"payments","event":"DB down","notify":true,"priority":"urgent"}`)
 	if status != 200 {
@@ -115,7 +115,9 @@ func TestEscalationGoesOnAfterKill(t *testing.T) {
 			t.Fatalf("repeat %+v", m)
 		}
 	}
-	// Right after a repeat was pushed, the next one waits in the outbox for its time.
+	// A repeat was pushed: once its job is finished (well within a second) the next one
+	// waits in the outbox for its time, 3 s after it.
+	time.Sleep(time.Second)
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()
 	killedAt := time.Now()
