@@ -59,7 +59,7 @@ func decodeActions(raw []byte, p *tidings.Problems) []tidings.Action {
 		if i >= tidings.MaxActions {
 			break
 		}
-		path := "actions[" + strconv.Itoa(i) + "]"
+		path := "actions." + strconv.Itoa(i)
 		if el[0] != '{' {
 			p.Add(path, "type", `must be an object: {"label","url"} or {"label","id"}`)
 			continue

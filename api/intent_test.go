@@ -75,25 +75,25 @@ func TestLogIntentFields(t *testing.T) {
 		{"actions 40", map[string]any{"actions": act(40)}, "actions", "too_many"},
 		{"actions object", map[string]any{"actions": approve}, "actions", "type"},
 		{"actions string", map[string]any{"actions": "approve"}, "actions", "type"},
-		{"action not an object", map[string]any{"actions": []any{"approve"}}, "actions[0]", "type"},
-		{"action null", map[string]any{"actions": []any{nil}}, "actions[0]", "type"},
-		{"action label empty", map[string]any{"actions": []any{map[string]any{"label": "", "id": "a"}}}, "actions[0].label", "required"},
-		{"action label blank", map[string]any{"actions": []any{map[string]any{"label": "  ", "id": "a"}}}, "actions[0].label", "required"},
-		{"action label missing", map[string]any{"actions": []any{map[string]any{"id": "a"}}}, "actions[0].label", "required"},
+		{"action not an object", map[string]any{"actions": []any{"approve"}}, "actions.0", "type"},
+		{"action null", map[string]any{"actions": []any{nil}}, "actions.0", "type"},
+		{"action label empty", map[string]any{"actions": []any{map[string]any{"label": "", "id": "a"}}}, "actions.0.label", "required"},
+		{"action label blank", map[string]any{"actions": []any{map[string]any{"label": "  ", "id": "a"}}}, "actions.0.label", "required"},
+		{"action label missing", map[string]any{"actions": []any{map[string]any{"id": "a"}}}, "actions.0.label", "required"},
 		{"action label 40", map[string]any{"actions": []any{map[string]any{"label": strings.Repeat("é", 40), "id": "a"}}}, "", ""},
-		{"action label 41", map[string]any{"actions": []any{map[string]any{"label": strings.Repeat("é", 41), "id": "a"}}}, "actions[0].label", "too_long"},
-		{"action label number", map[string]any{"actions": []any{map[string]any{"label": 1, "id": "a"}}}, "actions[0].label", "type"},
-		{"action label newline", map[string]any{"actions": []any{map[string]any{"label": "a\nb", "id": "a"}}}, "actions[0].label", "control_character"},
-		{"action duplicate id", map[string]any{"actions": []any{approve, map[string]any{"label": "Yes", "id": "approve"}}}, "actions[1].id", "duplicate"},
-		{"action id capitals", map[string]any{"actions": []any{map[string]any{"label": "A", "id": "Approve"}}}, "actions[0].id", "pattern"},
-		{"action id boolean", map[string]any{"actions": []any{map[string]any{"label": "A", "id": true}}}, "actions[0].id", "type"},
-		{"action url javascript", map[string]any{"actions": []any{map[string]any{"label": "A", "url": "javascript:alert(1)"}}}, "actions[0].url", "format"},
-		{"action url relative", map[string]any{"actions": []any{map[string]any{"label": "A", "url": "/x"}}}, "actions[0].url", "format"},
-		{"action url array", map[string]any{"actions": []any{map[string]any{"label": "A", "url": []string{"https://x.io"}}}}, "actions[0].url", "type"},
-		{"action url and id", map[string]any{"actions": []any{map[string]any{"label": "A", "url": "https://x.io", "id": "a"}}}, "actions[0]", "one_of"},
-		{"action neither", map[string]any{"actions": []any{map[string]any{"label": "A"}}}, "actions[0]", "one_of"},
-		{"action unknown member", map[string]any{"actions": []any{map[string]any{"label": "A", "id": "a", "style": "danger"}}}, "actions[0].style", "unknown_field"},
-		{"action second bad", map[string]any{"actions": []any{approve, map[string]any{"label": "B", "url": "nope"}}}, "actions[1].url", "format"},
+		{"action label 41", map[string]any{"actions": []any{map[string]any{"label": strings.Repeat("é", 41), "id": "a"}}}, "actions.0.label", "too_long"},
+		{"action label number", map[string]any{"actions": []any{map[string]any{"label": 1, "id": "a"}}}, "actions.0.label", "type"},
+		{"action label newline", map[string]any{"actions": []any{map[string]any{"label": "a\nb", "id": "a"}}}, "actions.0.label", "control_character"},
+		{"action duplicate id", map[string]any{"actions": []any{approve, map[string]any{"label": "Yes", "id": "approve"}}}, "actions.1.id", "duplicate"},
+		{"action id capitals", map[string]any{"actions": []any{map[string]any{"label": "A", "id": "Approve"}}}, "actions.0.id", "pattern"},
+		{"action id boolean", map[string]any{"actions": []any{map[string]any{"label": "A", "id": true}}}, "actions.0.id", "type"},
+		{"action url javascript", map[string]any{"actions": []any{map[string]any{"label": "A", "url": "javascript:alert(1)"}}}, "actions.0.url", "format"},
+		{"action url relative", map[string]any{"actions": []any{map[string]any{"label": "A", "url": "/x"}}}, "actions.0.url", "format"},
+		{"action url array", map[string]any{"actions": []any{map[string]any{"label": "A", "url": []string{"https://x.io"}}}}, "actions.0.url", "type"},
+		{"action url and id", map[string]any{"actions": []any{map[string]any{"label": "A", "url": "https://x.io", "id": "a"}}}, "actions.0", "one_of"},
+		{"action neither", map[string]any{"actions": []any{map[string]any{"label": "A"}}}, "actions.0", "one_of"},
+		{"action unknown member", map[string]any{"actions": []any{map[string]any{"label": "A", "id": "a", "style": "danger"}}}, "actions.0.style", "unknown_field"},
+		{"action second bad", map[string]any{"actions": []any{approve, map[string]any{"label": "B", "url": "nope"}}}, "actions.1.url", "format"},
 
 		{"key", map[string]any{"key": "deploy-1432"}, "", ""},
 		{"key spaces and unicode", map[string]any{"key": "order 981 · Zürich"}, "", ""},
@@ -132,7 +132,7 @@ func TestIntentProblemsInOrder(t *testing.T) {
 	for _, f := range r.problem.Validation.Body {
 		got = append(got, f.Path)
 	}
-	want := "channel priority url actions[0].label actions[0] key"
+	want := "channel priority url actions.0.label actions.0 key"
 	if strings.Join(got, " ") != want {
 		t.Fatalf("problems %v, want %s", got, want)
 	}
@@ -211,7 +211,7 @@ func TestBatchIntent(t *testing.T) {
 	if len(got.Results) != 5 || got.Results[0].Status != 200 || got.Results[0].Event.Priority != "high" || len(got.Results[0].Event.Actions) != 1 {
 		t.Fatalf("results %s", r.body)
 	}
-	for i, path := range map[int]string{1: "priority", 2: "actions[1].id", 3: "url", 4: "actions[0].label"} {
+	for i, path := range map[int]string{1: "priority", 2: "actions.1.id", 3: "url", 4: "actions.0.label"} {
 		res := got.Results[i]
 		if res.Status != 400 || res.Error == nil || len(res.Error.Validation.Body) == 0 || res.Error.Validation.Body[0].Path != path {
 			t.Fatalf("result %d: want 400 at %s: %s", i, path, r.body)
@@ -450,5 +450,34 @@ func TestSearchPriority(t *testing.T) {
 	e.want(r, 400, "validation_failed")
 	if !r.has("q", "priority") {
 		t.Fatalf("no q problem: %s", r.body)
+	}
+}
+
+// TestPublicTokenMayNotPublishUrgent: a public token is readable by every visitor of
+// a website, so it may not publish an urgent event (past quiet hours, repeated until
+// acknowledged): 403 naming why, nothing stored, in /v1/log and in a batch; high is
+// fine.
+func TestPublicTokenMayNotPublishUrgent(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, noLimits)
+	pub := e.token(e.acme, tidings.AccessPublic, "", "")
+	before := e.countEvents(e.acme)
+	for _, p := range []any{"urgent", 5, "5"} {
+		r := e.do("POST", "/v1/log", pub, merge(goodLog, map[string]any{"priority": p}))
+		e.want(r, 403, "forbidden")
+		if !strings.Contains(r.body, "urgent") {
+			t.Errorf("priority %v: the 403 does not say why: %s", p, r.body)
+		}
+	}
+	if n := e.countEvents(e.acme) - before; n != 0 {
+		t.Fatalf("%d events stored from refused publishes", n)
+	}
+	e.want(e.do("POST", "/v1/log", pub, merge(goodLog, map[string]any{"priority": "high"})), 200, "")
+	e.want(e.do("POST", "/v1/log", e.full, merge(goodLog, map[string]any{"priority": "urgent"})), 200, "")
+	r := e.do("POST", "/v1/log/batch", pub, `{"events":[`+merge(goodLog, map[string]any{"priority": "urgent"})+`,`+
+		merge(goodLog, map[string]any{"priority": "low"})+`]}`)
+	e.want(r, 200, "")
+	if !strings.Contains(r.body, `"status":403`) || !strings.Contains(r.body, `"status":200`) {
+		t.Fatalf("batch: want the urgent event refused and the low one stored: %s", r.body)
 	}
 }

@@ -15,7 +15,7 @@ var logFields = fieldOrder{"project", "channel", "event", "description", "icon",
 
 // logOrder ranks a /v1/log body's problems: logFields, each action's beside "actions".
 var logOrder = fieldOrder{"project", "channel", "event", "description", "icon", "notify", "tags", "parser", "user_id", "timestamp",
-	"priority", "url", "actions", "actions[0]", "actions[1]", "actions[2]", "key"}
+	"priority", "url", "actions", "actions.0", "actions.1", "actions.2", "key"}
 
 // decodeLog turns a /v1/log body into a checked event, reporting every problem at once.
 func decodeLog(body []byte, now time.Time) (*tidings.NewEvent, error) {
@@ -112,7 +112,7 @@ func (s *Server) handleLog(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := tok.AllowPublish(tidings.RoleLog, e.Project, e.Channel); err != nil {
+	if err := tok.AllowEvent(e); err != nil {
 		return err
 	}
 	e.Key = keyFor(g, func(ev *tidings.Event) any { return eventOut(ev) })

@@ -182,9 +182,9 @@ func TestPublishIntentFromShell(t *testing.T) {
 		{[]string{"--key", strings.Repeat("k", 129)}, "key: must be at most 128 characters"},
 		{[]string{"--action", "Approve"}, "write Label=https://… (a button that opens the URL) or Label=id"},
 		{[]string{"--action", "=approve"}, "write Label="},
-		{[]string{"--action", "Approve=Approve"}, "actions[0].id"},
+		{[]string{"--action", "Approve=Approve"}, "actions.0.id"},
 		{[]string{"--action", "A=a", "--action", "B=b", "--action", "C=c", "--action", "D=d"}, "at most 3 actions (got 4)"},
-		{[]string{"--action", "A=a", "--action", "B=a"}, "actions[1].id"},
+		{[]string{"--action", "A=a", "--action", "B=a"}, "actions.1.id"},
 	} {
 		code, out, errs := remote(append([]string{"publish", "-p", "my-saas", "-c", "payments", "-e", "x"}, c.args...)...)
 		if code != 1 || out != "" || !strings.Contains(errs, c.err) || strings.Count(strings.TrimSpace(errs), "\n") != 0 {

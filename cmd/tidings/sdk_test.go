@@ -155,7 +155,7 @@ main().catch((e) => { console.error(e); process.exit(1); });
 			}
 			for _, want := range []string{"refused: [LogSnag] Failed to publish: properties.Bad Key: property key must be",
 				`refused: [LogSnag] Failed to publish: channel "deploys" does not exist in project "` + sdk.project + `"`,
-				`refused: [LogSnag] Failed to publish: priority: must be "min", "low", "default", "high" or "urgent" (or 1 to 5), actions[0].label: is required`,
+				`refused: [LogSnag] Failed to publish: priority: must be "min", "low", "default", "high" or "urgent" (or 1 to 5), actions.0.label: is required`,
 				`,"priority":"urgent","url":"https://ci.example.com/d/1432","actions":[{"label":"Open PR","url":"https://github.com/acme/app/pull/1432"},{"label":"Approve","id":"approve"}],"key":"deploy-1432"}`} {
 				if !strings.Contains(string(out), want) {
 					t.Fatalf("the SDK's error for a refused call lacks %q:\n%s", want, out)
