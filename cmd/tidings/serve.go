@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -362,7 +363,7 @@ func (m *Main) delivery(store tidings.Store, met *metrics.Metrics, vapid *delive
 	})
 	r := deliver.New(deliver.Config{Store: store, Logger: m.Logger, Now: m.Now, PublicURL: m.Config.PublicURL, VAPID: vapid,
 		Client: deliver.NewClient(m.Config.AllowPrivateTargets), Signal: signal, Observe: met.ObserveDelivery,
-		Grace: deliver.DefaultGrace})
+		Grace: deliver.DefaultGrace, TestRepeatEvery: testRepeatEvery()})
 	return service{name: "delivery", budget: deliveryBudget, run: func(ctx context.Context) error {
 		if s, ok := store.(tidings.LeaseReleaser); ok {
 			// The embedded store has one server (the folder lock): leases are a dead one's.
@@ -442,4 +443,11 @@ func newLogger(w io.Writer, format string) *slog.Logger {
 		return slog.New(slog.NewJSONHandler(w, nil))
 	}
 	return slog.New(slog.NewTextHandler(w, nil))
+}
+
+// testRepeatEvery is a test hook only (escalation_kill_test.go): urgent events are
+// pushed again this often instead of their project's setting.
+func testRepeatEvery() time.Duration {
+	d, _ := time.ParseDuration(os.Getenv(deliver.EnvTestRepeatEvery))
+	return d
 }
