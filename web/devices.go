@@ -78,8 +78,8 @@ type mutableProject struct {
 	Name       string
 	Muted      bool
 	UrgentOnly bool
-	Channels []mutableChannel // the first sidebarChannels and the muted ones
-	More     int              // channels not listed
+	Channels   []mutableChannel // the first sidebarChannels and the muted ones
+	More       int              // channels not listed
 }
 
 type mutableChannel struct {

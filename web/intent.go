@@ -46,7 +46,7 @@ type actionButton struct {
 // versionView is an earlier version of a key, as a card lists it.
 type versionView struct {
 	ID, Title, URL, Prio string
-	Time             time.Time
+	Time                 time.Time
 }
 
 // maxFolded is how many earlier versions a card lists.
