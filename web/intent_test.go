@@ -288,3 +288,40 @@ func cardOf(body, id string) string {
 	j := strings.Index(body[i:], "</article>")
 	return body[i : i+j]
 }
+
+// TestLiveIntentCards: the card a stream sends carries the marks and buttons, and its
+// thread (for the page to fold) only in a feed without a search.
+func TestLiveIntentCards(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, false)
+	c := e.owner()
+	acme := e.account("acme")
+	plain, _ := c.openStream("")
+	search, _ := c.openStream("?q=deploy")
+	// Both are registered: a stream answers its headers after joining the hub.
+	ev := e.publish(acme, tidings.NewEvent{Event: "deploy failed", ThreadKey: "deploy-7", Priority: "urgent",
+		Actions: []tidings.Action{{Label: "Roll back", ID: "rollback"}}})
+	next := func(msgs <-chan map[string]string) string {
+		t.Helper()
+		for {
+			select {
+			case m := <-msgs:
+				if m["event"] == "event" {
+					return m["data"]
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("no event on the stream")
+			}
+		}
+	}
+	card := next(plain)
+	for _, want := range []string{`data-thread="t`, `data-versions="1"`, `<span class="prio prio-urgent">Urgent</span>`,
+		`action="/p/my-saas/events/` + ev.ID + `/ack"`, `<input type="hidden" name="back" value="/p/my-saas">`, `>Roll back</button>`} {
+		if !strings.Contains(card, want) {
+			t.Fatalf("live card lacks %q: %s", want, card)
+		}
+	}
+	if card := next(search); strings.Contains(card, "data-thread") || !strings.Contains(card, `value="/p/my-saas?q=deploy"`) {
+		t.Fatalf("a search's live card: %s", card)
+	}
+}

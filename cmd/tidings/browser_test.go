@@ -924,7 +924,7 @@ func TestIntentInChromium(t *testing.T) {
 
 	b.do(chromedp.Navigate(m.URL() + "/p/my-saas"))
 	card := "#ev-" + urgent
-	if txt := b.text(card + " header"); !strings.Contains(txt, "Urgent") {
+	if txt := b.text(card + " header"); !strings.Contains(strings.ToLower(txt), "urgent") {
 		t.Fatalf("the urgent card's header: %q", txt)
 	}
 	if href := get(b, chromedp.Evaluate[string](`document.querySelector("`+card+` .ev-name").getAttribute("href")`)); href != "https://status.example.com/db" {
@@ -1004,5 +1004,6 @@ func TestIntentInChromium(t *testing.T) {
 	if href != "/p/my-saas/events/"+thread {
 		t.Fatalf("the folded card links to %q", href)
 	}
+	b.mustUntil(`document.getAnimations().length === 0`) // the new card has slid in
 	b.screenshot("intent-feed-live-fold-light")
 }
