@@ -1000,7 +1000,7 @@ func TestIntentInChromium(t *testing.T) {
 	if !strings.Contains(txt, "Updated 3 times") || !strings.Contains(txt, "Deploy 1432 live") || !strings.Contains(txt, "canary errors") {
 		t.Fatalf("the live-folded thread: %q", txt)
 	}
-	href := get(b, chromedp.Evaluate[string](`document.querySelector("#ev-` + next + ` .thread-list a").getAttribute("href")`))
+	href := get(b, chromedp.Evaluate[string](`document.querySelector("#ev-`+next+` .thread-list a").getAttribute("href")`))
 	if href != "/p/my-saas/events/"+thread {
 		t.Fatalf("the folded card links to %q", href)
 	}
