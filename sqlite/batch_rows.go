@@ -49,14 +49,18 @@ func insertTags(n int) string {
 		strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?), ", n), ", ")
 }
 
-// eventChunk is how many events one statement writes (13 parameters each).
+// eventChunk is how many events one statement writes (eventWidth parameters each).
 const eventChunk = 32
 
 // insertEventRows is the statement that writes n events at once.
 func insertEventRows(n int) string {
-	return `INSERT INTO events (seq, id, project_id, channel_id, event, description, icon, notify, tags, parser, user_id, ts, created_at) VALUES ` +
-		strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), ", n), ", ")
+	return `INSERT INTO events (seq, id, project_id, channel_id, event, description, icon, notify, tags, parser, user_id, ts, created_at,
+		priority, url, actions, thread_key) VALUES ` +
+		strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), ", n), ", ")
 }
+
+// eventWidth is how many values an event's row takes in a batch's eventRows.
+const eventWidth = 17
 
 // searchChunk is how many rows of the full-text index one statement writes.
 const searchChunk = 64
@@ -181,7 +185,7 @@ func (b *batch) writeDerived(ctx context.Context) error {
 		return err
 	}
 	// The events first: the tag index's rows and the counts are of these events.
-	if err := b.execRows(ctx, eventStatements, eventChunk, 13, b.eventRows); err != nil {
+	if err := b.execRows(ctx, eventStatements, eventChunk, eventWidth, b.eventRows); err != nil {
 		return err
 	}
 	clear(b.eventRows) // let the texts go

@@ -61,7 +61,7 @@ func (db *DB) ScanEvents(ctx context.Context, accountID int64, q tidings.EventQu
 		}
 	}
 	since, until := msOrZero(q.Since), msOrZero(q.Until)
-	if since != 0 && until != 0 && since >= until {
+	if since != 0 && until != 0 && since >= until || q.MaxPriority != 0 && q.MinPriority > q.MaxPriority {
 		return nil
 	}
 	if max < 0 {
@@ -70,12 +70,17 @@ func (db *DB) ScanEvents(ctx context.Context, accountID int64, q tidings.EventQu
 	// The walk: only the driving index's rows are the query's, every other filter is
 	// Go's, so that the LIMIT bounds the rows read.
 	walk := feedFilter{project: p.ID, channel: channelID, channelCount: channelCount, tags: rarest,
-		since: since, until: until, limit: max + 1}
+		since: since, until: until, limit: max + 1, minPriority: q.MinPriority, maxPriority: q.MaxPriority}
+	if walk.priorityDrives, err = db.priorityDrives(ctx, walk); err != nil {
+		return err
+	}
+	walk = walk.walked()
 	terms := withEventWords(q.Terms, q.Event)
 	if len(terms) > 0 || len(q.Users) > 0 {
 		db.waitIndexed(ctx) // an event published before the question is counted
 		ff := feedFilter{project: p.ID, channel: channelID, channelCount: channelCount, tags: tags, terms: terms,
-			users: q.Users, event: q.Event, since: since, until: until, candidates: max + 1, anyOrder: true}
+			users: q.Users, event: q.Event, since: since, until: until, candidates: max + 1, anyOrder: true,
+			minPriority: q.MinPriority, maxPriority: q.MaxPriority}
 		if ff.terms, err = db.ftsTerms(ctx, p, ff); err != nil {
 			return err
 		}
@@ -141,20 +146,17 @@ func (db *DB) scanRows(ctx context.Context, p *tidings.Project, eq eventQuery, q
 			break
 		}
 		ev := &tidings.Event{Project: p.Name}
-		var id []byte
-		var tags string
-		var channel, ts, created int64
-		if err := rows.Scan(&id, &channel, &ev.Event, &ev.Description, &ev.Icon, &ev.Notify, &tags,
-			&ev.Parser, &ev.UserID, &ts, &created); err != nil {
+		var r eventRow
+		if err := r.scan(rows, ev); err != nil {
 			return read, err
 		}
+		id, channel := r.id, r.channel
 		if len(id) != 16 {
 			return read, fmt.Errorf("event id of %d bytes", len(id))
 		}
-		if err := ev.Tags.UnmarshalJSON([]byte(tags)); err != nil {
+		if err := r.fill(ev); err != nil {
 			return read, err
 		}
-		ev.Timestamp, ev.CreatedAt = fromMS(ts), fromMS(created)
 		name, ok := channels[channel]
 		if !ok {
 			// A project has few channels: each is looked up once, on another connection.

@@ -19,7 +19,10 @@ func uuidText(col string) string {
 // store's lean schema: events keyed by seq with a 16-byte ID, tags in a dictionary).
 var neutralShapes = map[string]string{
 	"events": `SELECT ` + uuidText("id") + ` AS id, project_id, channel_id, event, description, icon, notify, tags,
-		parser, user_id, ts, created_at FROM events ORDER BY seq`,
+		parser, user_id, ts, created_at, priority, url, actions, thread_key, ack_by, ack_at FROM events ORDER BY seq`,
+	// Presses name their event by its text ID, as deliveries do.
+	"event_presses": `SELECT id, account_id, ` + uuidText("event_id") + ` AS event_id, action_id, label, by, via, at,
+		rowid AS rowid FROM event_presses ORDER BY rowid`,
 	"event_tags": `SELECT ` + uuidText("e.id") + ` AS event_id, g.key AS key, g.value AS value,
 		e.project_id AS project_id, e.channel_id AS channel_id, e.ts AS ts
 		FROM event_tags t JOIN tags g ON g.id = t.tag_id JOIN events e ON e.seq = t.seq`,

@@ -134,8 +134,9 @@ func (b *batch) writeEvent(ctx context.Context, accountID int64, p *tidings.Proj
 		return nil, err
 	}
 	// The row is written with the batch's others (writeDerived).
+	url, actions, key := intentValues(ev)
 	b.eventRows = append(b.eventRows, seq, id, p.ID, channelID, ev.Event, ev.Description, ev.Icon, ev.Notify,
-		string(tags), ev.Parser, ev.UserID, ts, ms(b.now))
+		string(tags), ev.Parser, ev.UserID, ts, ms(b.now), int64(ev.Priority), url, actions, key)
 	tagIDs := make([]int64, 0, len(ev.Tags))
 	for _, t := range ev.Tags {
 		tag, err := b.tag(ctx, p.ID, t.Key, t.Value)

@@ -3,9 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"slices"
 	"time"
 
@@ -22,6 +20,9 @@ func (db *DB) ListEvents(ctx context.Context, accountID int64, q tidings.EventQu
 	p, err := findProject(ctx, db.reads, accountID, q.Project)
 	if err != nil {
 		return nil, err
+	}
+	if q.MaxPriority != 0 && q.MinPriority > q.MaxPriority {
+		return &tidings.EventPage{Events: []*tidings.Event{}}, nil // priority:>urgent
 	}
 	var channelID, channelCount int64
 	if q.Channel != "" {
@@ -64,8 +65,12 @@ func (db *DB) ListEvents(ctx context.Context, accountID int64, q tidings.EventQu
 		tags = append(tags, ft)
 	}
 	f := feedFilter{project: p.ID, channel: channelID, channelCount: channelCount, tags: tags, terms: q.Terms, users: q.Users,
-		event: q.Event, since: msOrZero(q.Since), until: msOrZero(q.Until), before: before, limit: q.Limit + 1}
+		event: q.Event, since: msOrZero(q.Since), until: msOrZero(q.Until), before: before, limit: q.Limit + 1,
+		minPriority: q.MinPriority, maxPriority: q.MaxPriority}
 	f.terms = withEventWords(f.terms, q.Event)
+	if f.priorityDrives, err = db.priorityDrives(ctx, f); err != nil {
+		return nil, err
+	}
 	if len(f.terms) > 0 || len(f.users) > 0 {
 		return db.searchEvents(ctx, p, f, q)
 	}
@@ -80,6 +85,27 @@ func (db *DB) ListEvents(ctx context.Context, accountID int64, q tidings.EventQu
 		page.Next = page.Events[q.Limit-1].ID
 	}
 	return page, nil
+}
+
+// priorityDrives reports whether a page with tags and a priority range that the
+// priority index holds reads fewer rows walking that index than its rarest tag's: it
+// counts the range's rows of the index up to the tag's count, a bounded read.
+func (db *DB) priorityDrives(ctx context.Context, f feedFilter) (bool, error) {
+	if len(f.tags) == 0 || f.priorityArms() == nil {
+		return false, nil
+	}
+	rarest := f.tags[0].count
+	for _, t := range f.tags {
+		rarest = min(rarest, t.count)
+	}
+	c := f
+	c.tags, c.before, c.event, c.since, c.until, c.columns, c.limit = nil, nil, "", 0, 0, "1", int(rarest)+1
+	q := priorityQuery(c, c.priorityArms())
+	var n int64
+	if err := db.read.QueryRowContext(ctx, `SELECT count(*) FROM (`+q.sql+`)`, q.args...).Scan(&n); err != nil {
+		return false, err
+	}
+	return n <= rarest, nil
 }
 
 // withEventWords adds the words of an event name filter to a search's terms, as one
@@ -103,10 +129,6 @@ func msOrZero(t time.Time) int64 {
 	return ms(t)
 }
 
-// eventColumns are what queryEvents scans, from events aliased e. The channel's name
-// is looked up apart (a page has few channels), so that no join sways the plan.
-const eventColumns = `e.id, e.channel_id, e.event, e.description, e.icon, e.notify, e.tags, e.parser, e.user_id, e.ts, e.created_at`
-
 // queryEvents runs a query of eventColumns over the project's events.
 func (db *DB) queryEvents(ctx context.Context, p *tidings.Project, query string, args ...any) ([]*tidings.Event, error) {
 	rows, err := db.read.QueryContext(ctx, query, args...)
@@ -119,21 +141,17 @@ func (db *DB) queryEvents(ctx context.Context, p *tidings.Project, query string,
 	var channelOf []int64
 	for rows.Next() {
 		ev := &tidings.Event{Project: p.Name}
-		var id []byte
-		var tags string
-		var channel, ts, created int64
-		if err := rows.Scan(&id, &channel, &ev.Event, &ev.Description, &ev.Icon, &ev.Notify, &tags,
-			&ev.Parser, &ev.UserID, &ts, &created); err != nil {
+		var r eventRow
+		if err := r.scan(rows, ev); err != nil {
 			return nil, err
 		}
-		if len(id) != 16 {
-			return nil, fmt.Errorf("event id of %d bytes", len(id))
-		}
-		ev.ID = uuid.UUID(id).String()
-		if err := json.Unmarshal([]byte(tags), &ev.Tags); err != nil {
+		if ev.ID, err = r.eventID(); err != nil {
 			return nil, err
 		}
-		ev.Timestamp, ev.CreatedAt = fromMS(ts), fromMS(created)
+		if err := r.fill(ev); err != nil {
+			return nil, err
+		}
+		channel := r.channel
 		channels[channel] = ""
 		channelOf = append(channelOf, channel)
 		out = append(out, ev)

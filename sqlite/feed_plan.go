@@ -43,6 +43,59 @@ type feedFilter struct {
 	// columns are what the query selects (default eventColumns; "e.seq" to count or
 	// to read the events later).
 	columns string
+	// minPriority and maxPriority bound the events' priority (0: unbounded);
+	// priorityDrives makes the priority index drive a page that has tags too (the
+	// caller counted its rows to be fewer than the rarest tag's).
+	minPriority, maxPriority tidings.Priority
+	priorityDrives           bool
+}
+
+// priorityRange is the filter's priority bounds, closed (1 to 5 when unbounded), and
+// whether they leave any priority out.
+func (f feedFilter) priorityRange() (lo, hi tidings.Priority, bounded bool) {
+	lo, hi = max(f.minPriority, tidings.PriorityMin), f.maxPriority
+	if hi == 0 || hi > tidings.PriorityUrgent {
+		hi = tidings.PriorityUrgent
+	}
+	return lo, hi, lo > tidings.PriorityMin || hi < tidings.PriorityUrgent
+}
+
+// priorityArms are the priorities a page walks the priority index for, one walk
+// each: those of the range when it leaves out the default priority, which the index
+// does not hold (nil otherwise: the range holds most events, and is a check).
+func (f feedFilter) priorityArms() []tidings.Priority {
+	lo, hi, bounded := f.priorityRange()
+	if !bounded || lo <= tidings.PriorityDefault && tidings.PriorityDefault <= hi {
+		return nil
+	}
+	var arms []tidings.Priority
+	for p := hi; p >= lo; p-- {
+		arms = append(arms, p)
+	}
+	return arms
+}
+
+// walked is f for a walk whose LIMIT bounds the rows read (a search's walk, a chart's
+// scan): its priority range stays in the query only when the priority index drives
+// the walk; otherwise the caller checks it on the rows read.
+func (f feedFilter) walked() feedFilter {
+	if f.priorityArms() == nil || len(f.tags) > 0 && !f.priorityDrives {
+		f.minPriority, f.maxPriority = 0, 0
+	}
+	return f
+}
+
+// priorityCheck is the SQL check of the filter's priority bounds on the events read
+// ("" when unbounded). The bounds are our own small integers, written in the SQL.
+func (f feedFilter) priorityCheck() string {
+	lo, hi, bounded := f.priorityRange()
+	if !bounded {
+		return ""
+	}
+	if lo > hi {
+		return ` AND 0`
+	}
+	return fmt.Sprintf(` AND e.priority BETWEEN %d AND %d`, lo, hi)
 }
 
 // selected is the filter's columns.
@@ -63,6 +116,9 @@ func (f feedFilter) selected() string {
 func listQuery(f feedFilter) eventQuery {
 	if len(f.terms) > 0 || len(f.users) > 0 {
 		return searchQuery(f)
+	}
+	if arms := f.priorityArms(); arms != nil && (len(f.tags) == 0 || f.priorityDrives) {
+		return priorityQuery(f, arms)
 	}
 	var sb strings.Builder
 	var args []any
@@ -125,7 +181,61 @@ func listQuery(f feedFilter) eventQuery {
 		sb.WriteString(` AND EXISTS (SELECT 1 FROM event_tags x WHERE x.tag_id = ? AND x.ts = e.ts AND x.seq = e.seq)`)
 		args = append(args, t.id)
 	}
+	sb.WriteString(f.priorityCheck())
 	sb.WriteString(` ORDER BY ` + pos + `.ts DESC, ` + pos + `.seq DESC LIMIT ?`)
+	args = append(args, f.limit)
+	return eventQuery{sb.String(), args}
+}
+
+// priorityQuery builds a page of a priority range that leaves out the default
+// priority (priority:urgent, priority:>=high): one walk of the priority index of the
+// project or channel per priority, newest first, each as long as a page, merged by
+// time. The index holds only events of other priorities than the default, a few of a
+// big project's, so each walk reads its page and stops. The walks name their index:
+// the time index also gives their order and would walk every event of the project.
+// Every other condition is a check on the rows walked, as in listQuery.
+func priorityQuery(f feedFilter, arms []tidings.Priority) eventQuery {
+	var sb strings.Builder
+	var args []any
+	sb.WriteString(`SELECT ` + f.selected() + ` FROM (`)
+	for i, p := range arms {
+		if i > 0 {
+			sb.WriteString(` UNION ALL `)
+		}
+		if f.channel != 0 {
+			fmt.Fprintf(&sb, `SELECT * FROM (SELECT e.seq, e.ts FROM events e INDEXED BY events_channel_priority
+				WHERE e.channel_id = ? AND e.priority = %d AND e.priority <> 3`, p)
+			args = append(args, f.channel)
+		} else {
+			fmt.Fprintf(&sb, `SELECT * FROM (SELECT e.seq, e.ts FROM events e INDEXED BY events_priority
+				WHERE e.project_id = ? AND e.priority = %d AND e.priority <> 3`, p)
+			args = append(args, f.project)
+		}
+		if f.before != nil {
+			sb.WriteString(` AND (e.ts, e.seq) < (?, ?)`)
+			args = append(args, f.before.ts, f.before.seq)
+		}
+		if f.since != 0 {
+			sb.WriteString(` AND e.ts >= ?`)
+			args = append(args, f.since)
+		}
+		if f.until != 0 {
+			sb.WriteString(` AND e.ts < ?`)
+			args = append(args, f.until)
+		}
+		if f.event != "" {
+			sb.WriteString(` AND e.event = ?`)
+			args = append(args, f.event)
+		}
+		for _, t := range f.tags {
+			sb.WriteString(` AND EXISTS (SELECT 1 FROM event_tags x WHERE x.tag_id = ? AND x.ts = e.ts AND x.seq = e.seq)`)
+			args = append(args, t.id)
+		}
+		sb.WriteString(` ORDER BY e.ts DESC, e.seq DESC LIMIT ?)`)
+		args = append(args, f.limit)
+	}
+	// The events are read once the page is known: the walks read only their index.
+	sb.WriteString(`) x CROSS JOIN events e ON e.seq = x.seq ORDER BY x.ts DESC, x.seq DESC LIMIT ?`)
 	args = append(args, f.limit)
 	return eventQuery{sb.String(), args}
 }
@@ -171,6 +281,7 @@ func searchQuery(f feedFilter) eventQuery {
 		sb.WriteString(` AND e.ts < ?`)
 		args = append(args, f.until)
 	}
+	sb.WriteString(f.priorityCheck())
 	if !f.anyOrder {
 		sb.WriteString(` ORDER BY e.ts DESC, e.seq DESC`)
 	}

@@ -11,8 +11,8 @@ import (
 	"github.com/tidings-dev/tidings"
 )
 
-const sqlInsertDelivery = `INSERT OR IGNORE INTO deliveries (kind, account_id, event_id, target, message_id, attempts, count, next_at, created_at)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
+const sqlInsertDelivery = `INSERT OR IGNORE INTO deliveries (kind, account_id, event_id, target, message_id, attempts, count, next_at, created_at, ref)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 // sqlProjectHasAllWebhook tells whether a project has a webhook that wants every event.
 const sqlProjectHasAllWebhook = `SELECT EXISTS (SELECT 1 FROM webhooks WHERE project_id = ? AND events = 'all')`
@@ -23,7 +23,7 @@ type execer interface {
 
 func insertDelivery(ctx context.Context, x execer, d *tidings.Delivery) error {
 	_, err := x.ExecContext(ctx, sqlInsertDelivery, d.Kind, d.AccountID, d.EventID, d.Target, d.MessageID, d.Attempts, d.Count,
-		ms(d.NextAt), ms(d.CreatedAt))
+		ms(d.NextAt), ms(d.CreatedAt), d.Ref)
 	return err
 }
 
@@ -47,7 +47,7 @@ func (b *batch) outboxFor(ctx context.Context, accountID int64, p *tidings.Proje
 		}
 	}
 	b.deliveries++
-	return b.exec(ctx, sqlInsertDelivery, tidings.DeliverEvent, accountID, ev.ID, "", "", 0, 0, ms(b.now), ms(b.now))
+	return b.exec(ctx, sqlInsertDelivery, tidings.DeliverEvent, accountID, ev.ID, "", "", 0, 0, ms(b.now), ms(b.now), "")
 }
 
 // EnqueueDelivery adds a job to the outbox.
@@ -88,7 +88,7 @@ func (db *DB) ClaimDeliveries(ctx context.Context, now time.Time, lease time.Dur
 		rows, err := tx.QueryContext(ctx, `UPDATE deliveries SET leased_until = ?
 			WHERE id IN (SELECT id FROM deliveries WHERE next_at <= ? AND leased_until <= ?`+kindIs+`
 			  ORDER BY next_at, id LIMIT ?)
-			RETURNING id, kind, account_id, event_id, target, message_id, attempts, count, next_at, created_at`,
+			RETURNING id, kind, account_id, event_id, target, message_id, attempts, count, next_at, created_at, ref`,
 			append(append([]any{ms(now.Add(lease))}, args...), limit)...)
 		if err != nil {
 			return err
@@ -97,7 +97,7 @@ func (db *DB) ClaimDeliveries(ctx context.Context, now time.Time, lease time.Dur
 		for rows.Next() {
 			d := &tidings.Delivery{}
 			var next, created int64
-			if err := rows.Scan(&d.ID, &d.Kind, &d.AccountID, &d.EventID, &d.Target, &d.MessageID, &d.Attempts, &d.Count, &next, &created); err != nil {
+			if err := rows.Scan(&d.ID, &d.Kind, &d.AccountID, &d.EventID, &d.Target, &d.MessageID, &d.Attempts, &d.Count, &next, &created, &d.Ref); err != nil {
 				return err
 			}
 			d.NextAt, d.CreatedAt = fromMS(next), fromMS(created)

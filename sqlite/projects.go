@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"time"
 
 	"github.com/tidings-dev/tidings"
 )
@@ -14,15 +15,18 @@ type querier interface {
 }
 
 // projectColumns are what scanProject reads.
-const projectColumns = `id, name, auto_create_channels, retention_days, insight_change_default, ignore_gpc, created_at`
+const projectColumns = `id, name, auto_create_channels, retention_days, insight_change_default, ignore_gpc, created_at,
+	repeat_urgent_every, repeat_urgent_times`
 
 func scanProject(accountID int64, r interface{ Scan(...any) error }) (*tidings.Project, error) {
 	p := &tidings.Project{AccountID: accountID}
-	var created int64
-	if err := r.Scan(&p.ID, &p.Name, &p.AutoCreateChannels, &p.RetentionDays, &p.InsightChangeDefault, &p.IgnoreGPC, &created); err != nil {
+	var created, every int64
+	if err := r.Scan(&p.ID, &p.Name, &p.AutoCreateChannels, &p.RetentionDays, &p.InsightChangeDefault, &p.IgnoreGPC, &created,
+		&every, &p.RepeatUrgentTimes); err != nil {
 		return nil, err
 	}
 	p.CreatedAt = fromMS(created)
+	p.RepeatUrgentEvery = time.Duration(every) * time.Second
 	return p, nil
 }
 
@@ -39,7 +43,8 @@ func (db *DB) CreateProject(ctx context.Context, accountID int64, name string) (
 	if err := tidings.ValidateName("project", name); err != nil {
 		return nil, err
 	}
-	p := &tidings.Project{AccountID: accountID, Name: name, CreatedAt: db.stamp()}
+	p := &tidings.Project{AccountID: accountID, Name: name, CreatedAt: db.stamp(),
+		RepeatUrgentEvery: tidings.RepeatUrgentEvery, RepeatUrgentTimes: tidings.RepeatUrgentTimes}
 	err := db.write.QueryRowContext(ctx,
 		`INSERT INTO projects (account_id, name, created_at) VALUES (?, ?, ?) RETURNING id`,
 		accountID, name, ms(p.CreatedAt)).Scan(&p.ID)
@@ -224,7 +229,9 @@ func (db *DB) DeleteProject(ctx context.Context, accountID int64, project string
 
 // eventDeliveryKinds are the outbox's kinds whose event_id names an event (a webhook's
 // test names none), as an SQL list.
-const eventDeliveryKinds = `'` + tidings.DeliverEvent + `', '` + tidings.DeliverWebhook + `', '` + tidings.DeliverPush + `'`
+const eventDeliveryKinds = `'` + tidings.DeliverEvent + `', '` + tidings.DeliverWebhook + `', '` + tidings.DeliverPush + `', '` +
+	tidings.DeliverRepeat + `', '` + tidings.DeliverAck + `', '` + tidings.DeliverPress + `', '` +
+	tidings.DeliverWebhookAck + `', '` + tidings.DeliverWebhookPress + `', '` + tidings.DeliverPushAck + `'`
 
 // sqlDropOrphanDeliveries deletes the account's pending deliveries whose event is gone:
 // those of a deleted project's or channel's events, which foreign keys do not reach

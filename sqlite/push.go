@@ -136,21 +136,21 @@ func (db *DB) PushDelivered(ctx context.Context, id string, at time.Time) error 
 // NotifyPrefs returns the user's preferences.
 func (db *DB) NotifyPrefs(ctx context.Context, userID int64) (*tidings.NotifyPrefs, error) {
 	p := &tidings.NotifyPrefs{}
-	var muted string
-	err := db.read.QueryRowContext(ctx, `SELECT muted, quiet_start, quiet_end, time_zone FROM notify_prefs WHERE user_id = ?`, userID).
-		Scan(&muted, &p.QuietStart, &p.QuietEnd, &p.TimeZone)
+	var muted, urgentOnly string
+	err := db.read.QueryRowContext(ctx, `SELECT muted, urgent_only, quiet_start, quiet_end, time_zone FROM notify_prefs WHERE user_id = ?`, userID).
+		Scan(&muted, &urgentOnly, &p.QuietStart, &p.QuietEnd, &p.TimeZone)
 	if errors.Is(err, sql.ErrNoRows) {
 		return p, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	return p, json.Unmarshal([]byte(muted), &p.Muted)
+	return p, errors.Join(json.Unmarshal([]byte(muted), &p.Muted), json.Unmarshal([]byte(urgentOnly), &p.UrgentOnly))
 }
 
 // AccountNotifyPrefs returns the saved preferences of the account's users.
 func (db *DB) AccountNotifyPrefs(ctx context.Context, accountID int64) (map[int64]*tidings.NotifyPrefs, error) {
-	rows, err := db.read.QueryContext(ctx, `SELECT n.user_id, n.muted, n.quiet_start, n.quiet_end, n.time_zone
+	rows, err := db.read.QueryContext(ctx, `SELECT n.user_id, n.muted, n.urgent_only, n.quiet_start, n.quiet_end, n.time_zone
 		FROM notify_prefs n JOIN users u ON u.id = n.user_id WHERE u.account_id = ?`, accountID)
 	if err != nil {
 		return nil, err
@@ -160,11 +160,11 @@ func (db *DB) AccountNotifyPrefs(ctx context.Context, accountID int64) (map[int6
 	for rows.Next() {
 		p := &tidings.NotifyPrefs{}
 		var id int64
-		var muted string
-		if err := rows.Scan(&id, &muted, &p.QuietStart, &p.QuietEnd, &p.TimeZone); err != nil {
+		var muted, urgentOnly string
+		if err := rows.Scan(&id, &muted, &urgentOnly, &p.QuietStart, &p.QuietEnd, &p.TimeZone); err != nil {
 			return nil, err
 		}
-		if err := json.Unmarshal([]byte(muted), &p.Muted); err != nil {
+		if err := errors.Join(json.Unmarshal([]byte(muted), &p.Muted), json.Unmarshal([]byte(urgentOnly), &p.UrgentOnly)); err != nil {
 			return nil, err
 		}
 		out[id] = p
@@ -175,9 +175,10 @@ func (db *DB) AccountNotifyPrefs(ctx context.Context, accountID int64) (map[int6
 // SetNotifyPrefs saves the user's preferences.
 func (db *DB) SetNotifyPrefs(ctx context.Context, userID int64, p *tidings.NotifyPrefs) error {
 	muted, _ := json.Marshal(append([]string{}, p.Muted...))
-	_, err := db.write.ExecContext(ctx, `INSERT INTO notify_prefs (user_id, muted, quiet_start, quiet_end, time_zone) VALUES (?, ?, ?, ?, ?)
-		ON CONFLICT (user_id) DO UPDATE SET muted = excluded.muted, quiet_start = excluded.quiet_start,
-		  quiet_end = excluded.quiet_end, time_zone = excluded.time_zone`, userID, string(muted), p.QuietStart, p.QuietEnd, p.TimeZone)
+	urgentOnly, _ := json.Marshal(append([]string{}, p.UrgentOnly...))
+	_, err := db.write.ExecContext(ctx, `INSERT INTO notify_prefs (user_id, muted, urgent_only, quiet_start, quiet_end, time_zone) VALUES (?, ?, ?, ?, ?, ?)
+		ON CONFLICT (user_id) DO UPDATE SET muted = excluded.muted, urgent_only = excluded.urgent_only, quiet_start = excluded.quiet_start,
+		  quiet_end = excluded.quiet_end, time_zone = excluded.time_zone`, userID, string(muted), string(urgentOnly), p.QuietStart, p.QuietEnd, p.TimeZone)
 	return err
 }
 

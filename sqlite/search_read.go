@@ -40,7 +40,8 @@ func (db *DB) searchEvents(ctx context.Context, p *tidings.Project, f feedFilter
 	db.waitIndexed(ctx)
 	// What the full-text query leaves out is checked on each event read: the words
 	// and the time range (project, channel, tags and users are the query's scope).
-	check := tidings.EventQuery{Event: q.Event, Terms: q.Terms, Users: q.Users, Tags: q.Tags, Since: q.Since, Until: q.Until}
+	check := tidings.EventQuery{Event: q.Event, Terms: q.Terms, Users: q.Users, Tags: q.Tags, Since: q.Since, Until: q.Until,
+		MinPriority: q.MinPriority, MaxPriority: q.MaxPriority}
 	if f.since != 0 || f.until != 0 {
 		n, err := db.countRange(ctx, f)
 		if err != nil {
@@ -71,7 +72,7 @@ func (db *DB) searchEvents(ctx context.Context, p *tidings.Project, f feedFilter
 	// The LIMIT is of rows read, not rows kept: every filter that no index holds (the
 	// words, users, event name) is checked on the rows read, none in the query.
 	walk.terms, walk.users, walk.event, walk.limit = nil, nil, "", searchBudget
-	return db.readChecked(ctx, p, listQuery(walk), check, f.limit-1)
+	return db.readChecked(ctx, p, listQuery(walk.walked()), check, f.limit-1)
 }
 
 // seqSince is the lowest seq a search for events since a time (unix ms; 0 is open)
@@ -250,18 +251,16 @@ func (db *DB) readChecked(ctx context.Context, p *tidings.Project, q eventQuery,
 	var lastID []byte
 	for rows.Next() && len(kept) <= limit && read < searchBudget {
 		ev := &tidings.Event{Project: p.Name}
-		var id []byte
-		var tags string
-		var channel, ts, created int64
-		if err := rows.Scan(&id, &channel, &ev.Event, &ev.Description, &ev.Icon, &ev.Notify, &tags, &ev.Parser, &ev.UserID, &ts, &created); err != nil {
+		var r eventRow
+		if err := r.scan(rows, ev); err != nil {
 			return nil, err
 		}
 		read++
+		id, channel := r.id, r.channel
 		lastID = id
-		if err := ev.Tags.UnmarshalJSON([]byte(tags)); err != nil {
+		if err := r.fill(ev); err != nil {
 			return nil, err
 		}
-		ev.Timestamp, ev.CreatedAt = fromMS(ts), fromMS(created)
 		if !check.Matches(ev) {
 			continue
 		}

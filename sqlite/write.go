@@ -113,7 +113,7 @@ type batch struct {
 	// userMinutes counts the batch's events per (project, user_id, minute of their
 	// timestamp): the users' activity minutes (user_minutes), written with the users.
 	userMinutes map[userMinuteKey]int64
-	// eventRows are the batch's events (13 values each), written together by
+	// eventRows are the batch's events (eventWidth values each), written together by
 	// writeDerived: one statement per eventChunk events, not one per event. Nothing in
 	// the batch reads an event before then: a job that is not an event runs after it.
 	eventRows []any

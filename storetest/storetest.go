@@ -62,6 +62,9 @@ func Run(t *testing.T, open Opener) {
 	run("ChartBudget", testChartBudget)
 	run("Funnels", testFunnels)
 	run("Board", testBoard)
+	run("IntentFields", testIntentFields)
+	run("Versions", testVersions)
+	run("PriorityFilters", testPriorityFilters)
 	run("Workload", testWorkload)
 	run("Close", testClose)
 }
