@@ -198,7 +198,10 @@ func TestEscalationSetting(t *testing.T) {
 	}
 	for _, bad := range [][2]string{{"0", "3"}, {"1441", "3"}, {"ten", "3"}, {"5", "-1"}, {"5", "101"}, {"5", ""}} {
 		page := ada.post("/settings/projects/my-saas/escalation", "every", bad[0], "times", bad[1])
-		page.want(t, 400, `class="error" role="alert"`, "repeat_urgent_")
+		page.want(t, 400, `class="error" role="alert"`, "Repeat ")
+		if strings.Contains(page.body, "repeat_urgent") {
+			t.Fatalf("the error names the API's field: %s", excerpt(page.body))
+		}
 	}
 	ada.post("/settings/projects/nope/escalation", "every", "5", "times", "1").want(t, 404)
 	bob, _ := e.member(e.account("acme"), "bob@example.com")

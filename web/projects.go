@@ -220,11 +220,11 @@ func (s *Server) setEscalation(w http.ResponseWriter, r *http.Request) error {
 		p.Add("repeat_urgent_times", "format", "must be a whole number, from 0 to %d", tidings.MaxRepeatUrgentTimes)
 	}
 	if err := p.Err(); err != nil {
-		return s.formError(w, r, err, "")
+		return s.escalationError(w, r, err)
 	}
 	every := time.Duration(minutes) * time.Minute
 	if err := s.store.SetRepeatUrgent(r.Context(), sessionFrom(r).account.ID, project, every, times); err != nil {
-		return s.formError(w, r, err, "")
+		return s.escalationError(w, r, err)
 	}
 	return s.notice(w, r, "/settings/projects#project-"+project, escalationText(every, times)+" for "+project+".")
 }
@@ -235,4 +235,15 @@ func escalationText(every time.Duration, times int) string {
 		return "Urgent events are pushed once"
 	}
 	return "Urgent events are pushed again every " + plural(int(every/time.Minute), "minute") + ", at most " + plural(times, "time") + ", until acknowledged"
+}
+
+// escalationError shows a refused escalation as the page's other forms show theirs,
+// naming the fields as the form does.
+func (s *Server) escalationError(w http.ResponseWriter, r *http.Request, err error) error {
+	if tidings.ErrorCode(err) != tidings.EValidation {
+		return err
+	}
+	msg := strings.NewReplacer("repeat_urgent_every:", "Repeat every (minutes):", "repeat_urgent_times:", "Repeat at most (times):").
+		Replace(tidings.ErrorMessage(err))
+	return s.renderProjects(w, r, http.StatusBadRequest, msg, "")
 }
