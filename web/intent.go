@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"net/http"
 	"net/url"
+	"path"
 	"strings"
 	"time"
 
@@ -92,12 +93,13 @@ func threadID(t tidings.Thread) string {
 }
 
 // backTo is where a card's form returns: the page it names when that is a page of the
-// project (never another site), else the event's page.
+// project on this server (safeNext's rules, then the project's path), else the event's
+// page. A feed returns at the card.
 func backTo(raw string, ev *tidings.Event) string {
-	u, err := url.Parse(raw)
 	prefix := "/p/" + ev.Project
-	if err != nil || raw == "" || u.Scheme != "" || u.Host != "" || u.User != nil || strings.HasPrefix(raw, "//") ||
-		strings.Contains(raw, "\\") || (u.Path != prefix && !strings.HasPrefix(u.Path, prefix+"/")) {
+	u, err := url.Parse(safeNext(raw))
+	if err != nil || raw == "" || safeNext(raw) == "" || u.Scheme != "" || u.Host != "" || u.Opaque != "" ||
+		path.Clean(u.Path) != u.Path || (u.Path != prefix && !strings.HasPrefix(u.Path, prefix+"/")) || strings.Contains(raw, "\\") {
 		return eventURL(ev)
 	}
 	u.Fragment = ""
