@@ -169,7 +169,7 @@ func TestPushInChromium(t *testing.T) {
 	// opens), as the device's owner from the device.
 	urgent, err := m.store.PublishEvent(context.Background(), acme.ID, &tidings.NewEvent{Project: "my-saas", Channel: "payments",
 		Event: "Database down", Parser: "text", Priority: "urgent", Notify: true,
-		Actions: []tidings.Action{{Label: "Fail over", ID: "failover"}, {Label: "Runbook", URL: "https://runbook.example.com/db"}}})
+		Actions: []tidings.Action{{Label: "Fail over", ID: "failover"}, {Label: "Charts", URL: m.URL() + "/p/my-saas/charts"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +180,7 @@ func TestPushInChromium(t *testing.T) {
 	msg, _ = json.Marshal(map[string]any{"title": "🔥 Database down", "body": "", "url": "/p/my-saas/events/" + urgent.ID,
 		"event_url": "/p/my-saas/events/" + urgent.ID, "project": "my-saas", "channel": "payments", "event_id": urgent.ID,
 		"tag": urgent.ID, "priority": "urgent", "require_interaction": true, "renotify": true, "ack": true,
-		"actions": []map[string]string{{"label": "Fail over", "id": "failover"}, {"label": "Runbook", "url": "https://runbook.example.com/db"}},
+		"actions": []map[string]string{{"label": "Fail over", "id": "failover"}, {"label": "Charts", "url": m.URL() + "/p/my-saas/charts"}},
 		"press":   map[string]string{"sub": subs[0].ID, "token": tidings.PressToken(key, subs[0].ID, urgent.ID)}})
 	var shownUrgent string
 	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline) && shownUrgent == ""; {
@@ -229,6 +229,20 @@ func TestPushInChromium(t *testing.T) {
 			t.Fatalf("pressing %s: %v", action, err)
 		}
 	}
+	// showAgain delivers the urgent push again (a press closes its notification).
+	showAgain := func() {
+		t.Helper()
+		if _, err := chromedp.Call(b.ctx, serviceworker.DeliverPushMessage, serviceworker.DeliverPushMessageParams{
+			Origin: m.URL(), RegistrationID: reg, Data: string(msg)}); err != nil {
+			t.Fatal(err)
+		}
+		for deadline := time.Now().Add(30 * time.Second); !get(b, chromedp.Evaluate[bool](`navigator.serviceWorker.ready
+			.then(r => r.getNotifications({tag: "`+urgent.ID+`"})).then(ns => ns.length === 1)`, chromedp.EvalAwaitPromise)); time.Sleep(100 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatal("the urgent notification did not show again")
+			}
+		}
+	}
 	pressIn("id:failover")
 	var presses []*tidings.ActionPress
 	for deadline := time.Now().Add(30 * time.Second); len(presses) == 0; time.Sleep(100 * time.Millisecond) {
@@ -242,17 +256,8 @@ func TestPushInChromium(t *testing.T) {
 	if p := presses[0]; len(presses) != 1 || p.ActionID != "failover" || p.By != "ada@example.com" || p.Via != "Test phone" {
 		t.Fatalf("presses %+v", presses[0])
 	}
-	// Acknowledge, from the notification (delivered again: a press closes it).
-	if _, err := chromedp.Call(b.ctx, serviceworker.DeliverPushMessage, serviceworker.DeliverPushMessageParams{
-		Origin: m.URL(), RegistrationID: reg, Data: string(msg)}); err != nil {
-		t.Fatal(err)
-	}
-	for deadline := time.Now().Add(30 * time.Second); !get(b, chromedp.Evaluate[bool](`navigator.serviceWorker.ready
-		.then(r => r.getNotifications({tag: "`+urgent.ID+`"})).then(ns => ns.length === 1)`, chromedp.EvalAwaitPromise)); time.Sleep(100 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the urgent notification did not show again")
-		}
-	}
+	// Acknowledge, from the notification.
+	showAgain()
 	pressIn("ack")
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 		ev, err := m.store.FindEventByID(context.Background(), acme.ID, urgent.ID)
@@ -271,5 +276,17 @@ func TestPushInChromium(t *testing.T) {
 	}
 	if n := pages(); n != before {
 		t.Fatalf("a press opened a window: %d pages, %d before", n, before)
+	}
+	// A URL action opens its URL (here one of the dashboard's, in its tab).
+	showAgain()
+	pressIn("url:1")
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		loc, err := chromedp.Run(b.ctx, chromedp.Location())
+		if err == nil && strings.HasSuffix(loc, "/p/my-saas/charts") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the URL action did not open its URL: at %q (%v)", loc, err)
+		}
 	}
 }
