@@ -11,7 +11,8 @@ import (
 )
 
 // checkedStore is a store of two accounts, each with a project of two channels, whose
-// events carry string, number and boolean tags, users, and an insight each.
+// events carry string, number and boolean tags, users, and an insight each, and one
+// urgent event with a key and a button, pressed and acknowledged.
 func checkedStore(t *testing.T) *DB {
 	t.Helper()
 	ctx := context.Background()
@@ -61,6 +62,20 @@ func checkedStore(t *testing.T) *DB {
 		if err := db.DeleteChannel(ctx, a.ID, "shop", "gone"); err != nil {
 			t.Fatal(err)
 		}
+		// An urgent keyed event with buttons, pressed and acknowledged: its jobs and
+		// press are no damage.
+		urgent, err := db.PublishEvent(ctx, a.ID, &tidings.NewEvent{Project: "shop", Channel: "orders", Event: "disk full",
+			Parser: tidings.ParserText, Notify: true, Priority: "urgent", ThreadKey: "disk", URL: "https://x.example/d",
+			Actions: []tidings.Action{{Label: "Approve", ID: "approve"}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.PressAction(ctx, &tidings.ActionPress{AccountID: a.ID, EventID: urgent.ID, ActionID: "approve", By: "ada", Via: "API"}); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := db.AcknowledgeEvent(ctx, a.ID, urgent.ID, "ada", time.Now()); err != nil {
+			t.Fatal(err)
+		}
 		if _, err := db.ApplyInsight(ctx, a.ID, &tidings.InsightChange{Project: "shop", Title: "Signups", Value: "3",
 			ValueKind: tidings.KindNumber, Change: tidings.ChangeUpdate}); err != nil {
 			t.Fatal(err)
@@ -98,8 +113,8 @@ func TestCheckFindsDamage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !r.OK() || r.Events != 60 {
-		t.Fatalf("a consistent store of 60 events: %d events, %v (+%d)", r.Events, r.Problems, r.Omitted)
+	if !r.OK() || r.Events != 62 {
+		t.Fatalf("a consistent store of 62 events: %d events, %v (+%d)", r.Events, r.Problems, r.Omitted)
 	}
 	// An event's full-text text and tag tokens, in SQL (search.go, feed_plan.go).
 	const ftsText = `e.event || ' ' || e.description || ' ' || (SELECT group_concat(value, ' ') FROM json_each(e.tags))`
@@ -149,6 +164,8 @@ func TestCheckFindsDamage(t *testing.T) {
 		{"an hour's count of 0", "hour_count.zero", []string{`INSERT INTO event_counts (channel_id, hour, n) SELECT min(id), 3600000, 0 FROM channels`}},
 		{"an outbox row of no event", "outbox.event", []string{`INSERT INTO deliveries (kind, account_id, event_id, target, message_id, next_at, created_at)
 			SELECT 'webhook', id, '0190a000-0000-7000-8000-000000000000', 'wh', 'msg', 0, 0 FROM accounts LIMIT 1`}},
+		{"an acknowledgement's job of no event", "outbox.event", []string{`INSERT INTO deliveries (kind, account_id, event_id, target, message_id, next_at, created_at)
+			SELECT 'ack', id, '0190a000-0000-7000-8000-000000000001', '', 'ack-x', 0, 0 FROM accounts LIMIT 1`}},
 		{"a group membership across accounts", "groups.tenant", []string{`INSERT INTO group_members (group_ref, person_ref)
 			SELECT g.id, p.id FROM groups g JOIN projects gp ON gp.id = g.project_id, people p JOIN projects pp ON pp.id = p.project_id
 			WHERE gp.account_id != pp.account_id LIMIT 1`}},

@@ -43,8 +43,17 @@ func TestQueryPlans(t *testing.T) {
 		"search, deep, tagged": {listQuery(feedFilter{project: 1, channel: 5, tags: []feedTag{rare}, terms: words, before: at, since: 1000, limit: 51}), []string{"SCAN events_fts VIRTUAL TABLE INDEX", "SEARCH e USING INTEGER PRIMARY KEY (rowid=?)"}},
 		"search, candidates":   {countCandidates(feedFilter{project: 1, terms: words, minSeq: 7}), []string{"SCAN events_fts VIRTUAL TABLE INDEX"}},
 		"live catch-up":        {afterQuery(eventColumns, id, 1, 100), []string{"SEARCH e USING INTEGER PRIMARY KEY (rowid>?)", "USING COVERING INDEX events_id (id>?)"}},
-		"chart, project":       {countsQuery(1, 0, 0, 3_600_000), []string{"SEARCH event_counts USING PRIMARY KEY (channel_id=? AND hour>?)"}},
-		"chart, channel":       {countsQuery(1, 5, 0, 3_600_000), []string{"SEARCH event_counts USING PRIMARY KEY (channel_id=? AND hour>?)"}},
+		// A priority range without the default: a walk of the priority index per priority,
+		// each a page long, merged (the only other plan allowed to sort: at most 5 pages).
+		"priority urgent":           {listQuery(feedFilter{project: 1, minPriority: 5, maxPriority: 5, limit: 51}), []string{"INDEX events_priority (project_id=? AND priority=?)"}},
+		"priority >=high, deep":     {listQuery(feedFilter{project: 1, minPriority: 4, before: at, limit: 51}), []string{"INDEX events_priority (project_id=? AND priority=? AND ts<?)"}},
+		"priority <=low, channel":   {listQuery(feedFilter{project: 1, channel: 5, channelCount: 100, maxPriority: 2, limit: 51}), []string{"INDEX events_channel_priority (channel_id=? AND priority=?)"}},
+		"priority urgent, tag":      {listQuery(feedFilter{project: 1, tags: []feedTag{common}, minPriority: 5, priorityDrives: true, limit: 51}), []string{"INDEX events_priority (project_id=? AND priority=?)", "SEARCH x EXISTS USING PRIMARY KEY (tag_id=? AND ts=? AND seq=?)"}},
+		"priority urgent, rare tag": {listQuery(feedFilter{project: 1, tags: []feedTag{rare}, minPriority: 5, limit: 51}), []string{"SEARCH d USING PRIMARY KEY (tag_id=?)"}},
+		"priority >=default":        {listQuery(feedFilter{project: 1, minPriority: 3, limit: 51}), []string{"USING INDEX events_project_ts (project_id=?)"}},
+		"versions":                  {eventQuery{`SELECT ` + eventColumns + ` FROM events e WHERE e.channel_id = ? AND e.thread_key = ? ORDER BY e.seq DESC LIMIT ?`, []any{1, "k", 10}}, []string{"USING INDEX events_thread (channel_id=? AND thread_key=?)"}},
+		"chart, project":            {countsQuery(1, 0, 0, 3_600_000), []string{"SEARCH event_counts USING PRIMARY KEY (channel_id=? AND hour>?)"}},
+		"chart, channel":            {countsQuery(1, 5, 0, 3_600_000), []string{"SEARCH event_counts USING PRIMARY KEY (channel_id=? AND hour>?)"}},
 	}
 	for name, c := range cases {
 		rows, err := db.read.QueryContext(t.Context(), "EXPLAIN QUERY PLAN "+c.q.sql, c.q.args...)
@@ -65,11 +74,14 @@ func TestQueryPlans(t *testing.T) {
 		for _, line := range plan {
 			// A scan of a table or an index reads everything: only the full-text index's
 			// own walk and the search's candidates (SCAN x) may be scanned.
-			if strings.HasPrefix(line, "SCAN ") && !strings.HasPrefix(line, "SCAN events_fts VIRTUAL TABLE") && line != "SCAN x" && line != "SCAN (subquery-1)" {
+			// A priority page's walks are co-routines of a page each (SCAN (subquery-N)).
+			if strings.HasPrefix(line, "SCAN ") && !strings.HasPrefix(line, "SCAN events_fts VIRTUAL TABLE") && line != "SCAN x" && line != "SCAN (subquery-1)" &&
+				!(strings.HasPrefix(name, "priority") && strings.HasPrefix(line, "SCAN (subquery-")) {
 				t.Errorf("%s: plan has %q:\n%s", name, line, text)
 			}
 		}
-		if strings.Contains(text, "TEMP B-TREE FOR ORDER BY") && !(strings.HasPrefix(name, "search") && strings.Contains(c.q.sql, "LIMIT ?) x")) {
+		merged := strings.HasPrefix(name, "priority") && strings.Contains(c.q.sql, "LIMIT ?)) x")
+		if strings.Contains(text, "TEMP B-TREE FOR ORDER BY") && !(strings.HasPrefix(name, "search") && strings.Contains(c.q.sql, "LIMIT ?) x")) && !merged {
 			t.Errorf("%s: plan sorts what it found:\n%s", name, text) // only a search's candidates, at most searchBudget+1
 		}
 		for _, want := range c.want {

@@ -65,6 +65,11 @@ func Run(t *testing.T, open Opener) {
 	run("IntentFields", testIntentFields)
 	run("Versions", testVersions)
 	run("PriorityFilters", testPriorityFilters)
+	run("Acknowledge", testAcknowledge)
+	run("AckRacesRepeat", testAckRacesRepeat)
+	run("Presses", testPresses)
+	run("IntentSettings", testIntentSettings)
+	run("IntentDeletes", testIntentDeletes)
 	run("Workload", testWorkload)
 	run("Close", testClose)
 }

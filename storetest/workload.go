@@ -96,6 +96,12 @@ func testWorkload(t *testing.T, open Opener) {
 			e.Description = "fresh news of " + a.Name
 			e.Notify = n%3 == 0 // an outbox job, for the expander below
 		}
+		if n%4 == 0 { // some events mean more: a priority, a link, buttons, a key
+			e.Priority = []string{"urgent", "high", "low", "min"}[n/4%4]
+			e.URL = fmt.Sprint("https://ci.example/", n)
+			e.Actions = []tidings.Action{{Label: "Approve", ID: "approve"}, {Label: "Open", URL: "https://ci.example/"}}
+			e.ThreadKey = fmt.Sprint("thing-", n%5)
+		}
 		return s.PublishEvent(ctx, a.ID, e)
 	}
 	var wg sync.WaitGroup
@@ -144,7 +150,8 @@ func testWorkload(t *testing.T, open Opener) {
 			var batch []*tidings.NewEvent
 			for j := range 5 {
 				batch = append(batch, &tidings.NewEvent{Project: "my-saas", Channel: "payments", Parser: tidings.ParserText,
-					Event: fmt.Sprintf("%s my-saas batch %d/%d", a.Name, n, j), Tags: tidings.Tags{str("acct", a.Name), str("k", "batch")}})
+					Event: fmt.Sprintf("%s my-saas batch %d/%d", a.Name, n, j), Tags: tidings.Tags{str("acct", a.Name), str("k", "batch")},
+					Priority: []string{"", "high", "urgent"}[j%3], ThreadKey: []string{"", "batch-key"}[j%2]})
 			}
 			key := &tidings.Keyed[[]tidings.Published]{Key: fmt.Sprint("batch-", n), Fingerprint: "f", Status: 200,
 				Render: func([]tidings.Published) ([]byte, error) { return []byte("[]"), nil }}
@@ -231,6 +238,31 @@ func testWorkload(t *testing.T, open Opener) {
 			err := s.DeleteEvent(ctx, a.ID, victim.project, victim.ev.ID)
 			if code := tidings.ErrorCode(err); err != nil && code != tidings.ENotFound && code != tidings.EProjectNotFound {
 				fail("delete event: %v", err)
+			}
+		})
+		// Acknowledgements and presses of recent events, racing their deletion: each
+		// leaves jobs and rows that must go with their event.
+		run(func(w int) {
+			mu.Lock()
+			var pick *acked
+			if len(events) > 0 {
+				c := events[len(events)-1-rand.IntN(min(len(events), 50))]
+				if c.account == a {
+					pick = &c
+				}
+			}
+			mu.Unlock()
+			if pick == nil {
+				time.Sleep(time.Millisecond)
+				return
+			}
+			_, _, err := s.AcknowledgeEvent(ctx, a.ID, pick.ev.ID, "ada@x.io", time.Now())
+			if err != nil && tidings.ErrorCode(err) != tidings.ENotFound {
+				fail("acknowledge: %v", err)
+			}
+			_, err = s.PressAction(ctx, &tidings.ActionPress{AccountID: a.ID, EventID: pick.ev.ID, ActionID: "approve", By: "ada@x.io", Via: "API"})
+			if err != nil && tidings.ErrorCode(err) != tidings.ENotFound {
+				fail("press: %v", err)
 			}
 		})
 		// Channels and projects made, published to and deleted again.

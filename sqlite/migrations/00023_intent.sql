@@ -35,8 +35,34 @@ CREATE TABLE event_presses (
 );
 CREATE INDEX event_presses_event ON event_presses (event_id, at);
 
--- A press's delivery jobs name it (DeliverPress, DeliverWebhookPress).
-ALTER TABLE deliveries ADD COLUMN ref TEXT NOT NULL DEFAULT '';
+-- The outbox again, with two changes. A press's delivery jobs name it (ref:
+-- DeliverPress, DeliverWebhookPress). And a job's id is never given again
+-- (AUTOINCREMENT): an acknowledgement deletes the repeat a runner holds and adds its
+-- own job, which took the deleted job's id (SQLite's max(rowid) + 1), so the runner's
+-- ReplaceDelivery of its repeat deleted the acknowledgement's job and added the next
+-- repeat. The outbox is small: copying it is quick.
+CREATE TABLE deliveries_v23 (
+    id           INTEGER PRIMARY KEY AUTOINCREMENT,
+    kind         TEXT    NOT NULL,
+    account_id   INTEGER NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+    event_id     TEXT    NOT NULL DEFAULT '',
+    target       TEXT    NOT NULL DEFAULT '',  -- webhook or device id
+    message_id   TEXT    NOT NULL DEFAULT '',  -- stable across retries
+    attempts     INTEGER NOT NULL DEFAULT 0,
+    next_at      INTEGER NOT NULL,
+    leased_until INTEGER NOT NULL DEFAULT 0,
+    created_at   INTEGER NOT NULL,
+    count        INTEGER NOT NULL DEFAULT 0,
+    ref          TEXT    NOT NULL DEFAULT ''   -- a press's id
+);
+INSERT INTO deliveries_v23 (id, kind, account_id, event_id, target, message_id, attempts, next_at, leased_until, created_at, count)
+  SELECT id, kind, account_id, event_id, target, message_id, attempts, next_at, leased_until, created_at, count FROM deliveries;
+DROP TABLE deliveries;
+ALTER TABLE deliveries_v23 RENAME TO deliveries;
+CREATE INDEX deliveries_due ON deliveries (next_at);
+CREATE INDEX deliveries_target ON deliveries (target);
+CREATE UNIQUE INDEX deliveries_message ON deliveries (message_id) WHERE message_id != '';
+CREATE INDEX deliveries_event ON deliveries (event_id) WHERE event_id != '';
 
 -- A project's escalation of urgent events: every so many seconds, at most so many times.
 ALTER TABLE projects ADD COLUMN repeat_urgent_every INTEGER NOT NULL DEFAULT 300;
@@ -49,7 +75,7 @@ ALTER TABLE notify_prefs ADD COLUMN urgent_only TEXT NOT NULL DEFAULT '[]';
 ALTER TABLE notify_prefs DROP COLUMN urgent_only;
 ALTER TABLE projects DROP COLUMN repeat_urgent_times;
 ALTER TABLE projects DROP COLUMN repeat_urgent_every;
-ALTER TABLE deliveries DROP COLUMN ref;
+ALTER TABLE deliveries DROP COLUMN ref; -- its ids stay AUTOINCREMENT
 DROP TABLE event_presses;
 DROP INDEX events_channel_priority;
 DROP INDEX events_priority;
