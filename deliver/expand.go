@@ -39,14 +39,24 @@ func (r *Runner) expand(ctx context.Context, j *tidings.Delivery) error {
 			return err
 		}
 		jobs, records = append(jobs, pushJobs...), recs
+		if ev.Priority == tidings.PriorityUrgent && ev.ShouldPush(now) {
+			first, err := r.firstRepeat(ctx, j.AccountID, ev, now)
+			if err != nil {
+				return err
+			}
+			if first != nil {
+				first.CreatedAt = j.CreatedAt
+				jobs = append(jobs, first)
+			}
+		}
 	}
 	return r.cfg.Store.ReplaceDelivery(ctx, j.ID, jobs, records)
 }
 
 // pushTargets decides, device by device, what a notify event becomes: a push, a
-// collapsed push (the device had its PushesPerMinute), nothing (muted, or counted for
-// the next collapsed one), or a line in the summary at the end of the user's quiet
-// hours. Deciding here, not when sending, keeps a burst from becoming a job per event
+// collapsed push (the device had its PushesPerMinute), nothing (muted or "urgent only",
+// or counted for the next collapsed one), or a line in the summary at the end of the
+// user's quiet hours. An urgent event passes quiet hours and flood control. Deciding here, not when sending, keeps a burst from becoming a job per event
 // and device.
 func (r *Runner) pushTargets(ctx context.Context, j *tidings.Delivery, ev *tidings.Event, now time.Time) ([]*tidings.Delivery, []*tidings.PushRecord, error) {
 	targets, err := r.targets.get(ctx, r.cfg.Store, j.AccountID, now)
@@ -61,9 +71,10 @@ func (r *Runner) pushTargets(ctx context.Context, j *tidings.Delivery, ev *tidin
 			p = &tidings.NotifyPrefs{}
 		}
 		status := tidings.PushPending
-		if p.Mutes(ev.Project, ev.Channel) {
+		urgent := ev.Priority == tidings.PriorityUrgent
+		if p.Holds(ev) {
 			status = tidings.PushMuted
-		} else if until, quiet := p.QuietUntil(now); quiet {
+		} else if until, quiet := p.QuietUntil(now); quiet && !urgent {
 			status = tidings.PushQuiet
 			// One summary per user and quiet period: the message id makes it unique. It
 			// counts the user's quiet records since a day before the period's end: the
@@ -72,7 +83,10 @@ func (r *Runner) pushTargets(ctx context.Context, j *tidings.Delivery, ev *tidin
 				Target: strconv.FormatInt(sub.UserID, 10), MessageID: fmt.Sprintf("quiet-%d-%d", sub.UserID, until.Unix()),
 				NextAt: until, CreatedAt: until.Add(-24 * time.Hour)})
 		} else {
-			normal, n := r.flood.admit(sub.ID, ev.Project+"/"+ev.Channel, now)
+			normal, n := true, 0
+			if !urgent {
+				normal, n = r.flood.admit(sub.ID, ev.Project+"/"+ev.Channel, now)
+			}
 			switch {
 			case normal:
 			case n > 0:

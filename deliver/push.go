@@ -1,6 +1,7 @@
 package deliver
 
 import (
+	"bytes"
 	"context"
 	"crypto/ecdh"
 	"crypto/sha256"
@@ -76,20 +77,100 @@ func LoadVAPID(ctx context.Context, st tidings.Store, file, subject string) (*VA
 	return &VAPID{Public: base64.RawURLEncoding.EncodeToString(key.PublicKey().Bytes()), Private: private, Subject: subject}, nil
 }
 
-// Message is the JSON a notification carries to the service worker.
+// Message is the JSON a notification carries to the service worker (api-contract.md,
+// "Push notifications" and "Priority, links, actions, keys and acknowledgement").
 type Message struct {
-	Title   string `json:"title"`
-	Body    string `json:"body"`
-	URL     string `json:"url"`
-	Project string `json:"project,omitempty"`
-	Channel string `json:"channel,omitempty"`
-	EventID string `json:"event_id,omitempty"`
-	Tag     string `json:"tag"` // a notification with the same tag replaces the shown one
+	Title    string           `json:"title"`
+	Body     string           `json:"body"`
+	URL      string           `json:"url"`                 // where a tap goes: the event's url, else its page
+	EventURL string           `json:"event_url,omitempty"` // the event's page, always
+	Project  string           `json:"project,omitempty"`
+	Channel  string           `json:"channel,omitempty"`
+	EventID  string           `json:"event_id,omitempty"`
+	Tag      string           `json:"tag"` // a notification with the same tag replaces the shown one
+	Priority string           `json:"priority,omitempty"`
+	Actions  []tidings.Action `json:"actions,omitempty"`
+	Key      string           `json:"key,omitempty"`
+	// Renotify buzzes again when the notification replaces one with its tag (a repeat,
+	// a new version of a key).
+	Renotify           bool   `json:"renotify,omitempty"`
+	Silent             bool   `json:"silent,omitempty"`              // min and low, and "Acknowledged by"
+	RequireInteraction bool   `json:"require_interaction,omitempty"` // urgent: stays until dismissed
+	Ack                bool   `json:"ack,omitempty"`                 // show "Acknowledge"
+	Press              *Press `json:"press,omitempty"`               // how the buttons call POST /push/press
 }
 
-func eventMessage(ev *tidings.Event) Message {
-	return Message{Title: title(ev), Body: PlainText(ev, maxBodyLen), URL: "/p/" + ev.Project + "/events/" + ev.ID,
-		Project: ev.Project, Channel: ev.Channel, EventID: ev.ID, Tag: ev.ID}
+// Press authorises a notification's buttons (an id action, "Acknowledge") to call
+// POST /push/press without a session: Token is tidings.PressToken(key, Sub, event).
+type Press struct {
+	Sub   string `json:"sub"`
+	Token string `json:"token"`
+}
+
+// eventPath is the event's page in the dashboard.
+func eventPath(ev *tidings.Event) string { return "/p/" + ev.Project + "/events/" + ev.ID }
+
+// eventMessage is the notification of ev for the device sub; renotify for a repeat.
+func eventMessage(ev *tidings.Event, sub string, pressKey []byte, renotify bool) Message {
+	page := eventPath(ev)
+	m := Message{Title: title(ev), Body: PlainText(ev, maxBodyLen), URL: page, EventURL: page,
+		Project: ev.Project, Channel: ev.Channel, EventID: ev.ID, Tag: Tag(ev),
+		Priority: ev.Priority.String(), Actions: ev.Actions, Key: ev.ThreadKey,
+		Renotify:           renotify || ev.ThreadKey != "",
+		Silent:             ev.Priority == tidings.PriorityMin || ev.Priority == tidings.PriorityLow,
+		RequireInteraction: ev.Priority == tidings.PriorityUrgent,
+		Ack:                ev.AsksForAck()}
+	if ev.URL != "" {
+		m.URL = ev.URL
+	}
+	pressed := m.Ack
+	for _, a := range ev.Actions {
+		pressed = pressed || a.ID != ""
+	}
+	if pressed {
+		m.Press = &Press{Sub: sub, Token: tidings.PressToken(pressKey, sub, ev.ID)}
+	}
+	return m
+}
+
+// ackMessage replaces an acknowledged event's notification on a device, silently.
+func ackMessage(ev *tidings.Event) Message {
+	page := eventPath(ev)
+	return Message{Title: "✓ Acknowledged by " + ev.Ack.By, Body: title(ev), URL: page, EventURL: page,
+		Project: ev.Project, Channel: ev.Channel, EventID: ev.ID, Tag: Tag(ev), Priority: ev.Priority.String(),
+		Key: ev.ThreadKey, Silent: true}
+}
+
+// Tag is the notification tag of an event: one per key in a channel, so that a new
+// version replaces the shown one ("k-" and 24 hex digits), else the event's ID.
+func Tag(ev *tidings.Event) string {
+	if ev.ThreadKey == "" {
+		return ev.ID
+	}
+	sum := sha256.Sum256([]byte(ev.Project + "/" + ev.Channel + "/" + ev.ThreadKey))
+	return "k-" + hex.EncodeToString(sum[:])[:24]
+}
+
+// Topic is the Web Push Topic of an event (at most 32 URL-safe characters): the push
+// service replaces a pending message with the same Topic. A keyed event's is its key
+// when that fits, else "k" and 31 characters of its hash; an urgent event without a
+// key has one of its own, so that its pending repeats and its "Acknowledged by"
+// replace each other; other events have none.
+func Topic(ev *tidings.Event) string {
+	if ev.ThreadKey == "" {
+		if ev.Priority != tidings.PriorityUrgent {
+			return ""
+		}
+		sum := sha256.Sum256([]byte(ev.ID))
+		return "e" + base64.RawURLEncoding.EncodeToString(sum[:])[:31]
+	}
+	if len(ev.ThreadKey) <= 32 && !strings.ContainsFunc(ev.ThreadKey, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-')
+	}) {
+		return ev.ThreadKey
+	}
+	sum := sha256.Sum256([]byte(ev.Project + "/" + ev.Channel + "/" + ev.ThreadKey))
+	return "k" + base64.RawURLEncoding.EncodeToString(sum[:])[:31]
 }
 
 // topic names a collapsed notification: the push service replaces a pending message
@@ -97,6 +178,46 @@ func eventMessage(ev *tidings.Event) Message {
 func topic(project, channel string) string {
 	sum := sha256.Sum256([]byte(project + "/" + channel))
 	return "c" + hex.EncodeToString(sum[:12])
+}
+
+// maxPayload is the largest message that fits one padded record of recordSize bytes:
+// less the AEAD tag (16), the aes128gcm header (86) and the padding delimiter (1).
+const maxPayload = recordSize - 16 - 86 - 1
+
+// errTooLarge is a message that does not fit even without its optional parts.
+var errTooLarge = errors.New("the notification does not fit in a Web Push message")
+
+// encodeMessage is m as JSON of at most maxPayload bytes: what does not fit is
+// dropped in this order — the body text, the action URLs (the service worker then
+// opens the event page), the url (the event page instead), the key.
+func encodeMessage(m Message) ([]byte, error) {
+	for step := 0; ; step++ {
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false) // "<" as \u003c would cost 6 bytes
+		if err := enc.Encode(m); err != nil {
+			return nil, err
+		}
+		if out := bytes.TrimSuffix(b.Bytes(), []byte("\n")); len(out) <= maxPayload {
+			return out, nil
+		}
+		switch step {
+		case 0:
+			m.Body = ""
+		case 1:
+			actions := make([]tidings.Action, len(m.Actions))
+			for i, a := range m.Actions {
+				actions[i] = tidings.Action{Label: a.Label, ID: a.ID}
+			}
+			m.Actions = actions
+		case 2:
+			m.URL = m.EventURL
+		case 3:
+			m.Key = ""
+		default:
+			return nil, errTooLarge
+		}
+	}
 }
 
 // flood limits one device to PushesPerMinute notifications a minute; past that it
@@ -165,21 +286,42 @@ func (r *Runner) sendPush(ctx context.Context, j *tidings.Delivery) error {
 	case tidings.DeliverPushTest:
 		msg = Message{Title: "🔔 Test notification", Body: "Notifications work on this device.", URL: "/settings/devices", Tag: "test"}
 	default:
-		if ev, err = r.events.get(ctx, st, j.AccountID, j.EventID, now); tidings.ErrorCode(err) == tidings.ENotFound {
+		if ev, err = r.events.get(ctx, st, j.AccountID, j.EventID, now); err == nil &&
+			(j.Kind == tidings.DeliverPushAck || isRepeatPush(j) || ev.Priority == tidings.PriorityUrgent) {
+			// Read fresh: an acknowledgement since the cache's read must be seen.
+			ev, err = st.FindEventByID(ctx, j.AccountID, j.EventID)
+		}
+		if tidings.ErrorCode(err) == tidings.ENotFound {
 			return st.FinishDelivery(ctx, j.ID)
 		} else if err != nil {
 			return err
 		}
-		if j.Count > 0 {
+		switch {
+		case j.Kind == tidings.DeliverPushAck:
+			if ev.Ack == nil {
+				return st.FinishDelivery(ctx, j.ID)
+			}
+			msg = ackMessage(ev)
+			opts.Topic, opts.Urgency = Topic(ev), webpush.UrgencyNormal
+		case j.Count > 0:
 			msg = Message{Title: fmt.Sprintf("%d more events in #%s", j.Count, ev.Channel), Body: "Open Tidings to see them all.",
 				URL: "/p/" + ev.Project + "/c/" + ev.Channel, Project: ev.Project, Channel: ev.Channel, Tag: "more-" + ev.Project + "-" + ev.Channel}
 			opts.Topic = topic(ev.Project, ev.Channel)
-		} else {
-			msg = eventMessage(ev)
+		case ev.Ack != nil && ev.Priority == tidings.PriorityUrgent:
+			// Acknowledged since this push was queued: the acknowledgement deleted the
+			// jobs still waiting; this one was already claimed. No repeat after an ack.
+			return st.FinishDelivery(ctx, j.ID)
+		default:
+			key, err := r.pressKey(ctx)
+			if err != nil {
+				return err
+			}
+			msg = eventMessage(ev, sub.ID, key, isRepeatPush(j))
+			opts.Topic, opts.Urgency = Topic(ev), webpush.Urgency(ev.Priority.Urgency())
 		}
 	}
 	out := r.push(ctx, sub, msg, opts)
-	if ev != nil && j.Count == 0 {
+	if ev != nil && j.Kind == tidings.DeliverPush && j.Count == 0 {
 		switch {
 		case out.err == "":
 			r.record(ctx, ev.ID, sub.ID, tidings.PushSent, now)
@@ -218,11 +360,16 @@ func (r *Runner) push(ctx context.Context, sub *tidings.PushSubscription, msg Me
 	if r.cfg.VAPID == nil {
 		return outcome{err: "push is not configured on this server"}
 	}
-	payload, _ := json.Marshal(msg)
+	payload, err := encodeMessage(msg)
+	if err != nil {
+		return outcome{err: err.Error()}
+	}
 	opts.HTTPClient = r.cfg.Client
 	opts.RecordSize = recordSize
 	opts.TTL = pushTTL
-	opts.Urgency = webpush.UrgencyHigh
+	if opts.Urgency == "" {
+		opts.Urgency = webpush.UrgencyHigh
+	}
 	opts.VAPIDPublicKey, opts.VAPIDPrivateKey = r.cfg.VAPID.Public, r.cfg.VAPID.Private
 	// webpush-go prefixes "mailto:" to any subject that is not an https: URL.
 	opts.Subscriber = strings.TrimPrefix(r.cfg.VAPID.Subject, "mailto:")

@@ -60,7 +60,7 @@ func message(t *testing.T, p pushtest.Push) deliver.Message {
 }
 
 // TestPushToEveryDevice: a notify event reaches both devices of the account's members,
-// encrypted, signed, under 3,000 bytes, with the description as plain text; the event's
+// encrypted, signed, under 3,000 bytes, with Urgency normal (its default priority), with the description as plain text; the event's
 // records say "sent"; an event without notify pushes nothing.
 func TestPushToEveryDevice(t *testing.T) {
 	t.Parallel()
@@ -79,7 +79,7 @@ func TestPushToEveryDevice(t *testing.T) {
 			m.URL != "/p/my-saas/events/"+ev.ID || m.EventID != ev.ID || m.Project != "my-saas" || m.Channel != "payments" {
 			t.Fatalf("message %+v", m)
 		}
-		if p.Size >= 3000 || p.Header.Get("Urgency") != "high" || p.Header.Get("TTL") != "86400" {
+		if p.Size >= 3000 || p.Header.Get("Urgency") != "normal" || p.Header.Get("TTL") != "86400" {
 			t.Fatalf("%d bytes, Urgency %q, TTL %q", p.Size, p.Header.Get("Urgency"), p.Header.Get("TTL"))
 		}
 		d.Quiet(t, 200*time.Millisecond)

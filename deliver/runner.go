@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -45,7 +46,18 @@ type Config struct {
 	// Observe is told every attempt's channel ("webhook") and outcome ("ok",
 	// "retry", "failed", "expired"), for metrics.
 	Observe func(channel, outcome string)
+	// PressKey signs the press tokens of notifications (nil: tidings.PressKey reads
+	// it from the store, once).
+	PressKey []byte
+	// TestRepeatEvery is a test hook: when set, urgent events are pushed again this
+	// often instead of their project's RepeatUrgentEvery (at least a minute). New
+	// takes it from TIDINGS_TEST_REPEAT_EVERY when zero; never set it in production.
+	TestRepeatEvery time.Duration
 }
+
+// EnvTestRepeatEvery names the test hook that shortens escalation (Config.TestRepeatEvery):
+// a kill -9 test of a real server process sees repeats within seconds.
+const EnvTestRepeatEvery = "TIDINGS_TEST_REPEAT_EVERY"
 
 // Runner sends the outbox's jobs.
 type Runner struct {
@@ -56,6 +68,7 @@ type Runner struct {
 	flood   flood
 	targets targetCache
 	events  eventCache
+	keyMu   sync.Mutex // guards cfg.PressKey while it is loaded
 }
 
 // New returns a Runner; Run starts it.
@@ -81,10 +94,15 @@ func New(cfg Config) *Runner {
 	if cfg.Observe == nil {
 		cfg.Observe = func(string, string) {}
 	}
+	if cfg.TestRepeatEvery == 0 {
+		cfg.TestRepeatEvery, _ = time.ParseDuration(os.Getenv(EnvTestRepeatEvery))
+	}
 	return &Runner{cfg: cfg, log: cfg.Logger, done: make(chan struct{}, 1), pools: []*pool{
-		{name: "events", kinds: []string{tidings.DeliverEvent, tidings.DeliverQuietSummary}},
-		{name: "push", kinds: []string{tidings.DeliverPush, tidings.DeliverPushTest}},
-		{name: "webhooks", kinds: []string{tidings.DeliverWebhook, tidings.DeliverTest}},
+		{name: "events", kinds: []string{tidings.DeliverEvent, tidings.DeliverQuietSummary,
+			tidings.DeliverRepeat, tidings.DeliverAck, tidings.DeliverPress}},
+		{name: "push", kinds: []string{tidings.DeliverPush, tidings.DeliverPushTest, tidings.DeliverPushAck}},
+		{name: "webhooks", kinds: []string{tidings.DeliverWebhook, tidings.DeliverTest,
+			tidings.DeliverWebhookAck, tidings.DeliverWebhookPress}},
 	}}
 }
 
@@ -110,6 +128,11 @@ func backoff(attempt int) time.Duration {
 func (r *Runner) Run(ctx context.Context) error {
 	work, cut := context.WithCancel(context.WithoutCancel(ctx))
 	defer cut()
+	if r.cfg.VAPID != nil {
+		if _, err := r.pressKey(ctx); err != nil && ctx.Err() == nil {
+			r.log.Warn("loading the press key (tried again when a notification needs it)", "err", err)
+		}
+	}
 	var wg sync.WaitGroup
 	timer := time.NewTimer(pollEvery)
 	defer timer.Stop()
@@ -167,12 +190,18 @@ func (r *Runner) handle(ctx context.Context, j *tidings.Delivery) {
 	switch j.Kind {
 	case tidings.DeliverEvent:
 		err = r.expand(ctx, j)
-	case tidings.DeliverWebhook, tidings.DeliverTest:
+	case tidings.DeliverWebhook, tidings.DeliverTest, tidings.DeliverWebhookAck, tidings.DeliverWebhookPress:
 		err = r.sendWebhook(ctx, j)
-	case tidings.DeliverPush, tidings.DeliverPushTest:
+	case tidings.DeliverPush, tidings.DeliverPushTest, tidings.DeliverPushAck:
 		err = r.sendPush(ctx, j)
 	case tidings.DeliverQuietSummary:
 		err = r.summarise(ctx, j)
+	case tidings.DeliverRepeat:
+		err = r.repeat(ctx, j)
+	case tidings.DeliverAck:
+		err = r.expandAck(ctx, j)
+	case tidings.DeliverPress:
+		err = r.expandPress(ctx, j)
 	default:
 		r.log.Error("unknown delivery kind: dropped", "kind", j.Kind, "id", j.ID)
 		err = r.cfg.Store.FinishDelivery(ctx, j.ID)
@@ -181,4 +210,18 @@ func (r *Runner) handle(ctx context.Context, j *tidings.Delivery) {
 		// The store failed: the lease runs out and the job is tried again.
 		r.log.Warn("delivery", "kind", j.Kind, "id", j.ID, "err", err)
 	}
+}
+
+// pressKey is the key of press tokens, read from the store the first time.
+func (r *Runner) pressKey(ctx context.Context) ([]byte, error) {
+	r.keyMu.Lock()
+	defer r.keyMu.Unlock()
+	if r.cfg.PressKey == nil {
+		k, err := tidings.PressKey(ctx, r.cfg.Store)
+		if err != nil {
+			return nil, err
+		}
+		r.cfg.PressKey = k
+	}
+	return r.cfg.PressKey, nil
 }

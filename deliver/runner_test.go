@@ -81,7 +81,9 @@ func (e *env) publish(ev tidings.NewEvent) *tidings.Event {
 // run starts a runner that may reach loopback receivers, with quick retries.
 func (e *env) run(cfg deliver.Config) {
 	e.t.Helper()
-	cfg.Store = e.store
+	if cfg.Store == nil {
+		cfg.Store = e.store
+	}
 	cfg.Signal = e.store.OutboxSignal()
 	if cfg.Client == nil {
 		cfg.Client = deliver.NewClient(true)

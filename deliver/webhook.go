@@ -98,27 +98,41 @@ func webhookRequest(w *tidings.Webhook, ev *tidings.Event, msgID, publicURL stri
 			body = []byte(ev.Description)
 		}
 	default: // tidings.FormatStandard
-		var err error
-		body, err = json.Marshal(map[string]any{"type": "event.published", "timestamp": now.UTC().Format(time.RFC3339),
-			"data": ev.JSON()})
-		if err != nil {
-			return nil, err
-		}
-		ts := now.Unix()
-		sig, err := Sign(w.Secret, msgID, ts, body)
-		if err != nil {
-			return nil, err
-		}
-		header.Set("Content-Type", "application/json")
-		header.Set("webhook-id", msgID)
-		header.Set("webhook-timestamp", strconv.FormatInt(ts, 10))
-		header.Set("webhook-signature", sig)
+		return standardRequest(w, msgID, tidings.WebhookPublished, ev.JSON(), now)
 	}
 	req, err := http.NewRequest(http.MethodPost, w.URL, bytes.NewReader(body))
 	if err != nil {
 		return nil, err
 	}
 	req.Header = header
+	return req, nil
+}
+
+// standardRequest is a Standard Webhooks message of type typ: its JSON body
+// {"type","timestamp","data"}, signed.
+func standardRequest(w *tidings.Webhook, msgID, typ string, data any, now time.Time) (*http.Request, error) {
+	body, err := json.Marshal(struct {
+		Type      string `json:"type"`
+		Timestamp string `json:"timestamp"`
+		Data      any    `json:"data"`
+	}{typ, now.UTC().Format(time.RFC3339), data})
+	if err != nil {
+		return nil, err
+	}
+	ts := now.Unix()
+	sig, err := Sign(w.Secret, msgID, ts, body)
+	if err != nil {
+		return nil, err
+	}
+	req, err := http.NewRequest(http.MethodPost, w.URL, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("User-Agent", "Tidings-Webhooks/1")
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("webhook-id", msgID)
+	req.Header.Set("webhook-timestamp", strconv.FormatInt(ts, 10))
+	req.Header.Set("webhook-signature", sig)
 	return req, nil
 }
 
@@ -148,7 +162,22 @@ func (r *Runner) sendWebhook(ctx context.Context, j *tidings.Delivery) error {
 	} else if err != nil {
 		return err
 	}
-	req, err := webhookRequest(w, ev, j.MessageID, r.cfg.PublicURL, now)
+	var req *http.Request
+	switch j.Kind {
+	case tidings.DeliverWebhookAck, tidings.DeliverWebhookPress:
+		if w.Format != tidings.FormatStandard {
+			return st.FinishDelivery(ctx, j.ID) // only standard webhooks carry them
+		}
+		typ, data, ierr := r.intentData(ctx, j, ev)
+		if tidings.ErrorCode(ierr) == tidings.ENotFound {
+			return st.FinishDelivery(ctx, j.ID)
+		} else if ierr != nil {
+			return ierr
+		}
+		req, err = standardRequest(w, j.MessageID, typ, data, now)
+	default:
+		req, err = webhookRequest(w, ev, j.MessageID, r.cfg.PublicURL, now)
+	}
 	if err != nil {
 		r.log.Error("building a webhook request", "webhook", w.ID, "err", err)
 		return st.FinishDelivery(ctx, j.ID)

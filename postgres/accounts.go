@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -69,7 +70,10 @@ func (db *DB) FindUserByEmail(ctx context.Context, email string) (*tidings.User,
 	return u, nil
 }
 
-const sqlFindProject = `SELECT id, name, auto_create_channels, retention_days, insight_change_default, ignore_gpc, created_at FROM projects WHERE account_id = $1 AND name = $2`
+const projectColumns = `id, name, auto_create_channels, retention_days, insight_change_default, ignore_gpc,
+	repeat_urgent_every, repeat_urgent_times, created_at`
+
+const sqlFindProject = `SELECT ` + projectColumns + ` FROM projects WHERE account_id = $1 AND name = $2`
 
 const sqlFindChannel = `SELECT id FROM channels WHERE project_id = $1 AND name = $2`
 
@@ -79,9 +83,10 @@ const sqlProjectHasAllWebhook = `SELECT EXISTS (SELECT 1 FROM webhooks WHERE pro
 func scanProject(accountID int64) func(pgx.Row) (*tidings.Project, error) {
 	return func(r pgx.Row) (*tidings.Project, error) {
 		p := &tidings.Project{AccountID: accountID}
-		var created int64
-		err := r.Scan(&p.ID, &p.Name, &p.AutoCreateChannels, &p.RetentionDays, &p.InsightChangeDefault, &p.IgnoreGPC, &created)
-		p.CreatedAt = fromMS(created)
+		var created, every int64 // every: seconds
+		err := r.Scan(&p.ID, &p.Name, &p.AutoCreateChannels, &p.RetentionDays, &p.InsightChangeDefault, &p.IgnoreGPC,
+			&every, &p.RepeatUrgentTimes, &created)
+		p.CreatedAt, p.RepeatUrgentEvery = fromMS(created), time.Duration(every)*time.Second
 		return p, err
 	}
 }
@@ -102,7 +107,8 @@ func (db *DB) CreateProject(ctx context.Context, accountID int64, name string) (
 	if err := tidings.ValidateName("project", name); err != nil {
 		return nil, err
 	}
-	p := &tidings.Project{AccountID: accountID, Name: name, CreatedAt: db.stamp()}
+	p := &tidings.Project{AccountID: accountID, Name: name, CreatedAt: db.stamp(),
+		RepeatUrgentEvery: tidings.RepeatUrgentEvery, RepeatUrgentTimes: tidings.RepeatUrgentTimes}
 	err := db.row(ctx, `INSERT INTO projects (account_id, name, created_at) VALUES ($1, $2, $3) RETURNING id`,
 		accountID, name, ms(p.CreatedAt)).Scan(&p.ID)
 	if isUnique(err) {
@@ -122,7 +128,7 @@ func (db *DB) FindProject(ctx context.Context, accountID int64, name string) (*t
 // ListProjects returns the account's projects by name.
 func (db *DB) ListProjects(ctx context.Context, accountID int64) ([]*tidings.Project, error) {
 	return orNil(query(ctx, db.pool, scanProject(accountID),
-		`SELECT id, name, auto_create_channels, retention_days, insight_change_default, ignore_gpc, created_at FROM projects WHERE account_id = $1 ORDER BY name COLLATE "C"`, accountID))
+		`SELECT `+projectColumns+` FROM projects WHERE account_id = $1 ORDER BY name COLLATE "C"`, accountID))
 }
 
 // setProject sets one column of the account's project (column is a constant of ours).

@@ -35,6 +35,9 @@ func (db *DB) ScanEvents(ctx context.Context, accountID int64, q tidings.EventQu
 			return err
 		}
 	}
+	if emptyPriority(q) {
+		return nil // priority:>urgent: no event
+	}
 	sqlText, args := scanQuery(p.ID, channelID, q, max(budget, 0)+1)
 	// The scan runs in a read-only transaction whose statements may take at most
 	// scanTimeout: the planner, not the budget, decides how many rows it reads to
@@ -108,6 +111,7 @@ func scanQuery(project, channel int64, q tidings.EventQuery, limit int) (string,
 	if q.Event != "" {
 		sb.WriteString(` AND e.event = ` + arg(q.Event))
 	}
+	sb.WriteString(priorityRange("e.priority", q.MinPriority, q.MaxPriority))
 	if len(q.Users) > 0 {
 		users := slices.Compact(slices.Sorted(slices.Values(q.Users)))
 		// <> '': the feed reads a journey from events_user, which holds no event without a user.

@@ -167,6 +167,11 @@ var pgChecks = append([]pgCheck{
 	{kind: "outbox.tenant", query: `SELECT 'delivery ' || d.id || ' event ' || d.event_id, 'account ' || d.account_id, 'account ' || p.account_id
 		FROM deliveries d JOIN events e ON e.id = d.event_id JOIN projects p ON p.id = e.project_id
 		WHERE d.event_id <> '' AND p.account_id <> d.account_id`},
+	// A press is found by its account (FindPress): one naming another account's event
+	// would show that event's action to the wrong account.
+	{kind: "press.tenant", query: `SELECT 'press ' || x.id || ' event ' || x.event_id, 'account ' || p.account_id, 'account ' || x.account_id
+		FROM event_presses x JOIN events e ON e.id = x.event_id JOIN projects p ON p.id = e.project_id
+		WHERE p.account_id <> x.account_id`},
 	{kind: "event.channel", query: `SELECT 'event ' || e.id, 'channel of project ' || e.project_id, 'channel ' || e.channel_id || ' of project ' || coalesce(c.project_id::text, 'none')
 		FROM events e LEFT JOIN channels c ON c.id = e.channel_id WHERE c.project_id IS DISTINCT FROM e.project_id`},
 	// A key is claimed without its answer and given it before its write commits: an

@@ -54,13 +54,22 @@ func checkedStore(t *testing.T) (*postgres.DB, *pgx.Conn) {
 			return ev
 		}
 		for i := range 30 {
-			publish(&tidings.NewEvent{Project: "shop", Channel: []string{"orders", "deploys"}[i%2],
+			e := &tidings.NewEvent{Project: "shop", Channel: []string{"orders", "deploys"}[i%2],
 				Event: fmt.Sprintf("%s paid #%d: EUR 19.90 (A.B.)", name, i), Description: []string{"", "Café déjà vu", "tab\there"}[i%3],
 				Parser: tidings.ParserText, UserID: fmt.Sprintf("u-%d", i%4), Notify: i%5 == 0, Tags: tidings.Tags{
 					{Key: "plan", Kind: tidings.KindString, Value: []string{"pro", `say "hi", free`, "naïve", "a\x01b"}[i%4]},
 					{Key: "amount", Kind: tidings.KindNumber, Value: []string{"19.90", "1e3", "-7", "12345678901234567890"}[i%4]},
 					{Key: "trial", Kind: tidings.KindBool, Value: []string{"true", "false"}[i%2]},
-				}})
+				}}
+			if i < 3 { // versions of a key, urgent and with a button, pressed
+				e.Priority, e.ThreadKey, e.Actions = "urgent", "deploy-7", []tidings.Action{{Label: "Approve", ID: "approve"}}
+			}
+			ev := publish(e)
+			if i < 3 {
+				if _, err := db.PressAction(ctx, &tidings.ActionPress{AccountID: a.ID, EventID: ev.ID, ActionID: "approve", By: "ada@x.io"}); err != nil {
+					t.Fatal(err)
+				}
+			}
 		}
 		// Emptied: a tag value and an hour by deleting their only event, a channel by
 		// deleting it.
@@ -138,6 +147,10 @@ func TestCheckFindsDamage(t *testing.T) {
 			WHERE id = (SELECT max(id) FROM events)`},
 		{"an outbox row of a missing event", "outbox.event", `INSERT INTO deliveries (kind, account_id, event_id, target, message_id, next_at, created_at)
 			SELECT 'webhook', id, '0190a000-0000-7000-8000-000000000000', 'wh', 'msg', 0, 0 FROM accounts LIMIT 1`},
+		{"a repeat of a missing event", "outbox.event", `INSERT INTO deliveries (kind, account_id, event_id, message_id, next_at, created_at)
+			SELECT 'repeat', id, '0190a000-0000-7000-8000-000000000000', 'repeat-x-1', 0, 0 FROM accounts LIMIT 1`},
+		{"a press of another account", "press.tenant", `UPDATE event_presses SET account_id = (SELECT max(id) FROM accounts)
+			WHERE seq = (SELECT min(seq) FROM event_presses)`},
 		{"a group member of another project", "groups.tenant", `INSERT INTO group_members (group_ref, person_ref)
 			SELECT g.id, p.id FROM groups g, people p WHERE g.project_id <> p.project_id LIMIT 1`},
 		{"an hourly tag count one too many", "tag_hour", `UPDATE tag_hours SET n = n + 1

@@ -29,7 +29,8 @@ func (db *DB) PublishEvents(ctx context.Context, accountID int64, b *tidings.New
 }
 
 const (
-	eventFields  = `e.id, c.name, e.event, e.description, e.icon, e.notify, e.tags, e.parser, e.user_id, e.ts, e.created_at`
+	eventFields = `e.id, c.name, e.event, e.description, e.icon, e.notify, e.tags, e.parser, e.user_id, e.ts, e.created_at,
+		e.priority, e.url, e.actions, e.thread_key, e.ack_by, e.ack_at`
 	eventFrom    = ` FROM events e JOIN channels c ON c.id = e.channel_id`
 	eventColumns = eventFields + eventFrom
 )
@@ -39,15 +40,16 @@ func scanEvent(project string, extra ...any) func(pgx.Row) (*tidings.Event, erro
 		ev := &tidings.Event{Project: project}
 		var tags string
 		var ts, created int64
+		var in intentColumns
 		if err := r.Scan(append([]any{&ev.ID, &ev.Channel, &ev.Event, &ev.Description, &ev.Icon, &ev.Notify, &tags,
-			&ev.Parser, &ev.UserID, &ts, &created}, extra...)...); err != nil {
+			&ev.Parser, &ev.UserID, &ts, &created, &in.priority, &in.url, &in.actions, &in.key, &in.ackBy, &in.ackAt}, extra...)...); err != nil {
 			return nil, err
 		}
 		if err := json.Unmarshal([]byte(tags), &ev.Tags); err != nil {
 			return nil, err
 		}
 		ev.Timestamp, ev.CreatedAt = fromMS(ts), fromMS(created)
-		return ev, nil
+		return ev, in.fill(ev)
 	}
 }
 

@@ -3,6 +3,8 @@ package postgres
 import (
 	"context"
 
+	"github.com/jackc/pgx/v5/pgconn"
+
 	"github.com/jackc/pgx/v5"
 )
 
@@ -17,4 +19,9 @@ func SetTagRollup(db *DB, n int64) { db.tagRollup = n }
 // QueryRowForTest runs a query on db's pool: a test's look at the tables.
 func QueryRowForTest(db *DB, q string, args ...any) pgx.Row {
 	return db.pool.QueryRow(context.Background(), q, args...)
+}
+
+// ExecForTest runs a statement on db's pool: a test's or benchmark's own rows.
+func ExecForTest(db *DB, q string, args ...any) (pgconn.CommandTag, error) {
+	return db.pool.Exec(context.Background(), q, args...)
 }

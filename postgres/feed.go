@@ -33,6 +33,10 @@ func (db *DB) ListEvents(ctx context.Context, accountID int64, q tidings.EventQu
 			return nil, err
 		}
 	}
+	if emptyPriority(q) {
+		return &tidings.EventPage{}, nil // priority:>urgent: nothing matches
+	}
+	prio := priorityRange("e.priority", q.MinPriority, q.MaxPriority)
 	var before *cursor
 	if q.Before != "" {
 		c := cursor{id: q.Before}
@@ -80,9 +84,9 @@ func (db *DB) ListEvents(ctx context.Context, accountID int64, q tidings.EventQu
 		if err != nil {
 			return nil, err
 		}
-		sqlText, args = searchQuery(p.ID, channelID, q.Event, q.Tags, terms, q.Users, q.Since, q.Until, before, q.Limit+1, src)
+		sqlText, args = searchQuery(p.ID, channelID, q.Event, prio, q.Tags, terms, q.Users, q.Since, q.Until, before, q.Limit+1, src)
 	} else {
-		sqlText, args = listQuery(p.ID, channelID, q.Event, q.Tags, driver, q.Since, q.Until, before, q.Limit+1)
+		sqlText, args = listQuery(p.ID, channelID, q.Event, prio, q.Tags, driver, q.Since, q.Until, before, q.Limit+1)
 	}
 	events, err := query(ctx, db.pool, scanEvent(q.Project), sqlText, args...)
 	if err != nil {
@@ -158,9 +162,10 @@ func (db *DB) tagCounts(ctx context.Context, project int64, tags []tidings.Tag) 
 
 // listQuery builds a feed page's query, read from the tag index when driver is the
 // index of a tag in tags, else from the channel's or the project's feed index; event,
-// when not "", keeps that event name's events only (checked on the rows walked). It is
-// built apart from running it so that a test can check its plan.
-func listQuery(project, channel int64, event string, tags []tidings.Tag, driver int, since, until time.Time, before *cursor, limit int) (string, []any) {
+// when not "", keeps that event name's events only and prio (priorityRange's) the
+// events of a priority (checked on the rows walked). It is built apart from running it
+// so that a test can check its plan.
+func listQuery(project, channel int64, event, prio string, tags []tidings.Tag, driver int, since, until time.Time, before *cursor, limit int) (string, []any) {
 	var sb strings.Builder
 	var args []any
 	arg := func(v any) string {
@@ -184,10 +189,15 @@ func listQuery(project, channel int64, event string, tags []tidings.Tag, driver 
 		order = ` ORDER BY d.ts DESC, d.event_id DESC`
 	} else {
 		sb.WriteString(`SELECT ` + eventColumns)
-		if channel != 0 {
+		switch {
+		case channel != 0 && prio != "":
+			// The project too, so that the planner may read a page of a rare priority
+			// from events_priority or events_channel_priority, whichever is cheaper.
+			sb.WriteString(` WHERE e.channel_id = ` + arg(channel) + ` AND e.project_id = ` + arg(project))
+		case channel != 0:
 			// The channel is the project's: its own index alone reads the feed.
 			sb.WriteString(` WHERE e.channel_id = ` + arg(channel))
-		} else {
+		default:
 			sb.WriteString(` WHERE e.project_id = ` + arg(project))
 		}
 		if before != nil {
@@ -198,6 +208,7 @@ func listQuery(project, channel int64, event string, tags []tidings.Tag, driver 
 	if event != "" {
 		sb.WriteString(` AND e.event = ` + arg(event))
 	}
+	sb.WriteString(prio)
 	for i, t := range tags {
 		if i == driver {
 			continue

@@ -11,7 +11,7 @@ import (
 )
 
 // loadOrder lists the tables in an order that satisfies their foreign keys.
-var loadOrder = []string{"accounts", "users", "projects", "cards", "channels", "tokens", "events", "event_tags", "event_counts", "tag_counts",
+var loadOrder = []string{"accounts", "users", "projects", "cards", "channels", "tokens", "events", "event_presses", "event_tags", "event_counts", "tag_counts",
 	"insights", "insight_points", "people", "groups", "group_members", "sessions", "invites", "webhooks", "deliveries", "webhook_attempts",
 	"push_subscriptions", "notify_prefs", "push_records", "settings", "idempotency_keys"}
 
@@ -78,11 +78,14 @@ func (db *DB) Load(ctx context.Context, d tidings.Dump) ([]tidings.TableCount, e
 // its default, and so are people.page_views (page views are not copied) and a setting
 // the dump lacks (projects.ignore_gpc).
 func loadTable(ctx context.Context, d tidings.Dump, tx pgx.Tx, table string) (int64, error) {
-	type column struct{ name, typ string }
+	type column struct {
+		name, typ string
+		serial    bool
+	}
 	cols, err := query(ctx, tx, func(r pgx.Row) (column, error) {
 		var c column
-		return c, r.Scan(&c.name, &c.typ)
-	}, `SELECT column_name, data_type FROM information_schema.columns
+		return c, r.Scan(&c.name, &c.typ, &c.serial)
+	}, `SELECT column_name, data_type, coalesce(column_default LIKE 'nextval(%', false) FROM information_schema.columns
 		WHERE table_schema = current_schema() AND table_name = $1 AND column_name NOT IN ('search', 'rolled')
 		  AND NOT (table_name = 'people' AND column_name IN ('page_views', 'sessions')) ORDER BY ordinal_position`, table)
 	if err != nil {
@@ -97,7 +100,7 @@ func loadTable(ctx context.Context, d tidings.Dump, tx pgx.Tx, table string) (in
 				if i < 0 {
 					i = slices.Index(dcols, "rowid") // insight_points.id, webhooks.seq, push_subscriptions.seq
 				}
-				if i < 0 && !optionalColumns[c.name] {
+				if i < 0 && !optionalColumns[c.name] && !c.serial { // a serial column goes on from its sequence
 					return fmt.Errorf("the dump has no column %s", c.name)
 				}
 				from = append(from, i)
@@ -133,6 +136,9 @@ func convert(v any, typ string) any {
 		}
 		if typ == "integer" {
 			return int32(x)
+		}
+		if typ == "smallint" {
+			return int16(x)
 		}
 	case []byte:
 		if typ == "text" {

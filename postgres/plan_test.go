@@ -50,7 +50,7 @@ func TestQueryPlans(t *testing.T) {
 		"channel with a tag":          {channel: 2, tags: []tidings.Tag{pro}, driver: -1},
 		"two tags":                    {tags: []tidings.Tag{pro, eu}, driver: 1},
 	} {
-		q, args := listQuery(1, c.channel, "", c.tags, c.driver, time.Time{}, time.Time{}, c.before, 51)
+		q, args := listQuery(1, c.channel, "", "", c.tags, c.driver, time.Time{}, time.Time{}, c.before, 51)
 		var plan string
 		if err := conn.QueryRow(ctx, `EXPLAIN (FORMAT JSON) `+q, args...).Scan(&plan); err != nil {
 			t.Fatalf("%s: %v", name, err)
@@ -87,7 +87,7 @@ func TestQueryPlans(t *testing.T) {
 		if c.src.kind == fromUser {
 			users = []string{"user-42", "user-43", "user-44"}
 		}
-		q, args := searchQuery(1, c.channel, "", c.tags, words, users, time.Unix(1, 0), time.Time{}, before, 51, c.src)
+		q, args := searchQuery(1, c.channel, "", "", c.tags, words, users, time.Unix(1, 0), time.Time{}, before, 51, c.src)
 		var plan string
 		if err := conn.QueryRow(ctx, `EXPLAIN (FORMAT JSON) `+q, args...).Scan(&plan); err != nil {
 			t.Fatalf("search %s: %v\n%s", name, err, q)

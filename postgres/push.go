@@ -122,8 +122,11 @@ func (db *DB) PushDelivered(ctx context.Context, id string, at time.Time) error 
 
 func scanPrefs(r pgx.Row, extra ...any) (*tidings.NotifyPrefs, error) {
 	p := &tidings.NotifyPrefs{}
-	var muted string
-	if err := r.Scan(append([]any{&muted, &p.QuietStart, &p.QuietEnd, &p.TimeZone}, extra...)...); err != nil {
+	var muted, urgentOnly string
+	if err := r.Scan(append([]any{&muted, &urgentOnly, &p.QuietStart, &p.QuietEnd, &p.TimeZone}, extra...)...); err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal([]byte(urgentOnly), &p.UrgentOnly); err != nil {
 		return nil, err
 	}
 	return p, json.Unmarshal([]byte(muted), &p.Muted)
@@ -131,7 +134,7 @@ func scanPrefs(r pgx.Row, extra ...any) (*tidings.NotifyPrefs, error) {
 
 // NotifyPrefs returns the user's preferences.
 func (db *DB) NotifyPrefs(ctx context.Context, userID int64) (*tidings.NotifyPrefs, error) {
-	p, err := scanPrefs(db.row(ctx, `SELECT muted, quiet_start, quiet_end, time_zone FROM notify_prefs WHERE user_id = $1`, userID))
+	p, err := scanPrefs(db.row(ctx, `SELECT muted, urgent_only, quiet_start, quiet_end, time_zone FROM notify_prefs WHERE user_id = $1`, userID))
 	if noRows(err) {
 		return &tidings.NotifyPrefs{}, nil
 	}
@@ -149,7 +152,7 @@ func (db *DB) AccountNotifyPrefs(ctx context.Context, accountID int64) (map[int6
 		p, err := scanPrefs(r, &up.user)
 		up.p = p
 		return up, err
-	}, `SELECT n.muted, n.quiet_start, n.quiet_end, n.time_zone, n.user_id
+	}, `SELECT n.muted, n.urgent_only, n.quiet_start, n.quiet_end, n.time_zone, n.user_id
 		FROM notify_prefs n JOIN users u ON u.id = n.user_id WHERE u.account_id = $1`, accountID)
 	if err != nil {
 		return nil, err
@@ -164,9 +167,10 @@ func (db *DB) AccountNotifyPrefs(ctx context.Context, accountID int64) (map[int6
 // SetNotifyPrefs saves the user's preferences.
 func (db *DB) SetNotifyPrefs(ctx context.Context, userID int64, p *tidings.NotifyPrefs) error {
 	muted, _ := json.Marshal(append([]string{}, p.Muted...))
-	_, err := db.exec(ctx, `INSERT INTO notify_prefs (user_id, muted, quiet_start, quiet_end, time_zone) VALUES ($1, $2, $3, $4, $5)
-		ON CONFLICT (user_id) DO UPDATE SET muted = excluded.muted, quiet_start = excluded.quiet_start,
-		  quiet_end = excluded.quiet_end, time_zone = excluded.time_zone`, userID, string(muted), p.QuietStart, p.QuietEnd, p.TimeZone)
+	urgentOnly, _ := json.Marshal(append([]string{}, p.UrgentOnly...))
+	_, err := db.exec(ctx, `INSERT INTO notify_prefs (user_id, muted, urgent_only, quiet_start, quiet_end, time_zone) VALUES ($1, $2, $3, $4, $5, $6)
+		ON CONFLICT (user_id) DO UPDATE SET muted = excluded.muted, urgent_only = excluded.urgent_only, quiet_start = excluded.quiet_start,
+		  quiet_end = excluded.quiet_end, time_zone = excluded.time_zone`, userID, string(muted), string(urgentOnly), p.QuietStart, p.QuietEnd, p.TimeZone)
 	return err
 }
 

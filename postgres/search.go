@@ -193,7 +193,7 @@ func (db *DB) searchSource(ctx context.Context, project, channel int64, tags []t
 // read whole, with every condition, in a materialised CTE, and only its matches are
 // sorted: left to itself, the planner would walk the id index for these too, guessing
 // that the LIMIT is reached soon, and read hundreds of thousands of rows.
-func searchQuery(project, channel int64, event string, tags []tidings.Tag, terms []tidings.Term, users []string, since, until time.Time, before *cursor, limit int, src source) (string, []any) {
+func searchQuery(project, channel int64, event, prio string, tags []tidings.Tag, terms []tidings.Term, users []string, since, until time.Time, before *cursor, limit int, src source) (string, []any) {
 	var sb strings.Builder
 	var args []any
 	arg := func(v any) string {
@@ -221,6 +221,7 @@ func searchQuery(project, channel int64, event string, tags []tidings.Tag, terms
 		if event != "" {
 			sb.WriteString(` AND e.event = ` + arg(event))
 		}
+		sb.WriteString(prio)
 		if before != nil {
 			sb.WriteString(` AND (e.ts, e.id) < (` + arg(before.ts) + `, ` + arg(before.id) + `)`)
 		}

@@ -129,12 +129,12 @@ func (db *DB) FindEventByID(ctx context.Context, accountID int64, id string) (*t
 	return evs[0].ev, nil
 }
 
-const sqlInsertDelivery = `INSERT INTO deliveries (kind, account_id, event_id, target, message_id, attempts, count, next_at, created_at)
-	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT DO NOTHING`
+const sqlInsertDelivery = `INSERT INTO deliveries (kind, account_id, event_id, target, message_id, attempts, count, ref, next_at, created_at)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT DO NOTHING`
 
 func insertDelivery(ctx context.Context, x querier, d *tidings.Delivery) error {
 	_, err := x.Exec(ctx, sqlInsertDelivery, d.Kind, d.AccountID, d.EventID, d.Target, d.MessageID, d.Attempts, d.Count,
-		ms(d.NextAt), ms(d.CreatedAt))
+		d.Ref, ms(d.NextAt), ms(d.CreatedAt))
 	return err
 }
 
@@ -172,20 +172,21 @@ func (db *DB) ClaimDeliveries(ctx context.Context, now time.Time, lease time.Dur
 	out, err := query(ctx, db.pool, func(r pgx.Row) (*tidings.Delivery, error) {
 		d := &tidings.Delivery{}
 		var next, created int64
-		err := r.Scan(&d.ID, &d.Kind, &d.AccountID, &d.EventID, &d.Target, &d.MessageID, &d.Attempts, &d.Count, &next, &created)
+		err := r.Scan(&d.ID, &d.Kind, &d.AccountID, &d.EventID, &d.Target, &d.MessageID, &d.Attempts, &d.Count, &d.Ref, &next, &created)
 		d.NextAt, d.CreatedAt = fromMS(next), fromMS(created)
 		return d, err
 	}, `UPDATE deliveries SET leased_until = $1
 		WHERE id IN (SELECT id FROM deliveries WHERE next_at <= $2 AND leased_until <= $2`+kindIs+`
 		  ORDER BY next_at, id LIMIT $3 FOR UPDATE SKIP LOCKED)
-		RETURNING id, kind, account_id, event_id, target, message_id, attempts, count, next_at, created_at`,
+		RETURNING id, kind, account_id, event_id, target, message_id, attempts, count, ref, next_at, created_at`,
 		ms(now.Add(lease)), ms(now), limit, kinds)
 	slices.SortFunc(out, func(a, b *tidings.Delivery) int { return cmp.Or(a.NextAt.Compare(b.NextAt), cmp.Compare(a.ID, b.ID)) })
 	return out, err
 }
 
 // ReplaceDelivery deletes job id and adds jobs, in one transaction; a job already gone,
-// or whose event is, adds nothing. The job's event is locked first: a deletion (which
+// or whose event is, adds nothing, and neither does a push or repeat of its event once
+// the event is acknowledged (AcknowledgeEvent deleted those already pending). The job's event is locked first: a deletion (which
 // locks its events before their jobs) then waits for the jobs added here and takes them
 // along. An event locked already, most likely by its deletion, is not waited for (the
 // batch's other jobs would wait too, and a deletion of its channel could wait for the
@@ -202,9 +203,9 @@ func (db *DB) ReplaceDelivery(ctx context.Context, id int64, jobs []*tidings.Del
 		if err != nil {
 			return err
 		}
+		acked := false
 		if slices.Contains(eventDeliveries, kind) {
-			var one int
-			err := tx.QueryRow(ctx, `SELECT 1 FROM events WHERE id = $1 FOR SHARE SKIP LOCKED`, eventID).Scan(&one)
+			err := tx.QueryRow(ctx, `SELECT ack_by IS NOT NULL FROM events WHERE id = $1 FOR SHARE SKIP LOCKED`, eventID).Scan(&acked)
 			if noRows(err) {
 				var exists bool
 				if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM events WHERE id = $1)`, eventID).Scan(&exists); err != nil || exists {
@@ -221,8 +222,11 @@ func (db *DB) ReplaceDelivery(ctx context.Context, id int64, jobs []*tidings.Del
 		if err != nil || tag.RowsAffected() == 0 {
 			return err
 		}
-		added = len(jobs) > 0
 		for _, d := range jobs {
+			if acked && d.EventID == eventID && (d.Kind == tidings.DeliverRepeat || d.Kind == tidings.DeliverPush) {
+				continue // the event's acknowledgement has ended its pushes: one expanded after it adds none
+			}
+			added = true
 			if err := insertDelivery(ctx, tx, d); err != nil {
 				return err
 			}
@@ -237,10 +241,14 @@ func (db *DB) ReplaceDelivery(ctx context.Context, id int64, jobs []*tidings.Del
 
 // eventDeliveries are the outbox's kinds whose event_id names an event (a webhook's
 // test names none).
-var eventDeliveries = []string{tidings.DeliverEvent, tidings.DeliverWebhook, tidings.DeliverPush}
+var eventDeliveries = []string{tidings.DeliverEvent, tidings.DeliverWebhook, tidings.DeliverPush,
+	tidings.DeliverRepeat, tidings.DeliverAck, tidings.DeliverPress,
+	tidings.DeliverWebhookAck, tidings.DeliverWebhookPress, tidings.DeliverPushAck}
 
 // eventDeliveryKinds is eventDeliveries as an SQL list.
-const eventDeliveryKinds = `'` + tidings.DeliverEvent + `', '` + tidings.DeliverWebhook + `', '` + tidings.DeliverPush + `'`
+const eventDeliveryKinds = `'` + tidings.DeliverEvent + `', '` + tidings.DeliverWebhook + `', '` + tidings.DeliverPush +
+	`', '` + tidings.DeliverRepeat + `', '` + tidings.DeliverAck + `', '` + tidings.DeliverPress +
+	`', '` + tidings.DeliverWebhookAck + `', '` + tidings.DeliverWebhookPress + `', '` + tidings.DeliverPushAck + `'`
 
 // sqlDropOrphanDeliveries deletes the account's pending deliveries whose event is gone:
 // those of a deleted project's or channel's events, which foreign keys do not reach

@@ -80,6 +80,8 @@ type eventRows struct {
 	search                                             []string // folded words, for the tsvector
 	project, channel, ts                               []int64
 	notify                                             []bool
+	priority                                           []int16
+	url, actions, key                                  []*string // NULL for none
 	tagEvent, tagKey, tagValue                         []string
 	tagProject, tagChannel, tagTS                      []int64
 	outAccount                                         []int64
@@ -88,10 +90,12 @@ type eventRows struct {
 
 func (r *eventRows) reset() { *r = eventRows{} }
 
-const sqlInsertEvents = `INSERT INTO events (id, project_id, channel_id, event, description, icon, notify, tags, parser, user_id, ts, created_at, search)
-	SELECT e.id, e.p, e.c, e.ev, e.d, e.i, e.n, e.t, e.pa, e.u, e.ts, $12::bigint, to_tsvector('simple', e.s)
+const sqlInsertEvents = `INSERT INTO events (id, project_id, channel_id, event, description, icon, notify, tags, parser, user_id, ts, created_at, search,
+	  priority, url, actions, thread_key)
+	SELECT e.id, e.p, e.c, e.ev, e.d, e.i, e.n, e.t, e.pa, e.u, e.ts, $12::bigint, to_tsvector('simple', e.s), e.pr, e.url, e.a, e.k
 	FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::text[], $5::text[], $6::text[], $7::bool[],
-	  $8::text[], $9::text[], $10::text[], $11::bigint[], $13::text[]) AS e(id, p, c, ev, d, i, n, t, pa, u, ts, s)`
+	  $8::text[], $9::text[], $10::text[], $11::bigint[], $13::text[], $14::smallint[], $15::text[], $16::text[], $17::text[])
+	  AS e(id, p, c, ev, d, i, n, t, pa, u, ts, s, pr, url, a, k)`
 
 const sqlInsertTags = `INSERT INTO event_tags (event_id, key, value, project_id, channel_id, ts)
 	SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::bigint[], $6::bigint[])`
@@ -157,7 +161,7 @@ func (b *batch) flush(ctx context.Context) error {
 	}
 	if len(r.id) > 0 {
 		if _, err := b.tx.Exec(ctx, sqlInsertEvents, r.id, r.project, r.channel, r.event, r.description, r.icon, r.notify,
-			r.tags, r.parser, r.userID, r.ts, b.now, r.search); err != nil {
+			r.tags, r.parser, r.userID, r.ts, b.now, r.search, r.priority, r.url, r.actions, r.key); err != nil {
 			return err
 		}
 		if _, err := b.tx.Exec(ctx, sqlCountEvents, r.channel, r.ts); err != nil {
@@ -495,6 +499,10 @@ func (b *batch) insertEvent(ctx context.Context, accountID int64, e *tidings.New
 	r.description = append(r.description, ev.Description)
 	r.icon = append(r.icon, ev.Icon)
 	r.notify = append(r.notify, ev.Notify)
+	r.priority = append(r.priority, int16(ev.Priority))
+	r.url = append(r.url, nullText(ev.URL))
+	r.actions = append(r.actions, actionsText(ev.Actions))
+	r.key = append(r.key, nullText(ev.ThreadKey))
 	r.tags = append(r.tags, string(tags))
 	r.parser = append(r.parser, ev.Parser)
 	r.userID = append(r.userID, ev.UserID)

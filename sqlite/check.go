@@ -166,6 +166,11 @@ func sqliteChecks(pass *tagPass, rollup int64) []storeCheck {
 		sqlCheck("outbox.tenant", `SELECT 'delivery ' || d.id || ' event ' || d.event_id, 'account ' || d.account_id, 'account ' || p.account_id
 		FROM deliveries d JOIN events e ON e.id = unhex(replace(d.event_id, '-', '')) JOIN projects p ON p.id = e.project_id
 		WHERE d.event_id != '' AND p.account_id != d.account_id`),
+		// A press is found by its account (FindPress): one naming another account's
+		// event would show that event's action to the wrong account.
+		sqlCheck("press.tenant", `SELECT 'press ' || x.id, 'account ' || p.account_id, 'account ' || x.account_id
+		FROM event_presses x JOIN events e ON e.id = x.event_id JOIN projects p ON p.id = e.project_id
+		WHERE p.account_id != x.account_id`),
 		// An event's jobs go with it (deleteEvents, sqlDropOrphanDeliveries), and a job
 		// expanded after its event went adds nothing (ReplaceDelivery).
 		sqlCheck("outbox.event", `SELECT 'delivery ' || d.id || ' (' || d.kind || ')', 'event ' || d.event_id, 'none'

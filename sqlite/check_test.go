@@ -166,6 +166,7 @@ func TestCheckFindsDamage(t *testing.T) {
 			SELECT 'webhook', id, '0190a000-0000-7000-8000-000000000000', 'wh', 'msg', 0, 0 FROM accounts LIMIT 1`}},
 		{"an acknowledgement's job of no event", "outbox.event", []string{`INSERT INTO deliveries (kind, account_id, event_id, target, message_id, next_at, created_at)
 			SELECT 'ack', id, '0190a000-0000-7000-8000-000000000001', '', 'ack-x', 0, 0 FROM accounts LIMIT 1`}},
+		{"a press of another account", "press.tenant", []string{`UPDATE event_presses SET account_id = (SELECT a.id FROM accounts a WHERE a.id != event_presses.account_id LIMIT 1)`}},
 		{"a group membership across accounts", "groups.tenant", []string{`INSERT INTO group_members (group_ref, person_ref)
 			SELECT g.id, p.id FROM groups g JOIN projects gp ON gp.id = g.project_id, people p JOIN projects pp ON pp.id = p.project_id
 			WHERE gp.account_id != pp.account_id LIMIT 1`}},
