@@ -133,7 +133,7 @@ func (e *NewEvent) checkIntent(p *Problems) {
 		if i >= MaxActions {
 			break
 		}
-		path := "actions[" + strconv.Itoa(i) + "]"
+		path := "actions." + strconv.Itoa(i)
 		switch n := utf8.RuneCountInString(strings.TrimSpace(a.Label)); {
 		case n == 0:
 			p.Add(path+".label", "required", "is required")

@@ -24,13 +24,13 @@ func TestIntentFieldsCheck(t *testing.T) {
 		{"4 actions", "actions", "too_many", func(e *NewEvent) {
 			e.Actions = []Action{{Label: "a", ID: "a"}, {Label: "b", ID: "b"}, {Label: "c", ID: "c"}, {Label: "d", ID: "d"}}
 		}},
-		{"empty label", "actions[0].label", "required", func(e *NewEvent) { e.Actions = []Action{{Label: " ", ID: "a"}} }},
-		{"long label", "actions[0].label", "too_long", func(e *NewEvent) { e.Actions = []Action{{Label: strings.Repeat("x", 41), ID: "a"}} }},
-		{"duplicate id", "actions[1].id", "duplicate", func(e *NewEvent) { e.Actions = []Action{{Label: "a", ID: "go"}, {Label: "b", ID: "go"}} }},
-		{"bad id", "actions[0].id", "pattern", func(e *NewEvent) { e.Actions = []Action{{Label: "a", ID: "Go Now"}} }},
-		{"url and id", "actions[0]", "one_of", func(e *NewEvent) { e.Actions = []Action{{Label: "a", ID: "a", URL: "https://x.io"}} }},
-		{"neither", "actions[0]", "one_of", func(e *NewEvent) { e.Actions = []Action{{Label: "a"}} }},
-		{"action javascript url", "actions[0].url", "format", func(e *NewEvent) { e.Actions = []Action{{Label: "a", URL: "javascript:x"}} }},
+		{"empty label", "actions.0.label", "required", func(e *NewEvent) { e.Actions = []Action{{Label: " ", ID: "a"}} }},
+		{"long label", "actions.0.label", "too_long", func(e *NewEvent) { e.Actions = []Action{{Label: strings.Repeat("x", 41), ID: "a"}} }},
+		{"duplicate id", "actions.1.id", "duplicate", func(e *NewEvent) { e.Actions = []Action{{Label: "a", ID: "go"}, {Label: "b", ID: "go"}} }},
+		{"bad id", "actions.0.id", "pattern", func(e *NewEvent) { e.Actions = []Action{{Label: "a", ID: "Go Now"}} }},
+		{"url and id", "actions.0", "one_of", func(e *NewEvent) { e.Actions = []Action{{Label: "a", ID: "a", URL: "https://x.io"}} }},
+		{"neither", "actions.0", "one_of", func(e *NewEvent) { e.Actions = []Action{{Label: "a"}} }},
+		{"action javascript url", "actions.0.url", "format", func(e *NewEvent) { e.Actions = []Action{{Label: "a", URL: "javascript:x"}} }},
 		{"key control", "key", "control_character", func(e *NewEvent) { e.ThreadKey = "deploy\n1" }},
 		{"key too long", "key", "too_long", func(e *NewEvent) { e.ThreadKey = strings.Repeat("k", 129) }},
 	}

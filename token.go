@@ -178,3 +178,17 @@ type TokenStore interface {
 	// TouchTokens records when tokens were last used, in one write for many requests.
 	TouchTokens(ctx context.Context, lastUsed map[string]time.Time) error
 }
+
+// AllowEvent returns a forbidden error unless the token may publish e (checked, so
+// its priority is a word): AllowPublish's limits, and a public token — one that any
+// visitor of a website can read — may not publish an urgent event, which gets through
+// quiet hours and flood control and is pushed again until someone acknowledges it.
+func (t *Token) AllowEvent(e *NewEvent) error {
+	if err := t.AllowPublish(RoleLog, e.Project, e.Channel); err != nil {
+		return err
+	}
+	if t.Access != AccessFull && e.Priority == PriorityUrgent.String() {
+		return Errorf(EForbidden, `a public token may not publish "urgent" events (they get through quiet hours and repeat until acknowledged): use "high", or a token with full access`)
+	}
+	return nil
+}

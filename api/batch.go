@@ -93,7 +93,7 @@ func (s *Server) handleLogBatch(w http.ResponseWriter, r *http.Request) error {
 	for i, raw := range raws {
 		e, err := decodeLog(raw, now)
 		if err == nil {
-			err = tok.AllowPublish(tidings.RoleLog, e.Project, e.Channel)
+			err = tok.AllowEvent(e)
 		}
 		if err != nil {
 			results[i], denied[i] = failed(r, err), err

@@ -21,6 +21,17 @@ func BenchmarkDecodeLog(b *testing.B) {
 			}
 		}
 	})
+	// The same body with the intent fields (priority, url, actions, key): what they cost
+	// when sent. Without them ("tidings") an event must cost what it did before them.
+	intent := []byte(`{"project":"load","channel":"events","event":"New Subscription","description":"Ada upgraded to the yearly premium plan after the trial","icon":"💰","user_id":"user-1042","tags":{"plan":"premium","seats":3,"region":"eu-west","trial":false},"priority":"high","url":"https://example.com/accounts/1042","actions":[{"label":"Open account","url":"https://example.com/accounts/1042"},{"label":"Refund","id":"refund"}],"key":"account-1042"}`)
+	b.Run("tidings-intent", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := decodeLog(intent, now); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 	b.Run("baseline-unmarshal", func(b *testing.B) {
 		b.ReportAllocs()
 		var v struct {

@@ -39,8 +39,9 @@ func newEnvClock(t testing.TB, limits api.Limits, now func() time.Time) *env {
 	return newEnvWith(t, limits, now, nil)
 }
 
-// newEnvWith runs the API on the store as wrap makes it of the real one (nil: as it is).
-func newEnvWith(t testing.TB, limits api.Limits, now func() time.Time, wrap func(tidings.Store) tidings.Store) *env {
+// newEnvWith runs the API on the store as wrap makes it of the real one (nil: as it is);
+// opts change its Config further.
+func newEnvWith(t testing.TB, limits api.Limits, now func() time.Time, wrap func(tidings.Store) tidings.Store, opts ...func(*api.Config)) *env {
 	t.Helper()
 	store := testbackend.New(t)
 	e := &env{t: t, store: store, broker: inmem.NewBroker(0)}
@@ -49,7 +50,11 @@ func newEnvWith(t testing.TB, limits api.Limits, now func() time.Time, wrap func
 		served = wrap(store)
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	e.api = api.New(api.Config{Store: served, Broker: e.broker, Logger: log, Limits: limits, Now: now})
+	cfg := api.Config{Store: served, Broker: e.broker, Logger: log, Limits: limits, Now: now}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	e.api = api.New(cfg)
 	mux := http.NewServeMux()
 	e.api.Register(mux)
 	mux.Handle("/", e.api.NotFound())

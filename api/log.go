@@ -10,7 +10,12 @@ import (
 	"github.com/tidings-dev/tidings"
 )
 
-var logFields = fieldOrder{"project", "channel", "event", "description", "icon", "notify", "tags", "parser", "user_id", "timestamp"}
+var logFields = fieldOrder{"project", "channel", "event", "description", "icon", "notify", "tags", "parser", "user_id", "timestamp",
+	"priority", "url", "actions", "key"}
+
+// logOrder ranks a /v1/log body's problems: logFields, each action's beside "actions".
+var logOrder = fieldOrder{"project", "channel", "event", "description", "icon", "notify", "tags", "parser", "user_id", "timestamp",
+	"priority", "url", "actions", "actions.0", "actions.1", "actions.2", "key"}
 
 // decodeLog turns a /v1/log body into a checked event, reporting every problem at once.
 func decodeLog(body []byte, now time.Time) (*tidings.NewEvent, error) {
@@ -41,9 +46,10 @@ func decodeLog(body []byte, now time.Time) (*tidings.NewEvent, error) {
 	if raw, ok := f.get("timestamp"); ok {
 		e.Timestamp = decodeTimestamp(raw, &p)
 	}
+	decodeIntent(f, e, &p)
 	f.rejectUnknown(logFields.String())
 	e.Check(&p, now)
-	p.SortBy(logFields)
+	p.SortBy(logOrder)
 	if err := p.Err(); err != nil {
 		return nil, err
 	}
@@ -106,7 +112,7 @@ func (s *Server) handleLog(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := tok.AllowPublish(tidings.RoleLog, e.Project, e.Channel); err != nil {
+	if err := tok.AllowEvent(e); err != nil {
 		return err
 	}
 	e.Key = keyFor(g, func(ev *tidings.Event) any { return eventOut(ev) })

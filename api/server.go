@@ -27,6 +27,10 @@ type Config struct {
 	// Questions bounds the charts and funnels asked at once (nil: charts.DefaultGate),
 	// shared with the dashboard's.
 	Questions *charts.Gate
+	// Session is who a request without an Authorization header acts as through its
+	// dashboard session (web.Server.SessionActor), for the routes a signed-in member
+	// may also call: acknowledging an event, pressing its button. Nil: tokens only.
+	Session func(*http.Request) (accountID int64, by string, ok bool)
 }
 
 // Server serves the JSON API.
@@ -42,13 +46,14 @@ type Server struct {
 	inFlight inFlight
 	// questions bounds the charts and funnels under way.
 	questions *charts.Gate
+	session   func(*http.Request) (int64, string, bool)
 }
 
 // New returns a Server.
 func New(cfg Config) *Server {
 	s := &Server{store: cfg.Store, broker: cfg.Broker, log: cfg.Logger, now: cfg.Now,
 		limits: newLimiter(cfg.Limits), trusted: cfg.TrustedProxies, inFlight: inFlight{max: MaxInFlightKeys},
-		questions: cmp.Or(cfg.Questions, charts.DefaultGate())}
+		questions: cmp.Or(cfg.Questions, charts.DefaultGate()), session: cfg.Session}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -87,6 +92,8 @@ func (s *Server) routes() []route {
 		route{"GET", "/v1/events", s.handleEvents, false, 0},
 		route{"GET", "/v1/events/export", s.handleExport, false, 0},
 		route{"DELETE", "/v1/events/{id}", s.handleDeleteEvent, false, 0},
+		route{"POST", "/v1/events/{id}/ack", s.handleAck, false, 0},
+		route{"POST", "/v1/events/{id}/actions/{action_id}", s.handlePress, false, 0},
 		route{"GET", "/v1/insights", s.handleInsights, false, 0},
 		route{"GET", "/v1/users", s.handleUsers, false, 0},
 		route{"GET", "/v1/users/{user_id}", s.handleUser, false, 0},

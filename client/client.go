@@ -204,6 +204,18 @@ func eventBody(e *tidings.NewEvent) map[string]any {
 	if !e.Timestamp.IsZero() {
 		body["timestamp"] = json.Number(strconv.FormatFloat(float64(e.Timestamp.UnixMilli())/1000, 'f', -1, 64))
 	}
+	if e.Priority != "" {
+		body["priority"] = e.Priority
+	}
+	if e.URL != "" {
+		body["url"] = e.URL
+	}
+	if len(e.Actions) > 0 {
+		body["actions"] = e.Actions
+	}
+	if e.ThreadKey != "" {
+		body["key"] = e.ThreadKey
+	}
 	return body
 }
 
@@ -268,9 +280,44 @@ func (c *Client) Events(ctx context.Context, q tidings.EventQuery, search string
 }
 
 func eventOf(e tidings.EventJSON) *tidings.Event {
-	return &tidings.Event{ID: e.ID, Project: e.Project, Channel: e.Channel, Event: e.Event, Description: e.Description,
+	ev := &tidings.Event{ID: e.ID, Project: e.Project, Channel: e.Channel, Event: e.Event, Description: e.Description,
 		Icon: e.Icon, Notify: e.Notify, Tags: e.Tags, Parser: e.Parser, UserID: e.UserID,
-		Timestamp: time.Unix(e.Timestamp, 0).UTC(), CreatedAt: e.CreatedAt}
+		Timestamp: time.Unix(e.Timestamp, 0).UTC(), CreatedAt: e.CreatedAt,
+		URL: e.URL, Actions: e.Actions, ThreadKey: e.Key}
+	ev.Priority, _ = tidings.ParsePriority(e.Priority)
+	if e.Ack != nil {
+		ev.Ack = &tidings.Ack{By: e.Ack.By, At: e.Ack.At}
+	}
+	return ev
+}
+
+// Acknowledge acknowledges an event (POST /v1/events/{id}/ack; a full token with the
+// log role) and returns it with its acknowledgement: the first one, when it was
+// acknowledged before.
+func (c *Client) Acknowledge(ctx context.Context, eventID string) (*tidings.Event, error) {
+	var out tidings.EventJSON
+	if err := c.do(ctx, "POST", "/v1/events/"+url.PathEscape(eventID)+"/ack", "", nil, &out); err != nil {
+		return nil, err
+	}
+	return eventOf(out), nil
+}
+
+// Press presses one of an event's id actions (POST /v1/events/{id}/actions/{action_id};
+// a full token with the log role) and returns the event and the press recorded.
+func (c *Client) Press(ctx context.Context, eventID, actionID string) (*tidings.Event, *tidings.ActionPress, error) {
+	var out struct {
+		Event tidings.EventJSON `json:"event"`
+		Press struct {
+			ID, Action, Label, By, Via string
+			At                         time.Time
+		} `json:"press"`
+	}
+	if err := c.do(ctx, "POST", "/v1/events/"+url.PathEscape(eventID)+"/actions/"+url.PathEscape(actionID), "", nil, &out); err != nil {
+		return nil, nil, err
+	}
+	ev := eventOf(out.Event)
+	return ev, &tidings.ActionPress{ID: out.Press.ID, EventID: ev.ID, ActionID: out.Press.Action, Label: out.Press.Label,
+		By: out.Press.By, Via: out.Press.Via, At: out.Press.At}, nil
 }
 
 // maxAnswer bounds how much of an answer is read.

@@ -219,3 +219,45 @@ func TestNoRetryOfRefusals(t *testing.T) {
 		t.Fatalf("%v after %d attempts", err, seen.Load())
 	}
 }
+
+// TestIntent: the client sends priority, url, actions and key, reads them back, and
+// acknowledges and presses.
+func TestIntent(t *testing.T) {
+	t.Parallel()
+	url, token := server(t)
+	c := client.New(url, token)
+	ctx := t.Context()
+	actions := []tidings.Action{{Label: "Open PR", URL: "https://github.com/acme/app/pull/1"}, {Label: "Approve", ID: "approve"}}
+	ev, err := c.Publish(ctx, &tidings.NewEvent{Project: "my-saas", Channel: "payments", Event: "Deploy 1432",
+		Priority: "urgent", URL: "https://example.com/d/1432", Actions: actions, ThreadKey: "deploy-1432"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev.Priority != tidings.PriorityUrgent || ev.URL != "https://example.com/d/1432" || ev.ThreadKey != "deploy-1432" ||
+		len(ev.Actions) != 2 || ev.Actions[1] != actions[1] || ev.Ack != nil {
+		t.Fatalf("published %+v", ev)
+	}
+	_, err = c.Publish(ctx, &tidings.NewEvent{Project: "my-saas", Channel: "payments", Event: "x", Priority: "loud"})
+	if tidings.ErrorCode(err) != tidings.EValidation {
+		t.Fatalf("a bad priority: %v", err)
+	}
+	page, err := c.Events(ctx, tidings.EventQuery{Project: "my-saas"}, "priority:>=high")
+	if err != nil || len(page.Events) != 1 || page.Events[0].ThreadKey != "deploy-1432" {
+		t.Fatalf("priority:>=high: %+v %v", page, err)
+	}
+	acked, err := c.Acknowledge(ctx, ev.ID)
+	if err != nil || acked.Ack == nil || acked.Ack.By == "" || acked.Ack.At.IsZero() {
+		t.Fatalf("acknowledge: %+v %v", acked, err)
+	}
+	again, err := c.Acknowledge(ctx, ev.ID)
+	if err != nil || *again.Ack != *acked.Ack {
+		t.Fatalf("again: %+v %v", again, err)
+	}
+	_, press, err := c.Press(ctx, ev.ID, "approve")
+	if err != nil || press.ActionID != "approve" || press.Label != "Approve" || press.Via != "API" || press.EventID != ev.ID {
+		t.Fatalf("press: %+v %v", press, err)
+	}
+	if _, _, err := c.Press(ctx, ev.ID, "nope"); tidings.ErrorCode(err) != tidings.ENotFound {
+		t.Fatalf("press of no action: %v", err)
+	}
+}

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
-	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -50,8 +49,8 @@ type Config struct {
 	// it from the store, once).
 	PressKey []byte
 	// TestRepeatEvery is a test hook: when set, urgent events are pushed again this
-	// often instead of their project's RepeatUrgentEvery (at least a minute). New
-	// takes it from TIDINGS_TEST_REPEAT_EVERY when zero; never set it in production.
+	// often instead of their project's RepeatUrgentEvery (at least a minute). serve
+	// takes it from TIDINGS_TEST_REPEAT_EVERY; never set it in production.
 	TestRepeatEvery time.Duration
 }
 
@@ -93,9 +92,6 @@ func New(cfg Config) *Runner {
 	}
 	if cfg.Observe == nil {
 		cfg.Observe = func(string, string) {}
-	}
-	if cfg.TestRepeatEvery == 0 {
-		cfg.TestRepeatEvery, _ = time.ParseDuration(os.Getenv(EnvTestRepeatEvery))
 	}
 	return &Runner{cfg: cfg, log: cfg.Logger, done: make(chan struct{}, 1), pools: []*pool{
 		{name: "events", kinds: []string{tidings.DeliverEvent, tidings.DeliverQuietSummary,

@@ -9,12 +9,16 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/tidings-dev/tidings"
 )
 
 // projectSettings are the flags of project create and update; "" leaves a setting as is.
-type projectSettings struct{ autoCreate, retention, changeDefault, ignoreGPC string }
+type projectSettings struct {
+	autoCreate, retention, changeDefault, ignoreGPC string
+	repeatEvery, repeatTimes                        string // an urgent event's escalation
+}
 
 // setFlag is a boolean flag that remembers whether it was given (--name, --name=false).
 type setFlag struct{ v *string }
@@ -44,6 +48,50 @@ func projectFlags(fs *flag.FlagSet, c *cli) {
 	fs.StringVar(&c.settings.changeDefault, "insight-change-default", "",
 		`update: an insight update without "change" replaces the value (turn it on for the LogSnag SDKs' insight.track); none: it is refused (the default)`)
 	fs.Var(setFlag{&c.settings.ignoreGPC}, "ignore-gpc", "true: record the page views of visitors whose browser signals Global Privacy Control; false: record nothing of them (the default)")
+	fs.StringVar(&c.settings.repeatEvery, "repeat-urgent-every", "",
+		fmt.Sprintf("push an unacknowledged urgent event again this often: a `duration` from 1m to 24h, like 5m or 1h30m (default %s)", fmtEvery(tidings.RepeatUrgentEvery)))
+	fs.StringVar(&c.settings.repeatTimes, "repeat-urgent-times", "",
+		fmt.Sprintf("push an unacknowledged urgent event again at most this many `times`: 0 (never) to %d (default %d)", tidings.MaxRepeatUrgentTimes, tidings.RepeatUrgentTimes))
+}
+
+// repeatUrgent reads --repeat-urgent-every and --repeat-urgent-times over the
+// project's current escalation (every, times), saying what is accepted when one is wrong.
+func (ps projectSettings) repeatUrgent(every time.Duration, times int) (time.Duration, int, error) {
+	if ps.repeatEvery != "" {
+		d, err := time.ParseDuration(ps.repeatEvery)
+		if err != nil || d < tidings.MinRepeatUrgentEvery || d > tidings.MaxRepeatUrgentEvery {
+			return 0, 0, tidings.Errorf(tidings.EValidation, "--repeat-urgent-every must be a duration from 1m to 24h, like 5m or 1h30m, not %q", ps.repeatEvery)
+		}
+		every = d
+	}
+	if ps.repeatTimes != "" {
+		n, err := strconv.Atoi(ps.repeatTimes)
+		if err != nil || n < 0 || n > tidings.MaxRepeatUrgentTimes {
+			return 0, 0, tidings.Errorf(tidings.EValidation, "--repeat-urgent-times must be a whole number from 0 (never) to %d, not %q", tidings.MaxRepeatUrgentTimes, ps.repeatTimes)
+		}
+		times = n
+	}
+	return every, times, tidings.CheckRepeatUrgent(every, times)
+}
+
+// fmtEvery writes an escalation's interval as the flag takes it: 5m, 1h30m, 90s.
+func fmtEvery(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
+
+// escalation is a project's escalation, its defaults when the store has none.
+func escalation(p *tidings.Project) (time.Duration, int) {
+	if p.RepeatUrgentEvery == 0 {
+		return tidings.RepeatUrgentEvery, tidings.RepeatUrgentTimes
+	}
+	return p.RepeatUrgentEvery, p.RepeatUrgentTimes
 }
 
 // parsed is the settings checked: auto-creation, days kept, insight change default.
@@ -54,6 +102,9 @@ func (ps projectSettings) parsed() (auto bool, days int, change string, err erro
 		if days, err = strconv.Atoi(strings.TrimSuffix(ps.retention, "d")); err != nil || tidings.CheckRetention(days) != nil {
 			return false, 0, "", tidings.Errorf(tidings.EValidation, "--retention-days must be one of %v (0 keeps events forever), not %q", tidings.RetentionChoices, ps.retention)
 		}
+	}
+	if _, _, err := ps.repeatUrgent(tidings.RepeatUrgentEvery, tidings.RepeatUrgentTimes); err != nil {
+		return false, 0, "", err
 	}
 	switch ps.changeDefault {
 	case "", "none":
@@ -91,6 +142,19 @@ func (ps projectSettings) apply(ctx context.Context, s tidings.Store, account in
 			return err
 		}
 	}
+	if ps.repeatEvery != "" || ps.repeatTimes != "" {
+		p, err := s.FindProject(ctx, account, project)
+		if err != nil {
+			return err
+		}
+		every, times, err := ps.repeatUrgent(escalation(p)) // the one not given stays
+		if err != nil {
+			return err
+		}
+		if err := s.SetRepeatUrgent(ctx, account, project, every, times); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -117,7 +181,7 @@ func projectCreate(ctx context.Context, c *cli, args []string) error {
 func projectUpdate(ctx context.Context, c *cli, args []string) error {
 	return withAccount(ctx, c, func(s tidings.Store, a *tidings.Account) error {
 		if !c.settings.any() {
-			return tidings.Errorf(tidings.EValidation, "nothing to change: give --auto-create-channels=BOOL, --retention-days N, --insight-change-default update|none or --ignore-gpc=BOOL")
+			return tidings.Errorf(tidings.EValidation, "nothing to change: give --auto-create-channels=BOOL, --retention-days N, --insight-change-default update|none, --ignore-gpc=BOOL, --repeat-urgent-every DURATION or --repeat-urgent-times N")
 		}
 		if err := c.settings.apply(ctx, s, a.ID, args[0]); err != nil {
 			return err
@@ -141,7 +205,9 @@ func settingsLine(p *tidings.Project) string {
 	if p.InsightChangeDefault != "" {
 		change = p.InsightChangeDefault
 	}
-	return fmt.Sprintf("auto-create-channels=%t\tkeep=%s\tinsight-change-default=%s\tignore-gpc=%t", p.AutoCreateChannels, keep, change, p.IgnoreGPC)
+	every, times := escalation(p)
+	return fmt.Sprintf("auto-create-channels=%t\tkeep=%s\tinsight-change-default=%s\tignore-gpc=%t\trepeat-urgent-every=%s\trepeat-urgent-times=%d",
+		p.AutoCreateChannels, keep, change, p.IgnoreGPC, fmtEvery(every), times)
 }
 
 func projectList(ctx context.Context, c *cli, _ []string) error {

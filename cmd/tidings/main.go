@@ -42,6 +42,7 @@ type cli struct {
 	// flags of management commands
 	account, role, access, project, channel, roles, name string
 	url, format, events, to, from                        string
+	by                                                   string
 	yes, verbose, full                                   bool
 	pub                                                  publishFlags
 	settings                                             projectSettings
@@ -60,7 +61,7 @@ var commands = []command{
 	{name: "user reset-password", args: "EMAIL", about: "set a user's password, read from standard input, and sign them out everywhere", nargs: 1, run: userResetPassword},
 	{name: "user delete", args: "EMAIL", about: "delete a user and sign them out everywhere", nargs: 1, run: userDelete},
 	{name: "project create", args: "NAME", about: "create a project (with the settings of project update)", nargs: 1, flags: projectFlags, run: projectCreate},
-	{name: "project update", args: "NAME", about: "change a project's settings: channel auto-creation, retention, what an insight without change means, Global Privacy Control", nargs: 1, flags: projectFlags, run: projectUpdate},
+	{name: "project update", args: "NAME", about: "change a project's settings: channel auto-creation, retention, what an insight without change means, Global Privacy Control, how urgent events repeat", nargs: 1, flags: projectFlags, run: projectUpdate},
 	{name: "project list", about: "list the account's projects: name, events, channels, settings", flags: accountFlag, run: projectList},
 	{name: "project delete", args: "NAME", about: "delete a project with its channels, events and insights (asks for --yes)", nargs: 1, flags: yesFlags, run: projectDelete},
 	{name: "channel create", args: "PROJECT CHANNEL", about: "create a channel in a project", nargs: 2, flags: accountFlag, run: channelCreate},
@@ -68,6 +69,11 @@ var commands = []command{
 	{name: "channel delete", args: "PROJECT CHANNEL", about: "delete a channel with its events (asks for --yes)", nargs: 2, flags: yesFlags, run: channelDelete},
 	{name: "publish", about: "publish an event to a server (TIDINGS_URL, TIDINGS_TOKEN): for cron jobs, deploy scripts and CI; prints its id",
 		flags: publishFlagSet, run: publish, remote: true},
+	{name: "event ack", args: "EVENT_ID", about: "acknowledge an event (stops an urgent event's repeats for everyone); prints \"EVENT_ID acknowledged by BY at TIME\", the first acknowledgement", nargs: 1,
+		flags: func(fs *flag.FlagSet, c *cli) {
+			accountFlag(fs, c)
+			fs.StringVar(&c.by, "by", "", "who acknowledges, as members and webhooks see it (default: \"$USER (CLI)\")")
+		}, run: eventAck},
 	{name: "event delete", args: "EVENT_ID", about: "delete one event (from the feed, tag filters, search and counts)", nargs: 1, flags: accountFlag, run: eventDelete},
 	{name: "insight delete", args: "PROJECT TITLE", about: "delete an insight and its history", nargs: 2, flags: accountFlag, run: insightDelete},
 	{name: "insight", about: "set, increment or decrement an insight on a server (TIDINGS_URL, TIDINGS_TOKEN); prints its new value",

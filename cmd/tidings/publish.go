@@ -22,6 +22,9 @@ type publishFlags struct {
 	title, value, change, prefix, suffix string
 	setPrefix, setSuffix, setIcon        bool
 	key, file                            string
+	// the intent fields of publish: --priority, --click, --key, --action
+	priority, click, threadKey string
+	actions                    tagFlags
 }
 
 // tagFlags collects repeated --tag key=value flags.
@@ -54,6 +57,10 @@ func publishFlagSet(fs *flag.FlagSet, c *cli) {
 	fs.BoolVar(&c.pub.notify, "notify", false, "send it as a push notification too")
 	fs.BoolVar(&c.pub.markdown, "markdown", false, "the description is Markdown")
 	fs.StringVar(&c.pub.userID, "user-id", "", "the user it concerns (their journey)")
+	fs.StringVar(&c.pub.priority, "priority", "", "min, low, default, high or urgent (or 1 to 5): urgent is pushed again until acknowledged")
+	fs.StringVar(&c.pub.click, "click", "", "the http(s) `URL` a tap on the notification or the event's card opens (the event's \"url\"; --url is the server's)")
+	fs.StringVar(&c.pub.threadKey, "key", "", "what the event is about, like deploy-1432: a later event with this key in the channel is a new version of it")
+	fs.Var(&c.pub.actions, "action", "a button (repeat for up to 3): `Label=https://…` opens the URL, Label=id is recorded when pressed (tidings event ack and webhooks' event.action)")
 	fs.StringVar(&c.pub.file, "file", "", "send the events of this `file` (- for standard input) in batches: one JSON object per line, as POST /v1/log takes it; -p and -c fill in what a line leaves out")
 }
 
@@ -110,6 +117,14 @@ func publish(ctx context.Context, c *cli, _ []string) error {
 	if len(missing) > 0 {
 		return fmt.Errorf("%s required: tidings publish -p my-saas -c deploys -e \"Deployed v1.4\"", strings.Join(missing, ", ")+map[bool]string{true: " is", false: " are"}[len(missing) == 1])
 	}
+	e.Priority, e.URL, e.ThreadKey = c.pub.priority, c.pub.click, c.pub.threadKey
+	for _, a := range c.pub.actions {
+		action, err := parseAction(a)
+		if err != nil {
+			return err
+		}
+		e.Actions = append(e.Actions, action)
+	}
 	for _, t := range c.pub.tags {
 		k, v, ok := strings.Cut(t, "=")
 		if !ok {
@@ -164,4 +179,18 @@ func keyOption(key string) []client.Option {
 		return nil
 	}
 	return []client.Option{client.IdempotencyKey(key)}
+}
+
+// parseAction reads --action: "Label=https://…" (a button that opens the URL) or
+// "Label=id" (a button that is recorded). The label ends at the first "=": a URL may
+// hold more.
+func parseAction(s string) (tidings.Action, error) {
+	label, v, ok := strings.Cut(s, "=")
+	if !ok || strings.TrimSpace(label) == "" || v == "" {
+		return tidings.Action{}, fmt.Errorf("--action %q: write Label=https://… (a button that opens the URL) or Label=id (one that is recorded when pressed), like --action Approve=approve", s)
+	}
+	if strings.Contains(v, "://") || strings.Contains(v, ":") && !tidings.ValidName(v) {
+		return tidings.Action{Label: label, URL: v}, nil // the server says if it is not http(s)
+	}
+	return tidings.Action{Label: label, ID: v}, nil
 }

@@ -53,7 +53,9 @@ var logsnagSDKs = []struct{ pkg, project, load string }{
 // TestLogSnagSDK runs the README's snippet with each published SDK (logsnagSDKs), and
 // every method each has: track with every option, identify, group, insight.track (with
 // the project's "missing change means update" on) and insight.increment, and a call the
-// server refuses, whose message the SDK must print. Then it reads what was stored.
+// server refuses, whose message the SDK must print. A track with the intent fields
+// (priority, url, actions, key: the SDKs copy every option into the body) is stored and
+// echoed. Then it reads what was stored.
 func TestLogSnagSDK(t *testing.T) {
 	t.Parallel()
 	testbackend.Once(t) // the SDKs' requests, not the store: what they store is checked on both by the API's tests
@@ -101,7 +103,19 @@ func TestLogSnagSDK(t *testing.T) {
 				t.Fatalf("the README's snippet no longer loads the SDK as the test expects:\n%s", snippet)
 			}
 			script += fmt.Sprintf(`
+// The SDKs answer true, not the server's answer: keep the answer to the intent track.
+const sdkFetch = globalThis.fetch;
+globalThis.fetch = async (url, opts) => {
+  const res = await sdkFetch(url, opts);
+  if (opts && typeof opts.body === "string" && opts.body.includes("deploy-1432")) {
+    console.log("echo: " + (await res.clone().text()).trim());
+  }
+  return res;
+};
 const main = async () => {
+  await logsnag.track({ channel: "payments", event: "Deploy 1432 waits", notify: true, priority: "urgent",
+    url: "https://ci.example.com/d/1432", key: "deploy-1432",
+    actions: [{ label: "Open PR", url: "https://github.com/acme/app/pull/1432" }, { label: "Approve", id: "approve" }] });
   await logsnag.track({ channel: "payments", event: "New Subscription", description: "**Pro** plan", icon: "💰", user_id: "user-42",
     tags: { plan: "premium", seats: 3, trial: false }, notify: true, parser: "markdown", timestamp: %d });
   await logsnag.identify({ user_id: "user-42", properties: { name: "Ada", plan: "premium", seats: 3 } });
@@ -112,6 +126,7 @@ const main = async () => {
   for (const call of [
     () => logsnag.identify({ user_id: "user-42", properties: { "Bad Key": 1 } }),
     () => logsnag.track({ channel: "deploys", event: "Deployed" }),
+    () => logsnag.track({ channel: "payments", event: "Loud", priority: "loud", actions: [{ label: "", id: "x" }] }),
   ]) {
     try {
       await call();
@@ -139,7 +154,9 @@ main().catch((e) => { console.error(e); process.exit(1); });
 				t.Fatalf("the SDK script failed: %v\n%s", err, out)
 			}
 			for _, want := range []string{"refused: [LogSnag] Failed to publish: properties.Bad Key: property key must be",
-				`refused: [LogSnag] Failed to publish: channel "deploys" does not exist in project "` + sdk.project + `"`} {
+				`refused: [LogSnag] Failed to publish: channel "deploys" does not exist in project "` + sdk.project + `"`,
+				`refused: [LogSnag] Failed to publish: priority: must be "min", "low", "default", "high" or "urgent" (or 1 to 5), actions.0.label: is required`,
+				`,"priority":"urgent","url":"https://ci.example.com/d/1432","actions":[{"label":"Open PR","url":"https://github.com/acme/app/pull/1432"},{"label":"Approve","id":"approve"}],"key":"deploy-1432"}`} {
 				if !strings.Contains(string(out), want) {
 					t.Fatalf("the SDK's error for a refused call lacks %q:\n%s", want, out)
 				}
@@ -158,10 +175,14 @@ main().catch((e) => { console.error(e); process.exit(1); });
 				t.Fatalf("user-42 after identify and group: %+v", u)
 			}
 			page, err := s.ListEvents(context.Background(), a.ID, tidings.EventQuery{Project: sdk.project, Limit: 10})
-			if err != nil || len(page.Events) != 1 {
-				t.Fatalf("the tracked event: %+v %v", page, err)
+			if err != nil || len(page.Events) != 2 {
+				t.Fatalf("the tracked events: %+v %v", page, err)
 			}
-			ev := page.Events[0]
+			intent, ev := page.Events[0], page.Events[1] // newest first: the one with a timestamp is older
+			if intent.Event != "Deploy 1432 waits" || intent.Priority != tidings.PriorityUrgent || intent.URL != "https://ci.example.com/d/1432" ||
+				intent.ThreadKey != "deploy-1432" || len(intent.Actions) != 2 || intent.Actions[1] != (tidings.Action{Label: "Approve", ID: "approve"}) {
+				t.Fatalf("the event tracked with priority, url, actions and key: %+v", intent)
+			}
 			if ev.Event != "New Subscription" || ev.Description != "**Pro** plan" || ev.Parser != "markdown" || ev.Icon != "💰" || !ev.Notify ||
 				ev.UserID != "user-42" || ev.Timestamp.Unix() != when || ev.Channel != "payments" ||
 				string(ev.Tags.JSON()) != `{"plan":"premium","seats":3,"trial":false}` {

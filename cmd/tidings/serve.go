@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -159,9 +160,11 @@ func (m *Main) start(ctx context.Context) error {
 		return err
 	}
 	broker := inmem.NewBroker(0)
+	var dash *web.Server // made next: it takes the API's FlushUsage, the API its sessions
 	m.api = api.New(api.Config{Store: store, Broker: broker, Logger: m.Logger, Now: m.Now,
-		Limits: m.Config.Limits, TrustedProxies: m.Config.TrustedProxies})
-	dash, err := web.New(web.Config{Store: store, Broker: broker, Logger: m.Logger, Now: m.Now,
+		Limits: m.Config.Limits, TrustedProxies: m.Config.TrustedProxies,
+		Session: func(r *http.Request) (int64, string, bool) { return dash.SessionActor(r) }})
+	dash, err = web.New(web.Config{Store: store, Broker: broker, Logger: m.Logger, Now: m.Now,
 		OpenSignup: m.Config.OpenSignup, TrustedProxies: m.Config.TrustedProxies, HTTPS: m.httpsOnly(), Passwords: m.Config.Passwords,
 		MaxStreamsPerSession: m.Config.MaxStreamsPerSession, MaxStreamsPerAccount: m.Config.MaxStreamsPerAccount,
 		SignupsPerHour: m.Config.SignupsPerHour, AllowPrivateTargets: m.Config.AllowPrivateTargets, VAPIDPublicKey: vapid.Public,
@@ -360,7 +363,7 @@ func (m *Main) delivery(store tidings.Store, met *metrics.Metrics, vapid *delive
 	})
 	r := deliver.New(deliver.Config{Store: store, Logger: m.Logger, Now: m.Now, PublicURL: m.Config.PublicURL, VAPID: vapid,
 		Client: deliver.NewClient(m.Config.AllowPrivateTargets), Signal: signal, Observe: met.ObserveDelivery,
-		Grace: deliver.DefaultGrace})
+		Grace: deliver.DefaultGrace, TestRepeatEvery: testRepeatEvery()})
 	return service{name: "delivery", budget: deliveryBudget, run: func(ctx context.Context) error {
 		if s, ok := store.(tidings.LeaseReleaser); ok {
 			// The embedded store has one server (the folder lock): leases are a dead one's.
@@ -440,4 +443,11 @@ func newLogger(w io.Writer, format string) *slog.Logger {
 		return slog.New(slog.NewJSONHandler(w, nil))
 	}
 	return slog.New(slog.NewTextHandler(w, nil))
+}
+
+// testRepeatEvery is a test hook only (escalation_kill_test.go): urgent events are
+// pushed again this often instead of their project's setting.
+func testRepeatEvery() time.Duration {
+	d, _ := time.ParseDuration(os.Getenv(deliver.EnvTestRepeatEvery))
+	return d
 }
