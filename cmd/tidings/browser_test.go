@@ -913,14 +913,24 @@ func TestIntentInChromium(t *testing.T) {
 	publish(`{"project":"my-saas","channel":"payments","event":"Deploy 1432 started","icon":"🚀","key":"deploy-1432"}`)
 	publish(`{"project":"my-saas","channel":"payments","event":"Deploy 1432: canary errors","icon":"🚀","key":"deploy-1432","priority":"high"}`)
 	thread := publish(`{"project":"my-saas","channel":"payments","event":"Deploy 1432 live","icon":"🚀","key":"deploy-1432","description":"All regions on 1432."}`)
-	acked := publish(`{"project":"my-saas","channel":"payments","event":"Payment provider timeouts","icon":"💳","priority":"urgent","description":"30% of checkouts time out."}`)
+	// Urgent events need a full token (a public one may not wake the team): from the store.
+	publishUrgent := func(ne tidings.NewEvent) string {
+		t.Helper()
+		ne.Project, ne.Channel, ne.Parser, ne.Priority = "my-saas", "payments", tidings.ParserText, "urgent"
+		ev, err := m.store.PublishEvent(ctx, acme.ID, &ne)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ev.ID
+	}
+	acked := publishUrgent(tidings.NewEvent{Event: "Payment provider timeouts", Icon: "💳", Description: "30% of checkouts time out."})
 	if _, _, err := m.store.AcknowledgeEvent(ctx, acme.ID, acked, "grace@example.com", time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	publish(`{"project":"my-saas","channel":"payments","event":"Disk 85% full","icon":"💽","priority":"high"}`)
-	urgent := publish(`{"project":"my-saas","channel":"payments","event":"Database down","icon":"🔥","priority":"urgent","notify":true,
-		"description":"Primary unreachable since 14:02.","url":"https://status.example.com/db",
-		"actions":[{"label":"Open runbook","url":"https://runbook.example.com/db"},{"label":"Fail over","id":"failover"}]}`)
+	urgent := publishUrgent(tidings.NewEvent{Event: "Database down", Icon: "🔥", Notify: true, Description: "Primary unreachable since 14:02.",
+		URL:     "https://status.example.com/db",
+		Actions: []tidings.Action{{Label: "Open runbook", URL: "https://runbook.example.com/db"}, {Label: "Fail over", ID: "failover"}}})
 
 	b.do(chromedp.Navigate(m.URL() + "/p/my-saas"))
 	card := "#ev-" + urgent
