@@ -75,15 +75,17 @@ type notificationsData struct {
 }
 
 type mutableProject struct {
-	Name     string
-	Muted    bool
-	Channels []mutableChannel // the first sidebarChannels and the muted ones
-	More     int              // channels not listed
+	Name       string
+	Muted      bool
+	UrgentOnly bool
+	Channels   []mutableChannel // the first sidebarChannels and the muted ones
+	More       int              // channels not listed
 }
 
 type mutableChannel struct {
-	Name  string
-	Muted bool
+	Name       string
+	Muted      bool
+	UrgentOnly bool // only its urgent events notify
 }
 
 func clock(minutes int) string {
@@ -119,19 +121,20 @@ func (s *Server) renderNotifications(w http.ResponseWriter, r *http.Request, sta
 		return err
 	}
 	for _, p := range ps {
-		mp := mutableProject{Name: p.Name, Muted: prefs.Mutes(p.Name, "")}
+		mp := mutableProject{Name: p.Name, Muted: prefs.Mutes(p.Name, ""), UrgentOnly: contains(prefs.UrgentOnly, p.Name)}
 		cs, err := s.store.PageChannels(ctx, sess.account.ID, tidings.ChannelQuery{Project: p.Name, Limit: sidebarChannels})
 		if err != nil {
 			return err
 		}
 		for _, c := range cs.Channels {
-			mp.Channels = append(mp.Channels, mutableChannel{Name: c.Name, Muted: contains(prefs.Muted, p.Name+"/"+c.Name)})
+			mp.Channels = append(mp.Channels, mutableChannel{Name: c.Name, Muted: contains(prefs.Muted, p.Name+"/"+c.Name),
+				UrgentOnly: contains(prefs.UrgentOnly, p.Name+"/"+c.Name)})
 		}
-		// The first sidebarChannels, and the muted ones whether or not among them: saving the
-		// form keeps only the mutes it lists.
-		for _, m := range prefs.Muted {
+		// The first sidebarChannels, and the muted and urgent-only ones whether or not
+		// among them: saving the form keeps only the choices it lists.
+		for _, m := range append(slices.Clip(prefs.Muted), prefs.UrgentOnly...) {
 			if c, ok := strings.CutPrefix(m, p.Name+"/"); ok && !slices.ContainsFunc(mp.Channels, func(x mutableChannel) bool { return x.Name == c }) {
-				mp.Channels = append(mp.Channels, mutableChannel{Name: c, Muted: true})
+				mp.Channels = append(mp.Channels, mutableChannel{Name: c, Muted: contains(prefs.Muted, m), UrgentOnly: contains(prefs.UrgentOnly, m)})
 			}
 		}
 		mp.More = cs.Total - len(cs.Channels)
@@ -151,7 +154,7 @@ func contains(list []string, s string) bool {
 }
 
 func (s *Server) saveNotifications(w http.ResponseWriter, r *http.Request) error {
-	p := &tidings.NotifyPrefs{TimeZone: strings.TrimSpace(r.PostFormValue("time_zone")), Muted: r.PostForm["mute"]}
+	p := &tidings.NotifyPrefs{TimeZone: strings.TrimSpace(r.PostFormValue("time_zone")), Muted: r.PostForm["mute"], UrgentOnly: r.PostForm["urgent_only"]}
 	if more := strings.TrimSpace(r.PostFormValue("mute_more")); more != "" { // a channel not in the list
 		p.Muted = append(p.Muted, more)
 	}
@@ -169,13 +172,23 @@ func (s *Server) saveNotifications(w http.ResponseWriter, r *http.Request) error
 		return s.renderNotifications(w, r, http.StatusBadRequest, tidings.ErrorMessage(err), false)
 	}
 	for _, m := range p.Muted {
-		project, channel, _ := strings.Cut(m, "/")
-		if !tidings.ValidName(project) || channel != "" && !tidings.ValidName(channel) {
+		if !validScope(m) {
 			return s.renderNotifications(w, r, http.StatusBadRequest, "Unknown project or channel to mute.", false)
+		}
+	}
+	for _, m := range p.UrgentOnly {
+		if !validScope(m) {
+			return s.renderNotifications(w, r, http.StatusBadRequest, "Unknown project or channel for “urgent only”.", false)
 		}
 	}
 	if err := s.store.SetNotifyPrefs(r.Context(), sessionFrom(r).user.ID, p); err != nil {
 		return err
 	}
 	return redirect(w, r, "/settings/notifications?saved=1")
+}
+
+// validScope reports whether m names a project, or a project's channel as project/channel.
+func validScope(m string) bool {
+	project, channel, _ := strings.Cut(m, "/")
+	return tidings.ValidName(project) && (channel == "" || tidings.ValidName(channel))
 }

@@ -21,6 +21,7 @@ type eventView struct {
 	UserURL     string // the journey of its user_id, "" without one
 	Chips       []chip
 	Time        time.Time
+	intentView
 }
 
 // userURL is the page of one of a project's users: its properties and journey.
@@ -140,8 +141,13 @@ func (s *Server) feedQuery(r *http.Request) (q tidings.EventQuery, params url.Va
 }
 
 func (s *Server) eventView(ev *tidings.Event, base string, params url.Values) eventView {
+	back := base
+	if len(params) > 0 {
+		back += "?" + params.Encode()
+	}
+	// Versions of a key fold in a feed without a search: a search shows each version.
 	v := eventView{Event: ev, Description: s.renders.description(ev), Time: ev.Timestamp,
-		URL: eventURL(ev), ChannelURL: feedURL(ev.Project, ev.Channel)}
+		URL: eventURL(ev), ChannelURL: feedURL(ev.Project, ev.Channel), intentView: intentOf(ev, back, len(params) == 0)}
 	if ev.UserID != "" {
 		v.UserURL = userURL(ev.Project, ev.UserID)
 	}
@@ -200,8 +206,19 @@ func (s *Server) feed(w http.ResponseWriter, r *http.Request) error {
 		p.Set("format", f.format)
 		*f.url = base + "/export?" + p.Encode()
 	}
+	folder := &threadFolder{s: s, account: sess.account.ID, project: q.Project, seen: map[tidings.Thread]bool{}}
 	for _, ev := range page.Events {
-		d.Events = append(d.Events, s.eventView(ev, base, params))
+		v := s.eventView(ev, base, params)
+		if v.ThreadID != "" {
+			shown, err := folder.fold(r.Context(), &v)
+			if err != nil {
+				return err
+			}
+			if !shown {
+				continue
+			}
+		}
+		d.Events = append(d.Events, v)
 	}
 	if page.Next != "" {
 		p := clone(params)
@@ -233,6 +250,10 @@ func (s *Server) eventPage(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	d := eventPageData{eventView: s.eventView(ev, feedURL(ev.Project, ""), url.Values{})}
+	d.ThreadID, d.Back = "", eventURL(ev)
+	if err := s.eventIntent(r, &d); err != nil {
+		return err
+	}
 	if ev.Notify {
 		if d.Pushed, err = s.pushSummary(r, ev); err != nil {
 			return err
@@ -248,6 +269,12 @@ type eventPageData struct {
 	eventView
 	Pushed     string // what became of its push notification, for people
 	Deliveries []eventDelivery
+	Presses    []*tidings.ActionPress
+	// Others are the other versions of its key, newest first (Latest: this is the
+	// newest); VersionCount how many there are in all.
+	Others       []versionView
+	Latest       bool
+	VersionCount int
 }
 
 // eventDelivery is one webhook's attempts at sending the event.

@@ -117,7 +117,9 @@ func (s *Server) readJourney(r *http.Request, q tidings.EventQuery, pageURL stri
 	j := &journey{}
 	base := feedURL(q.Project, "")
 	for _, ev := range page.Events {
-		j.Cards = append(j.Cards, s.eventView(ev, base, url.Values{}))
+		c := s.eventView(ev, base, url.Values{})
+		c.ThreadID, c.Back = "", pageURL // a journey shows every version; its buttons return to it
+		j.Cards = append(j.Cards, c)
 		j.Items = append(j.Items, journeyItem{Card: j.Cards[len(j.Cards)-1]})
 	}
 	sep := "?"

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/tidings-dev/tidings"
 )
@@ -15,6 +16,9 @@ type projectRow struct {
 	AllChannels  int
 	Events       int
 	Retention    []retentionOption
+	// Escalation of urgent events: every EveryMinutes, at most Times repeats.
+	EveryMinutes, Times int
+	Escalation          string
 }
 
 type retentionOption struct {
@@ -61,8 +65,13 @@ func (s *Server) renderProjects(w http.ResponseWriter, r *http.Request, status i
 		if err != nil {
 			return err
 		}
+		every := p.RepeatUrgentEvery
+		if every <= 0 { // a store that has not set it: the default
+			every = tidings.RepeatUrgentEvery
+		}
 		d.Projects = append(d.Projects, projectRow{Project: p, Channels: cs.Channels, MoreChannels: cs.Total - len(cs.Channels),
-			AllChannels: cs.Total, Events: n, Retention: retentionOptions(p.RetentionDays)})
+			AllChannels: cs.Total, Events: n, Retention: retentionOptions(p.RetentionDays),
+			EveryMinutes: int(every / time.Minute), Times: p.RepeatUrgentTimes, Escalation: escalationText(every, p.RepeatUrgentTimes)})
 	}
 	return s.render(w, r, "projects", &view{Title: "Projects and channels", Section: "settings", Status: status, Error: msg, Data: d})
 }
@@ -195,4 +204,46 @@ func (s *Server) deleteChannel(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	return s.notice(w, r, "/settings/projects#project-"+project, "Channel #"+r.PathValue("channel")+" deleted, with its events.")
+}
+
+// setEscalation sets how an urgent event of the project is pushed again until someone
+// acknowledges it: every so many minutes, at most so many times (0: never again).
+func (s *Server) setEscalation(w http.ResponseWriter, r *http.Request) error {
+	project := r.PathValue("project")
+	var p tidings.Problems
+	minutes, err := strconv.Atoi(strings.TrimSpace(r.PostFormValue("every")))
+	if err != nil {
+		p.Add("repeat_urgent_every", "format", "must be a whole number of minutes, from 1 to 1440")
+	}
+	times, err := strconv.Atoi(strings.TrimSpace(r.PostFormValue("times")))
+	if err != nil {
+		p.Add("repeat_urgent_times", "format", "must be a whole number, from 0 to %d", tidings.MaxRepeatUrgentTimes)
+	}
+	if err := p.Err(); err != nil {
+		return s.escalationError(w, r, err)
+	}
+	every := time.Duration(minutes) * time.Minute
+	if err := s.store.SetRepeatUrgent(r.Context(), sessionFrom(r).account.ID, project, every, times); err != nil {
+		return s.escalationError(w, r, err)
+	}
+	return s.notice(w, r, "/settings/projects#project-"+project, escalationText(every, times)+" for "+project+".")
+}
+
+// escalationText says a project's escalation in words.
+func escalationText(every time.Duration, times int) string {
+	if times == 0 {
+		return "Urgent events are pushed once"
+	}
+	return "Urgent events are pushed again every " + plural(int(every/time.Minute), "minute") + ", at most " + plural(times, "time") + ", until acknowledged"
+}
+
+// escalationError shows a refused escalation as the page's other forms show theirs,
+// naming the fields as the form does.
+func (s *Server) escalationError(w http.ResponseWriter, r *http.Request, err error) error {
+	if tidings.ErrorCode(err) != tidings.EValidation {
+		return err
+	}
+	msg := strings.NewReplacer("repeat_urgent_every:", "Repeat every (minutes):", "repeat_urgent_times:", "Repeat at most (times):").
+		Replace(tidings.ErrorMessage(err))
+	return s.renderProjects(w, r, http.StatusBadRequest, msg, "")
 }

@@ -92,7 +92,10 @@ type Server struct {
 	// cardRenders counts event cards rendered for streams: each event once per feed.
 	cardRenders atomic.Int64
 	closing     chan struct{} // closed when the server shuts down: streams end
-	closeOnce   sync.Once
+	// pressKeyBytes is the key of press tokens (pressKey), read once.
+	pressMu       sync.Mutex
+	pressKeyBytes []byte
+	closeOnce     sync.Once
 }
 
 // CloseStreams ends every open event stream, so that a graceful shutdown need not
@@ -181,6 +184,8 @@ func (s *Server) Register(mux *http.ServeMux) {
 		{"GET /p/{project}/c/{channel}/export", user, s.export},
 		{"GET /p/{project}/events/{id}", user, s.eventPage},
 		{"POST /p/{project}/events/{id}/delete", owner, s.deleteEvent},
+		{"POST /p/{project}/events/{id}/ack", user, s.ackEvent},
+		{"POST /p/{project}/events/{id}/actions/{action_id}", user, s.pressAction},
 		{"GET /p/{project}/stream", user, s.stream},
 		{"GET /p/{project}/insights", user, s.insightsPage},
 		{"GET /p/{project}/channels", user, s.channelsPage},
@@ -218,6 +223,7 @@ func (s *Server) Register(mux *http.ServeMux) {
 		{"POST /settings/projects/{project}/retention", owner, s.setRetention},
 		{"POST /settings/projects/{project}/insight-change-default", owner, s.setInsightChangeDefault},
 		{"POST /settings/projects/{project}/gpc", owner, s.setGPC},
+		{"POST /settings/projects/{project}/escalation", owner, s.setEscalation},
 		{"GET /settings/projects/{project}/delete", owner, s.deleteProjectPage},
 		{"POST /settings/projects/{project}/delete", owner, s.deleteProject},
 		{"GET /settings/projects/{project}/channels/{channel}/delete", owner, s.deleteChannelPage},
@@ -230,6 +236,7 @@ func (s *Server) Register(mux *http.ServeMux) {
 		{"GET /push/subscriptions", user, s.listSubscriptions},
 		{"DELETE /push/subscriptions/{id}", user, s.unsubscribe},
 		{"POST /push/subscriptions/{id}/test", user, s.testSubscription},
+		{"POST /push/press", public, s.pushPress},
 		{"GET /settings/devices", user, s.devicesPage},
 		{"POST /settings/devices/{id}/rename", user, s.renameDevice},
 		{"POST /settings/devices/{id}/remove", user, s.removeDevice},

@@ -886,3 +886,134 @@ func (b *browser) axe(src string) []string {
 	}
 	return out
 }
+
+// TestIntentInChromium: urgent and high events carry their mark in words, an
+// acknowledged one says who and when, a card's buttons and Acknowledge work without a
+// script (forms), the versions of a key fold under the latest, and a new version that
+// arrives live folds the card before it; judged by axe-core and the contrast check in
+// light and dark, and kept as screenshots (light, dark, phone).
+func TestIntentInChromium(t *testing.T) {
+	m, b, token := signedInBrowser(t)
+	axe := axeSource(t)
+	ctx := context.Background()
+	acme, err := m.store.FindAccount(ctx, "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	publish := func(body string) string {
+		t.Helper()
+		status, resp := post(t, m.URL()+"/v1/log", token, body)
+		if status != 200 {
+			t.Fatalf("publish: %d %s", status, resp)
+		}
+		var ev struct{ ID string }
+		json.Unmarshal([]byte(resp), &ev)
+		return ev.ID
+	}
+	publish(`{"project":"my-saas","channel":"payments","event":"Deploy 1432 started","icon":"🚀","key":"deploy-1432"}`)
+	publish(`{"project":"my-saas","channel":"payments","event":"Deploy 1432: canary errors","icon":"🚀","key":"deploy-1432","priority":"high"}`)
+	thread := publish(`{"project":"my-saas","channel":"payments","event":"Deploy 1432 live","icon":"🚀","key":"deploy-1432","description":"All regions on 1432."}`)
+	// Urgent events need a full token (a public one may not wake the team): from the store.
+	publishUrgent := func(ne tidings.NewEvent) string {
+		t.Helper()
+		ne.Project, ne.Channel, ne.Parser, ne.Priority = "my-saas", "payments", tidings.ParserText, "urgent"
+		ev, err := m.store.PublishEvent(ctx, acme.ID, &ne)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ev.ID
+	}
+	acked := publishUrgent(tidings.NewEvent{Event: "Payment provider timeouts", Icon: "💳", Description: "30% of checkouts time out."})
+	if _, _, err := m.store.AcknowledgeEvent(ctx, acme.ID, acked, "grace@example.com", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	publish(`{"project":"my-saas","channel":"payments","event":"Disk 85% full","icon":"💽","priority":"high"}`)
+	urgent := publishUrgent(tidings.NewEvent{Event: "Database down", Icon: "🔥", Notify: true, Description: "Primary unreachable since 14:02.",
+		URL:     "https://status.example.com/db",
+		Actions: []tidings.Action{{Label: "Open runbook", URL: "https://runbook.example.com/db"}, {Label: "Fail over", ID: "failover"}}})
+
+	b.do(chromedp.Navigate(m.URL() + "/p/my-saas"))
+	card := "#ev-" + urgent
+	if txt := b.text(card + " header"); !strings.Contains(strings.ToLower(txt), "urgent") {
+		t.Fatalf("the urgent card's header: %q", txt)
+	}
+	if href := get(b, chromedp.Evaluate[string](`document.querySelector("`+card+` .ev-name").getAttribute("href")`)); href != "https://status.example.com/db" {
+		t.Fatalf("the title opens %q", href)
+	}
+	if !strings.Contains(b.text("#ev-"+acked), "Acknowledged by grace@example.com") {
+		t.Fatalf("the acknowledged card: %s", b.text("#ev-"+acked))
+	}
+	if n := get(b, chromedp.Evaluate[int](`document.querySelectorAll("article.event[data-thread]").length`)); n != 1 {
+		t.Fatalf("%d cards of the key thread, want 1", n)
+	}
+	b.do(chromedp.Evaluate[chromedp.Void](`document.querySelector("#ev-` + thread + ` details.thread").open = true`))
+	if txt := b.text("#ev-" + thread + " .thread"); !strings.Contains(txt, "Updated 2 times") || !strings.Contains(txt, "canary errors") {
+		t.Fatalf("the folded thread: %q", txt)
+	}
+	pages := []struct{ path, name string }{
+		{"/p/my-saas", "intent-feed"}, {"/p/my-saas/events/" + urgent, "intent-urgent-event"}, {"/p/my-saas/events/" + acked, "intent-acked-event"},
+		{"/p/my-saas/events/" + thread, "intent-thread-event"}, {"/settings/notifications", "intent-settings-notifications"}, {"/settings/projects", "intent-settings-projects"},
+	}
+	open := `document.querySelectorAll("details.thread").forEach(d => d.open = true)`
+	for _, scheme := range []string{"light", "dark"} {
+		b.colorScheme(scheme)
+		for _, p := range pages {
+			b.do(chromedp.Navigate(m.URL()+p.path), chromedp.Evaluate[chromedp.Void](open))
+			if bad := get(b, chromedp.Evaluate[[]string](contrastCheck)); len(bad) > 0 {
+				t.Errorf("%s (%s): text below 4.5:1 contrast (3:1 when large): %v", p.path, scheme, bad)
+			}
+			for _, v := range b.axe(axe) {
+				t.Errorf("%s (%s): axe-core: %s", p.path, scheme, v)
+			}
+			if scheme == "light" {
+				b.checkLabels(p.path)
+			}
+			b.screenshot(p.name + "-" + scheme)
+		}
+	}
+	b.colorScheme("light")
+	b.do(chromedp.EmulateViewport(390, 844))
+	for _, p := range pages[:3] {
+		b.do(chromedp.Navigate(m.URL()+p.path), chromedp.Evaluate[chromedp.Void](open))
+		if w := get(b, chromedp.Evaluate[int](`document.documentElement.scrollWidth - window.innerWidth`)); w > 0 {
+			t.Errorf("%s scrolls sideways by %d px at 390 px", p.path, w)
+		}
+		b.screenshot(p.name + "-phone")
+	}
+	b.do(chromedp.EmulateViewport(1280, 900))
+
+	// The card's buttons are forms: pressing one returns to the feed, at the card.
+	b.do(chromedp.Navigate(m.URL() + "/p/my-saas"))
+	b.click(`[...document.querySelectorAll("` + card + ` .ev-actions button")].find(x => x.textContent === "Fail over").click()`)
+	b.mustUntil(`document.querySelector(".notice-ok") && document.querySelector(".notice-ok").textContent.includes("Fail over")`)
+	b.click(`document.querySelector("` + card + ` .ack-button").click()`)
+	b.mustUntil(`document.querySelector("` + card + ` .ev-ack") && document.querySelector("` + card + ` .ev-ack").textContent.includes("Acknowledged by ada@example.com")`)
+	if get(b, chromedp.Evaluate[bool](`!!document.querySelector("`+card+` .ack-button")`)) {
+		t.Fatal("the acknowledged card still offers Acknowledge")
+	}
+	b.do(chromedp.Navigate(m.URL() + "/p/my-saas/events/" + urgent))
+	if txt := b.text(".presses"); !strings.Contains(txt, "Fail over by ada@example.com · via dashboard") {
+		t.Fatalf("the event page's presses: %q", txt)
+	}
+	b.screenshot("intent-pressed-event-light")
+
+	// A new version arrives live: it takes the thread's card, the older folds under it.
+	b.do(chromedp.Navigate(m.URL() + "/p/my-saas"))
+	b.mustUntil(`document.querySelector('.feed[data-live="on"]')`)
+	next := publish(`{"project":"my-saas","channel":"payments","event":"Deploy 1432 rolled back","icon":"↩️","key":"deploy-1432","priority":"high"}`)
+	b.mustUntil(`document.getElementById("ev-` + next + `") && !document.getElementById("ev-` + thread + `")`)
+	if n := get(b, chromedp.Evaluate[int](`document.querySelectorAll("article.event[data-thread]").length`)); n != 1 {
+		t.Fatalf("%d cards of the key thread after a live version, want 1", n)
+	}
+	b.do(chromedp.Evaluate[chromedp.Void](open))
+	txt := b.text("#ev-" + next + " .thread")
+	if !strings.Contains(txt, "Updated 3 times") || !strings.Contains(txt, "Deploy 1432 live") || !strings.Contains(txt, "canary errors") {
+		t.Fatalf("the live-folded thread: %q", txt)
+	}
+	href := get(b, chromedp.Evaluate[string](`document.querySelector("#ev-`+next+` .thread-list a").getAttribute("href")`))
+	if href != "/p/my-saas/events/"+thread {
+		t.Fatalf("the folded card links to %q", href)
+	}
+	b.mustUntil(`document.getAnimations().length === 0`) // the new card has slid in
+	b.screenshot("intent-feed-live-fold-light")
+}

@@ -162,4 +162,131 @@ func TestPushInChromium(t *testing.T) {
 		}
 	}
 	b.mustUntil(`document.querySelector(".ev-name") && document.querySelector(".ev-name").textContent === "New Subscription"`)
+
+	// An urgent event with buttons: the notification shows Acknowledge and the event's
+	// buttons as actions, stays on screen, and buzzes again for the same tag; pressing
+	// a button records the press through /push/press in the background (no window
+	// opens), as the device's owner from the device.
+	urgent, err := m.store.PublishEvent(context.Background(), acme.ID, &tidings.NewEvent{Project: "my-saas", Channel: "payments",
+		Event: "Database down", Parser: "text", Priority: "urgent", Notify: true,
+		Actions: []tidings.Action{{Label: "Fail over", ID: "failover"}, {Label: "Charts", URL: m.URL() + "/p/my-saas/charts"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := tidings.PressKey(context.Background(), m.store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg, _ = json.Marshal(map[string]any{"title": "🔥 Database down", "body": "", "url": "/p/my-saas/events/" + urgent.ID,
+		"event_url": "/p/my-saas/events/" + urgent.ID, "project": "my-saas", "channel": "payments", "event_id": urgent.ID,
+		"tag": urgent.ID, "priority": "urgent", "require_interaction": true, "renotify": true, "ack": true,
+		"actions": []map[string]string{{"label": "Fail over", "id": "failover"}, {"label": "Charts", "url": m.URL() + "/p/my-saas/charts"}},
+		"press":   map[string]string{"sub": subs[0].ID, "token": tidings.PressToken(key, subs[0].ID, urgent.ID)}})
+	var shownUrgent string
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline) && shownUrgent == ""; {
+		if _, err := chromedp.Call(b.ctx, serviceworker.DeliverPushMessage, serviceworker.DeliverPushMessageParams{
+			Origin: m.URL(), RegistrationID: reg, Data: string(msg)}); err != nil {
+			t.Fatal(err)
+		}
+		for again := time.Now().Add(5 * time.Second); time.Now().Before(again) && shownUrgent == ""; time.Sleep(100 * time.Millisecond) {
+			shownUrgent = get(b, chromedp.Evaluate[string](`navigator.serviceWorker.ready.then(r => r.getNotifications({tag: "`+urgent.ID+`"}))
+				.then(ns => ns.length ? JSON.stringify({title: ns[0].title, actions: ns[0].actions.map(a => a.action + "=" + a.title),
+					requireInteraction: ns[0].requireInteraction, renotify: ns[0].renotify, silent: ns[0].silent}) : "")`, chromedp.EvalAwaitPromise))
+		}
+	}
+	var got struct {
+		Title              string
+		Actions            []string
+		RequireInteraction bool
+		Renotify, Silent   bool
+	}
+	if err := json.Unmarshal([]byte(shownUrgent), &got); err != nil {
+		t.Fatalf("the urgent notification: %q (%v)", shownUrgent, err)
+	}
+	// Chromium shows two actions: Acknowledge first, then the first of the event's.
+	if got.Title != "🔥 Database down" || !got.RequireInteraction || !got.Renotify || got.Silent ||
+		len(got.Actions) < 2 || got.Actions[0] != "ack=Acknowledge" || got.Actions[1] != "id:failover=Fail over" {
+		t.Fatalf("the urgent notification: %+v", got)
+	}
+	pages := func() int {
+		n := 0
+		ts, _ := chromedp.Targets(b.ctx)
+		for _, ti := range ts {
+			if ti.Type == "page" {
+				n++
+			}
+		}
+		return n
+	}
+	before := pages()
+	pressIn := func(action string) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(swCtx, 15*time.Second)
+		defer cancel()
+		if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`self.registration.getNotifications({tag: "`+urgent.ID+`"}).then(ns => {
+			self.dispatchEvent(new NotificationEvent("notificationclick", { notification: ns[0], action: "`+action+`" }));
+			return true; })`, chromedp.EvalAwaitPromise)); err != nil {
+			t.Fatalf("pressing %s: %v", action, err)
+		}
+	}
+	// showAgain delivers the urgent push again (a press closes its notification).
+	showAgain := func() {
+		t.Helper()
+		if _, err := chromedp.Call(b.ctx, serviceworker.DeliverPushMessage, serviceworker.DeliverPushMessageParams{
+			Origin: m.URL(), RegistrationID: reg, Data: string(msg)}); err != nil {
+			t.Fatal(err)
+		}
+		for deadline := time.Now().Add(30 * time.Second); !get(b, chromedp.Evaluate[bool](`navigator.serviceWorker.ready
+			.then(r => r.getNotifications({tag: "`+urgent.ID+`"})).then(ns => ns.length === 1)`, chromedp.EvalAwaitPromise)); time.Sleep(100 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatal("the urgent notification did not show again")
+			}
+		}
+	}
+	pressIn("id:failover")
+	var presses []*tidings.ActionPress
+	for deadline := time.Now().Add(30 * time.Second); len(presses) == 0; time.Sleep(100 * time.Millisecond) {
+		if presses, err = m.store.ListPresses(context.Background(), acme.ID, urgent.ID); err != nil {
+			t.Fatal(err)
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the notification's button press was not recorded within 30 s")
+		}
+	}
+	if p := presses[0]; len(presses) != 1 || p.ActionID != "failover" || p.By != "ada@example.com" || p.Via != "Test phone" {
+		t.Fatalf("presses %+v", presses[0])
+	}
+	// Acknowledge, from the notification.
+	showAgain()
+	pressIn("ack")
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		ev, err := m.store.FindEventByID(context.Background(), acme.ID, urgent.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.Ack != nil {
+			if ev.Ack.By != "ada@example.com" {
+				t.Fatalf("acknowledged by %q", ev.Ack.By)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the notification's Acknowledge was not recorded within 30 s")
+		}
+	}
+	if n := pages(); n != before {
+		t.Fatalf("a press opened a window: %d pages, %d before", n, before)
+	}
+	// A URL action opens its URL (here one of the dashboard's, in its tab).
+	showAgain()
+	pressIn("url:1")
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		loc, err := chromedp.Run(b.ctx, chromedp.Location())
+		if err == nil && strings.HasSuffix(loc, "/p/my-saas/charts") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the URL action did not open its URL: at %q (%v)", loc, err)
+		}
+	}
 }

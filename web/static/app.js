@@ -198,6 +198,9 @@
     es.addEventListener("event", function (e) {
       var card = fragment(e.data);
       if (!card || document.getElementById(card.id)) return;
+      // A version already folded under its thread's card (a reconnect replays the
+      // last moments) is not shown again.
+      if (card.hasAttribute("data-thread") && list.querySelector('.thread-list > li[data-id="' + card.getAttribute("data-id") + '"]')) return;
       feed.querySelectorAll(".empty, .empty-state").forEach(function (el) { el.remove(); });
       card.classList.add("fresh");
       refreshTimes(card);
@@ -206,6 +209,7 @@
       // A fold of page views older than the new event stops it too.
       while (next && (next.tagName !== "ARTICLE" && !next.classList.contains("views-fold") || next.getAttribute("data-id") > id)) next = next.nextElementSibling;
       list.insertBefore(card, next);
+      foldThread(card);
       clamp(card.parentNode);
       if (list.hasAttribute("data-days")) groupDays(list);
       if (window.scrollY > 80) {
@@ -214,6 +218,75 @@
         marker.hidden = false;
       }
     });
+  }
+
+  // Versions of a key (a feed without a search): a new version's card takes the place
+  // of the thread's card, which folds under it with the versions before it, and the
+  // count goes up. The card that arrives is the newest of its thread by ID, or it is
+  // folded into the newer one already shown.
+  var maxFolded = 10;
+  function foldThread(card) {
+    var thread = card.getAttribute("data-thread");
+    if (!thread) return;
+    var cards = [].filter.call(list.querySelectorAll(":scope > article.event[data-thread]"), function (c) {
+      return c.getAttribute("data-thread") === thread;
+    });
+    if (cards.length < 2) return;
+    var latest = cards[0]; // the list is newest first
+    var versions = 0, earlier = [];
+    cards.forEach(function (c) {
+      versions += +(c.getAttribute("data-versions") || 1);
+      if (c !== latest) earlier.push(versionItem(c));
+      c.querySelectorAll(".thread-list > li").forEach(function (li) { earlier.push(li); });
+    });
+    earlier.sort(function (a, b) { return a.getAttribute("data-id") < b.getAttribute("data-id") ? 1 : -1; });
+    var more = 0;
+    cards.forEach(function (c) {
+      var m = c.querySelector(".thread-more");
+      if (m) more += +(m.getAttribute("data-more") || 0);
+    });
+    more += Math.max(0, earlier.length - maxFolded);
+    earlier = earlier.slice(0, maxFolded);
+    cards.forEach(function (c) { if (c !== latest) c.remove(); });
+    latest.setAttribute("data-versions", versions);
+    var fold = latest.querySelector(".thread");
+    if (!fold) {
+      fold = document.createElement("details");
+      fold.className = "thread";
+      var sum = document.createElement("summary"), n = document.createElement("span"), ol = document.createElement("ol");
+      n.className = "thread-n";
+      sum.append("Updated ", n);
+      ol.className = "thread-list";
+      fold.append(sum, ol);
+      latest.querySelector(".ev-body").appendChild(fold);
+    }
+    fold.querySelector(".thread-n").textContent = (versions - 1) + (versions === 2 ? " time" : " times");
+    var ol2 = fold.querySelector(".thread-list");
+    ol2.replaceChildren.apply(ol2, earlier);
+    var moreEl = fold.querySelector(".thread-more");
+    if (more > 0) {
+      if (!moreEl) {
+        moreEl = document.createElement("p");
+        moreEl.className = "muted small-text thread-more";
+        fold.appendChild(moreEl);
+      }
+      moreEl.setAttribute("data-more", more);
+      moreEl.textContent = "… and " + more + " older";
+    } else if (moreEl) moreEl.remove();
+  }
+  // A card as an earlier version: its title linking to its page, its mark and time.
+  function versionItem(c) {
+    var li = document.createElement("li"), a = document.createElement("a");
+    li.setAttribute("data-id", c.getAttribute("data-id"));
+    a.href = (c.querySelector(".ev-when") || c.querySelector(".ev-name")).getAttribute("href");
+    var name = c.querySelector(".ev-name");
+    a.textContent = name.firstChild ? name.firstChild.textContent.trim() : name.textContent;
+    li.appendChild(a);
+    var prio = c.querySelector("header .prio");
+    if (prio) li.append(" ", prio.cloneNode(true));
+    var tm = c.querySelector("header time[datetime]");
+    if (tm) li.append(" ", tm.cloneNode(true));
+    return li;
   }
 
   // The server may end a stream: "reload" after more missed events than a reconnect
