@@ -266,6 +266,21 @@ func TestChatFormats(t *testing.T) {
 		n.header.Get("Markdown") != "yes" || n.header.Get("Tags") != "my-saas,payments" || !strings.Contains(string(n.body), "**api**") {
 		t.Fatalf("ntfy headers %v body %q", n.header, n.body)
 	}
+	if n.header.Get("Priority") != "" || n.header.Get("Actions") != "" {
+		t.Fatalf("a default event without actions: ntfy headers %v", n.header)
+	}
+
+	// Priority, the sender's link and URL buttons reach ntfy as its own headers.
+	e.publish(tidings.NewEvent{Event: "Disk full", Priority: "high", URL: "https://grafana.example.com/d/1",
+		Actions: []tidings.Action{{Label: "Runbook", URL: "https://wiki.example.com/disk"}, {Label: "Approve", ID: "approve"},
+			{Label: "Free, now; please", URL: "https://ops.example.com/free?a=1,2"}}})
+	slack.next(t, 30*time.Second)
+	discord.next(t, 30*time.Second)
+	n = ntfy.next(t, 30*time.Second)
+	if n.header.Get("Priority") != "4" || n.header.Get("Click") != "https://grafana.example.com/d/1" ||
+		n.header.Get("Actions") != `view, Runbook, https://wiki.example.com/disk; view, "Free, now; please", "https://ops.example.com/free?a=1,2"` {
+		t.Fatalf("ntfy headers of an intent event %v", n.header)
+	}
 }
 
 // TestRetryAfterHonoured: a 429 with Retry-After is tried again no sooner.

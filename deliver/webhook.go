@@ -90,8 +90,17 @@ func webhookRequest(w *tidings.Webhook, ev *tidings.Event, msgID, publicURL stri
 		header.Set("Content-Type", "text/plain; charset=utf-8")
 		header.Set("Title", title(ev))
 		header.Set("Tags", ev.Project+","+ev.Channel)
+		if ev.URL != "" {
+			link = ev.URL // where the sender wants a tap to go
+		}
 		if link != "" {
 			header.Set("Click", link)
+		}
+		if ev.Priority != 0 && ev.Priority != tidings.PriorityDefault {
+			header.Set("Priority", strconv.Itoa(int(ev.Priority))) // ntfy's 1 (min) to 5 (max) are ours
+		}
+		if a := ntfyActions(ev.Actions); a != "" {
+			header.Set("Actions", a)
 		}
 		if ev.Parser == tidings.ParserMarkdown {
 			header.Set("Markdown", "yes")
@@ -269,4 +278,37 @@ func (r *Runner) settle(ctx context.Context, channel string, j *tidings.Delivery
 	}
 	r.cfg.Observe(channel, "retry")
 	return st.RetryDelivery(ctx, j.ID, j.Attempts+1, next)
+}
+
+// ntfyActions is ntfy's Actions header for the event's URL actions ("view, Label, URL;
+// …"): a button that opens its URL in the ntfy app. Id actions are left out: pressing
+// one must be recorded by Tidings as a member, which an ntfy subscriber is not.
+func ntfyActions(actions []tidings.Action) string {
+	var parts []string
+	for _, a := range actions {
+		if a.URL == "" {
+			continue
+		}
+		label, ok1 := ntfyQuote(a.Label)
+		u, ok2 := ntfyQuote(a.URL)
+		if ok1 && ok2 {
+			parts = append(parts, "view, "+label+", "+u)
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+// ntfyQuote quotes a value of ntfy's simple action format when it holds a separator
+// (ntfy takes double or single quotes); ok is false for one that no quote can hold.
+func ntfyQuote(v string) (string, bool) {
+	if !strings.ContainsAny(v, ",;\"'") {
+		return v, true
+	}
+	if !strings.Contains(v, `"`) {
+		return `"` + v + `"`, true
+	}
+	if !strings.Contains(v, "'") {
+		return "'" + v + "'", true
+	}
+	return "", false
 }
