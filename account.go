@@ -151,6 +151,7 @@ type Store interface {
 	PeopleStore
 	PageStore
 	IntentStore
+	RecipientStore
 	IdempotencyStore
 	ChartStore
 	Checker

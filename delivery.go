@@ -15,6 +15,13 @@ const (
 	FormatSlack    = "slack"
 	FormatDiscord  = "discord"
 	FormatNtfy     = "ntfy"
+	// Chat services (chatformats.go).
+	FormatTelegram   = "telegram"
+	FormatTeams      = "teams"
+	FormatGoogleChat = "google-chat"
+	FormatMattermost = "mattermost"
+	FormatPushover   = "pushover"
+	FormatGotify     = "gotify"
 
 	WebhookNotify = "notify" // only events published with notify: true
 	WebhookAll    = "all"    // every event
@@ -30,13 +37,18 @@ type Webhook struct {
 	Format    string
 	Events    string // WebhookNotify or WebhookAll
 	Name      string
-	Secret    string // whsec_…, for FormatStandard; shown once
+	Secret    string // whsec_…, for FormatStandard; Pushover's app token when not in the URL; shown once
+	ChatID    string // FormatTelegram: the chat to post to
+	UserKey   string // FormatPushover: the user or group key
 	CreatedAt time.Time
 }
 
 // NewWebhook is a webhook as a person asks for it, before it is stored.
 type NewWebhook struct {
 	Project, Channel, URL, Format, Events, Name string
+	// ChatID (telegram), UserKey and Secret (pushover's app token, when not in the
+	// URL's token= parameter) are the chat services' (chatformats.go).
+	ChatID, UserKey, Secret string
 }
 
 // Check validates w, filling in defaults (standard, notify), and records every problem.
@@ -59,8 +71,18 @@ func (w *NewWebhook) Check(p *Problems) {
 	case "":
 		w.Format = FormatStandard
 	case FormatStandard, FormatSlack, FormatDiscord, FormatNtfy:
+	case FormatTelegram, FormatTeams, FormatGoogleChat, FormatMattermost, FormatPushover, FormatGotify:
+		if !p.Has("url") {
+			w.checkChat(p, u)
+		}
 	default:
-		p.Add("format", "enum", "must be standard, slack, discord or ntfy")
+		p.Add("format", "enum", "must be standard, slack, discord, ntfy, telegram, teams, google-chat, mattermost, pushover or gotify")
+	}
+	if w.ChatID != "" && w.Format != FormatTelegram {
+		p.Add("chat_id", "unexpected", "is for telegram webhooks only")
+	}
+	if w.UserKey != "" && w.Format != FormatPushover {
+		p.Add("user_key", "unexpected", "is for pushover webhooks only")
 	}
 	switch w.Events {
 	case "":
