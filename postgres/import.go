@@ -76,7 +76,7 @@ func (db *DB) Load(ctx context.Context, d tidings.Dump) ([]tidings.TableCount, e
 // column of that name, a serial column the dump lacks from its rowid, a column of
 // this store only (search, tag_counts.rolled, people.sessions, made by Load) left to
 // its default, and so are people.page_views (page views are not copied) and a setting
-// the dump lacks (projects.ignore_gpc).
+// the dump of an older store lacks (optionalColumns).
 func loadTable(ctx context.Context, d tidings.Dump, tx pgx.Tx, table string) (int64, error) {
 	type column struct {
 		name, typ string
@@ -100,7 +100,7 @@ func loadTable(ctx context.Context, d tidings.Dump, tx pgx.Tx, table string) (in
 				if i < 0 {
 					i = slices.Index(dcols, "rowid") // insight_points.id, webhooks.seq, push_subscriptions.seq
 				}
-				if i < 0 && !optionalColumns[c.name] && !c.serial { // a serial column goes on from its sequence
+				if i < 0 && !optionalColumns[table+"."+c.name] && !c.serial { // a serial column goes on from its sequence
 					return fmt.Errorf("the dump has no column %s", c.name)
 				}
 				from = append(from, i)
@@ -152,8 +152,11 @@ func convert(v any, typ string) any {
 	return v
 }
 
-// optionalColumns are settings a dump of an older store may lack: they keep their default.
-var optionalColumns = map[string]bool{"ignore_gpc": true}
+// optionalColumns (table.column) are settings a dump of an older store may lack: they
+// keep their default (a project notifies everyone, a channel follows its project, a
+// webhook has no chat id or user key).
+var optionalColumns = map[string]bool{"projects.ignore_gpc": true,
+	"projects.notify": true, "channels.notify": true, "webhooks.chat_id": true, "webhooks.user_key": true}
 
 // sqlUserMinutesFromEvents counts the users' events per minute (as migration 00017 did).
 const sqlUserMinutesFromEvents = `INSERT INTO user_minutes (person_ref, minute, events, views)

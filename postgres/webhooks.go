@@ -15,13 +15,13 @@ import (
 // maxAttemptsKept is how many attempts of a webhook the UI can list.
 const maxAttemptsKept = 20
 
-const webhookColumns = `w.id, w.account_id, p.name, coalesce(c.name, ''), w.url, w.format, w.events, w.name, w.secret, w.created_at
+const webhookColumns = `w.id, w.account_id, p.name, coalesce(c.name, ''), w.url, w.format, w.events, w.name, w.secret, w.chat_id, w.user_key, w.created_at
 	FROM webhooks w JOIN projects p ON p.id = w.project_id LEFT JOIN channels c ON c.id = w.channel_id`
 
 func scanWebhook(r pgx.Row) (*tidings.Webhook, error) {
 	w := &tidings.Webhook{}
 	var created int64
-	err := r.Scan(&w.ID, &w.AccountID, &w.Project, &w.Channel, &w.URL, &w.Format, &w.Events, &w.Name, &w.Secret, &created)
+	err := r.Scan(&w.ID, &w.AccountID, &w.Project, &w.Channel, &w.URL, &w.Format, &w.Events, &w.Name, &w.Secret, &w.ChatID, &w.UserKey, &created)
 	w.CreatedAt = fromMS(created)
 	return w, err
 }
@@ -46,8 +46,9 @@ func (db *DB) CreateWebhook(ctx context.Context, accountID int64, w *tidings.Web
 	}
 	w.AccountID = accountID
 	w.CreatedAt = db.stamp()
-	_, err = db.exec(ctx, `INSERT INTO webhooks (id, account_id, project_id, channel_id, url, format, events, name, secret, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`, w.ID, accountID, p.ID, channel, w.URL, w.Format, w.Events, w.Name, w.Secret, ms(w.CreatedAt))
+	_, err = db.exec(ctx, `INSERT INTO webhooks (id, account_id, project_id, channel_id, url, format, events, name, secret, chat_id, user_key, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+		w.ID, accountID, p.ID, channel, w.URL, w.Format, w.Events, w.Name, w.Secret, w.ChatID, w.UserKey, ms(w.CreatedAt))
 	return err
 }
 
