@@ -307,3 +307,75 @@ func TestWebhookChatFields(t *testing.T) {
 	_, err = db.FindWebhook(ctx, f.globex, tg.ID)
 	wantErrCode(t, err, tidings.ENotFound)
 }
+
+// TestRecipientsMigrateStore: migrate-store's Load carries the recipients and the
+// webhooks' chat fields, and takes a dump of an older store without those columns
+// with their defaults (everyone, as the project, no chat id or user key).
+func TestRecipientsMigrateStore(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newRecipientsFixture(t)
+	src := f.db
+	noErr(t, src.SetRecipients(ctx, f.acme, "my-saas", "", recipients(t, "nobody")))
+	noErr(t, src.SetRecipients(ctx, f.acme, "my-saas", "payments", recipients(t, "ada@example.com,bob@example.com")))
+	noErr(t, src.SetRecipients(ctx, f.globex, "my-saas", "payments", recipients(t, "eve@example.com")))
+	tg := &tidings.Webhook{ID: tidings.NewID("wh_"), Project: "my-saas", Format: tidings.FormatTelegram,
+		URL: "https://api.telegram.org/bot1:" + strings.Repeat("A", 35) + "/sendMessage", Events: tidings.WebhookNotify, ChatID: "@ops_team"}
+	po := &tidings.Webhook{ID: tidings.NewID("wh_"), Project: "my-saas", Format: tidings.FormatPushover,
+		URL: "https://api.pushover.net/1/messages.json", Events: tidings.WebhookNotify,
+		UserKey: strings.Repeat("u", 30), Secret: strings.Repeat("a", 30)}
+	noErr(t, src.CreateWebhook(ctx, f.acme, tg))
+	noErr(t, src.CreateWebhook(ctx, f.acme, po))
+
+	t.Run("carried", func(t *testing.T) {
+		d, err := postgres.DumpForTest(ctx, src)
+		noErr(t, err)
+		dst := recipientsFixture{db: open(t), acme: f.acme, globex: f.globex}
+		_, err = dst.db.Load(ctx, d)
+		noErr(t, err)
+		dst.want(t, f.acme, "my-saas", "", "nobody", true)
+		dst.want(t, f.acme, "my-saas", "payments", "ada@example.com,bob@example.com", true)
+		dst.want(t, f.acme, "my-saas", "deploys", "nobody", false)
+		dst.want(t, f.globex, "my-saas", "payments", "eve@example.com", true)
+		for _, w := range []*tidings.Webhook{tg, po} {
+			got, err := dst.db.FindWebhook(ctx, f.acme, w.ID)
+			noErr(t, err)
+			if got.ChatID != w.ChatID || got.UserKey != w.UserKey || got.Secret != w.Secret {
+				t.Fatalf("webhook after migrate-store %+v, want %+v", got, w)
+			}
+		}
+		// The copied members are checked as the source's were.
+		wantValidation(t, dst.db.SetRecipients(ctx, f.acme, "my-saas", "", recipients(t, "eve@example.com")), "notify", "eve@example.com")
+		noErr(t, dst.db.SetRecipients(ctx, f.acme, "my-saas", "", recipients(t, "bob@example.com")))
+	})
+
+	t.Run("older dump", func(t *testing.T) {
+		d, err := postgres.DumpForTest(ctx, src)
+		noErr(t, err)
+		d.Tables["projects"].DropColumn("notify")
+		d.Tables["channels"].DropColumn("notify")
+		d.Tables["webhooks"].DropColumn("chat_id")
+		d.Tables["webhooks"].DropColumn("user_key")
+		dst := recipientsFixture{db: open(t), acme: f.acme, globex: f.globex}
+		_, err = dst.db.Load(ctx, d)
+		noErr(t, err)
+		dst.want(t, f.acme, "my-saas", "", "everyone", true)
+		dst.want(t, f.acme, "my-saas", "payments", "everyone", false)
+		dst.want(t, f.globex, "my-saas", "payments", "everyone", false)
+		got, err := dst.db.FindWebhook(ctx, f.acme, po.ID)
+		noErr(t, err)
+		if got.ChatID != "" || got.UserKey != "" || got.Secret != po.Secret {
+			t.Fatalf("webhook from an older dump %+v", got)
+		}
+	})
+
+	t.Run("a required column missing", func(t *testing.T) {
+		d, err := postgres.DumpForTest(ctx, src)
+		noErr(t, err)
+		d.Tables["webhooks"].DropColumn("format")
+		_, err = open(t).Load(ctx, d)
+		if err == nil || !strings.Contains(err.Error(), "format") {
+			t.Fatalf("a dump without webhooks.format loaded: %v", err)
+		}
+	})
+}
