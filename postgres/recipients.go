@@ -19,8 +19,11 @@ import (
 
 // SetRecipients sets who is notified of the project's events (channel "") or of one
 // channel's; r nil makes a channel follow its project again and a project notify
-// everyone. Every chosen email must be a member of the account, checked in the
-// transaction that saves (the members' rows locked against a concurrent deletion).
+// everyone. Every chosen email must be a member of the account: one problem of the
+// field "notify" names each that is not. It is checked in the transaction that saves,
+// the members' rows locked against a concurrent deletion. The project's and channel's
+// rows are not locked: an event batch holds key-share locks on them, which the update
+// of a non-key column does not wait for.
 func (db *DB) SetRecipients(ctx context.Context, accountID int64, project, channel string, r *tidings.Recipients) error {
 	var setting *string // nil: NULL, the channel follows its project
 	if r != nil {
@@ -36,7 +39,7 @@ func (db *DB) SetRecipients(ctx context.Context, accountID int64, project, chann
 	}
 	return db.inTx(ctx, func(tx pgx.Tx) error {
 		var pid int64
-		err := tx.QueryRow(ctx, `SELECT id FROM projects WHERE account_id = $1 AND name = $2 FOR UPDATE`,
+		err := tx.QueryRow(ctx, `SELECT id FROM projects WHERE account_id = $1 AND name = $2`,
 			accountID, project).Scan(&pid)
 		if noRows(err) {
 			return tidings.ProjectNotFound(project)
@@ -46,7 +49,7 @@ func (db *DB) SetRecipients(ctx context.Context, accountID int64, project, chann
 		}
 		var cid int64
 		if channel != "" {
-			err := tx.QueryRow(ctx, `SELECT id FROM channels WHERE project_id = $1 AND name = $2 FOR UPDATE`,
+			err := tx.QueryRow(ctx, `SELECT id FROM channels WHERE project_id = $1 AND name = $2`,
 				pid, channel).Scan(&cid)
 			if noRows(err) {
 				return tidings.ChannelNotFound(project, channel)
@@ -64,12 +67,20 @@ func (db *DB) SetRecipients(ctx context.Context, accountID int64, project, chann
 			if err != nil {
 				return err
 			}
+			var strangers []string
 			for _, e := range emails {
 				if !slices.Contains(members, e) {
-					var p tidings.Problems
-					p.Add("notify", "not_member", "%s is not a member of this account", e)
-					return p.Err()
+					strangers = append(strangers, e)
 				}
+			}
+			if len(strangers) > 0 {
+				var p tidings.Problems
+				if len(strangers) == 1 {
+					p.Add("notify", "not_member", "%s is not a member of this account", strangers[0])
+				} else {
+					p.Add("notify", "not_member", "%s are not members of this account", strings.Join(strangers, ", "))
+				}
+				return p.Err()
 			}
 		}
 		if channel == "" {

@@ -176,8 +176,12 @@ func TestRecipientsRefused(t *testing.T) {
 			unchanged()
 		}
 	}
+	// Every stranger is named at once.
+	err := db.SetRecipients(ctx, f.acme, "my-saas", "", recipients(t, "zed@example.com,ada@example.com,eve@example.com"))
+	wantValidation(t, err, "notify", "eve@example.com, zed@example.com are not members")
+	unchanged()
 	// Acme's members are not globex's.
-	err := db.SetRecipients(ctx, f.globex, "my-saas", "", recipients(t, "ada@example.com"))
+	err = db.SetRecipients(ctx, f.globex, "my-saas", "", recipients(t, "ada@example.com"))
 	wantValidation(t, err, "notify", "ada@example.com")
 	unchanged()
 
