@@ -21,6 +21,10 @@ func webhookCreate(ctx context.Context, c *cli, _ []string) error {
 		ChatID: c.chatID, UserKey: c.userKey, Secret: c.secret}
 	var p tidings.Problems
 	nw.Check(&p)
+	if nw.Secret != "" && nw.Format != tidings.FormatPushover {
+		// Check says so for the chat formats only; a standard webhook's secret is made here.
+		p.Add("secret", "unexpected", "is for pushover webhooks only")
+	}
 	if err := p.Err(); err != nil {
 		return flagError(err, "chat_id", "user_key", "secret")
 	}
