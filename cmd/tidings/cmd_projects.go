@@ -55,7 +55,7 @@ func projectFlags(fs *flag.FlagSet, c *cli) {
 	fs.StringVar(&c.settings.repeatTimes, "repeat-urgent-times", "",
 		fmt.Sprintf("push an unacknowledged urgent event again at most this many `times`: 0 (never) to %d (default %d)", tidings.MaxRepeatUrgentTimes, tidings.RepeatUrgentTimes))
 	fs.Var(notifyFlag{&c.settings.notify}, "notify",
-		"who is notified of the project's events: everyone (the default), nobody, or members' `emails` separated by commas; channels without their own setting follow it")
+		"`who` is notified of the project's events: everyone (the default), nobody, or members' emails separated by commas; channels without their own setting follow it")
 }
 
 // notifyFlag is --notify: a value must be given (--notify "" is not "leave as is").
@@ -464,5 +464,5 @@ func channelUpdate(ctx context.Context, c *cli, args []string) error {
 func channelFlags(fs *flag.FlagSet, c *cli) {
 	accountFlag(fs, c)
 	fs.Var(notifyFlag{&c.settings.notify}, "notify",
-		"who is notified of the channel's events: everyone, nobody, members' `emails` separated by commas, or project (follow the project's setting again, as a new channel does)")
+		"`who` is notified of the channel's events: everyone, nobody, members' emails separated by commas, or project (follow the project's setting again, as a new channel does)")
 }

@@ -187,10 +187,10 @@ func TestCLIChannelNotify(t *testing.T) {
 
 	// The help says what --notify takes, project included.
 	code, out, _ := runCLI(t, "", "", "channel", "update", "--help")
-	if code != 0 || !strings.Contains(out, "--notify emails") || !strings.Contains(out, "project (follow the project's setting again") {
+	if code != 0 || !strings.Contains(out, "--notify who") || !strings.Contains(out, "project (follow the project's setting again") {
 		t.Fatalf("channel update --help: %d\n%s", code, out)
 	}
-	if code, out, _ := runCLI(t, "", "", "project", "update", "--help"); code != 0 || !strings.Contains(out, "--notify emails") {
+	if code, out, _ := runCLI(t, "", "", "project", "update", "--help"); code != 0 || !strings.Contains(out, "--notify who") {
 		t.Fatalf("project update --help: %d\n%s", code, out)
 	}
 	if code, out, _ := runCLI(t, "", "", "channel", "--help"); code != 0 || !strings.Contains(out, "tidings channel update PROJECT CHANNEL") {
