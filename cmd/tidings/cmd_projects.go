@@ -19,7 +19,8 @@ import (
 type projectSettings struct {
 	autoCreate, retention, changeDefault, ignoreGPC string
 	repeatEvery, repeatTimes                        string // an urgent event's escalation
-	notify                                          string // who is notified: everyone, nobody, emails (project: channels)
+	notify                                          string // who is notified: everyone, nobody, emails (a channel: project)
+	notifySet                                       bool   // --notify was given (--notify "" is refused, not "as is")
 }
 
 // setFlag is a boolean flag that remembers whether it was given (--name, --name=false).
@@ -54,25 +55,23 @@ func projectFlags(fs *flag.FlagSet, c *cli) {
 		fmt.Sprintf("push an unacknowledged urgent event again this often: a `duration` from 1m to 24h, like 5m or 1h30m (default %s)", fmtEvery(tidings.RepeatUrgentEvery)))
 	fs.StringVar(&c.settings.repeatTimes, "repeat-urgent-times", "",
 		fmt.Sprintf("push an unacknowledged urgent event again at most this many `times`: 0 (never) to %d (default %d)", tidings.MaxRepeatUrgentTimes, tidings.RepeatUrgentTimes))
-	fs.Var(notifyFlag{&c.settings.notify}, "notify",
+	fs.Var(notifyFlag{&c.settings}, "notify",
 		"`who` is notified of the project's events: everyone (the default), nobody, or members' emails separated by commas; channels without their own setting follow it")
 }
 
-// notifyFlag is --notify: a value must be given (--notify "" is not "leave as is").
-type notifyFlag struct{ v *string }
+// notifyFlag is --notify, remembering that it was given: --notify "" is a mistake
+// that parseNotify says in one line, not "leave it as is".
+type notifyFlag struct{ ps *projectSettings }
 
 func (f notifyFlag) String() string {
-	if f.v == nil {
+	if f.ps == nil {
 		return ""
 	}
-	return *f.v
+	return f.ps.notify
 }
 
 func (f notifyFlag) Set(s string) error {
-	if strings.TrimSpace(s) == "" {
-		return fmt.Errorf(`must be "everyone", "nobody", or members' emails separated by commas`)
-	}
-	*f.v = s
+	f.ps.notify, f.ps.notifySet = s, true
 	return nil
 }
 
@@ -82,6 +81,13 @@ const notifyProject = "project"
 // parseNotify reads --notify: nil for "project" when a channel may follow its
 // project (forChannel), the recipients otherwise; the message names the flag.
 func parseNotify(s string, forChannel bool) (*tidings.Recipients, error) {
+	if strings.TrimSpace(s) == "" {
+		also := ""
+		if forChannel {
+			also = `, or "project"`
+		}
+		return nil, tidings.Errorf(tidings.EValidation, `--notify must be "everyone", "nobody", or members' emails separated by commas%s (got "")`, also)
+	}
 	if strings.TrimSpace(s) == notifyProject {
 		if !forChannel {
 			return nil, tidings.Errorf(tidings.EValidation, `--notify project is for a channel (it follows its project again): a project's is everyone, nobody, or members' emails separated by commas`)
@@ -125,7 +131,7 @@ func checkMembers(ctx context.Context, s tidings.Store, account int64, r *tiding
 	}
 	for _, e := range r.Emails {
 		if !members[e] {
-			return tidings.Errorf(tidings.EValidation, "--notify names %s, who is not a member of the account (tidings user list shows the members)", e)
+			return tidings.Errorf(tidings.EValidation, "--notify not a member of the account: %s", e)
 		}
 	}
 	return nil
@@ -183,7 +189,7 @@ func (ps projectSettings) parsed() (auto bool, days int, change string, err erro
 	if _, _, err := ps.repeatUrgent(tidings.RepeatUrgentEvery, tidings.RepeatUrgentTimes); err != nil {
 		return false, 0, "", err
 	}
-	if ps.notify != "" {
+	if ps.notifySet {
 		if _, err := parseNotify(ps.notify, false); err != nil {
 			return false, 0, "", err
 		}
@@ -204,7 +210,7 @@ func (ps projectSettings) apply(ctx context.Context, s tidings.Store, account in
 	if err != nil {
 		return err
 	}
-	if ps.notify != "" { // first: the store refuses a non-member, and nothing else is saved then
+	if ps.notifySet { // first: the store refuses a non-member, and nothing else is saved then
 		r, _ := parseNotify(ps.notify, false) // parsed checked it
 		if err := s.SetRecipients(ctx, account, project, "", r); err != nil {
 			return flagError(err, "notify")
@@ -253,7 +259,7 @@ func projectCreate(ctx context.Context, c *cli, args []string) error {
 		if _, _, _, err := c.settings.parsed(); err != nil {
 			return err // a wrong setting is said before the project exists
 		}
-		if c.settings.notify != "" {
+		if c.settings.notifySet {
 			r, _ := parseNotify(c.settings.notify, false)
 			if err := checkMembers(ctx, s, a.ID, r); err != nil {
 				return err // so is a recipient who is not a member
@@ -441,7 +447,7 @@ func channelNotify(r tidings.Recipients, own bool) string {
 
 // channelUpdate changes a channel's settings (who is notified) and prints them.
 func channelUpdate(ctx context.Context, c *cli, args []string) error {
-	if c.settings.notify == "" {
+	if !c.settings.notifySet {
 		return tidings.Errorf(tidings.EValidation, "nothing to change: give --notify everyone|nobody|EMAILS|project")
 	}
 	r, err := parseNotify(c.settings.notify, true)
@@ -463,6 +469,6 @@ func channelUpdate(ctx context.Context, c *cli, args []string) error {
 
 func channelFlags(fs *flag.FlagSet, c *cli) {
 	accountFlag(fs, c)
-	fs.Var(notifyFlag{&c.settings.notify}, "notify",
+	fs.Var(notifyFlag{&c.settings}, "notify",
 		"`who` is notified of the channel's events: everyone, nobody, members' emails separated by commas, or project (follow the project's setting again, as a new channel does)")
 }

@@ -120,12 +120,13 @@ func TestCLIChannelNotify(t *testing.T) {
 	}
 
 	// Every wrong value: one line, exit 1 (2 for a flag the flag package refuses), nothing saved.
-	fails(1, "--notify names carol@example.com, who is not a member", "project", "update", "my-saas", "--notify", "ada@example.com,carol@example.com", "--retention-days", "7")
+	fails(1, "--notify not a member of the account: carol@example.com", "project", "update", "my-saas", "--notify", "ada@example.com,carol@example.com", "--retention-days", "7")
 	fails(1, "carol@example.com", "channel", "update", "my-saas", "payments", "--notify", "carol@example.com")
 	fails(1, `--notify must be "everyone", "nobody", or members' emails`, "channel", "update", "my-saas", "payments", "--notify", "ada")
 	fails(1, `--notify must be`, "project", "update", "my-saas", "--notify", "ada@example.com,not an email")
 	fails(1, `--notify must be`, "channel", "update", "my-saas", "payments", "--notify", ",,")
-	fails(2, `invalid value "" for flag -notify: must be "everyone", "nobody", or members' emails`, "channel", "update", "my-saas", "payments", "--notify", "")
+	fails(1, `--notify must be "everyone", "nobody", or members' emails separated by commas, or "project" (got "")`, "channel", "update", "my-saas", "payments", "--notify", "")
+	fails(1, `--notify must be "everyone", "nobody", or members' emails separated by commas (got "")`, "project", "update", "my-saas", "--notify", " ")
 	fails(1, "--notify project is for a channel", "project", "update", "my-saas", "--notify", "project")
 	many := make([]string, tidings.MaxRecipients+1)
 	for i := range many {
@@ -161,9 +162,10 @@ func TestCLIChannelNotify(t *testing.T) {
 	}
 
 	// At creation: checked before the project exists.
-	fails(1, "--notify names carol@example.com", "project", "create", "ops", "--notify", "carol@example.com")
+	fails(1, "--notify not a member of the account: carol@example.com", "project", "create", "ops", "--notify", "carol@example.com")
 	fails(1, "--notify must be", "project", "create", "ops", "--notify", "carol")
 	fails(1, "--notify project is for a channel", "project", "create", "ops", "--notify", "project")
+	fails(1, `--notify must be`, "project", "create", "ops", "--notify", "")
 	if _, err := s.FindProject(ctx, f.Account.ID, "ops"); tidings.ErrorCode(err) != tidings.EProjectNotFound {
 		t.Fatalf("a refused create made the project: %v", err)
 	}
