@@ -42,7 +42,7 @@ func webhookCreate(ctx context.Context, c *cli, _ []string) error {
 			fmt.Fprintln(c.stdout, w.Secret) // shown only now; a chat service's secrets are what the user typed
 		}
 		if privateTarget(ctx, w.URL) {
-			fmt.Fprintf(c.stderr, "warning: %s is a loopback or private address: the server refuses to deliver to it unless started with --allow-private-targets\n", displayURL(w))
+			fmt.Fprintf(c.stderr, "warning: %s is a loopback or private address: the server refuses to deliver to it unless started with --allow-private-targets\n", w.DisplayURL())
 		}
 		return nil
 	})
@@ -88,7 +88,7 @@ func webhookList(ctx context.Context, c *cli, _ []string) error {
 			fmt.Fprintln(w, "ID\tNAME\tPROJECT\tCHANNEL\tFORMAT\tEVENTS\tURL")
 		}
 		for _, h := range ws {
-			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", h.ID, orDash(h.Name), h.Project, orDash(h.Channel), h.Format, h.Events, displayURL(h))
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", h.ID, orDash(h.Name), h.Project, orDash(h.Channel), h.Format, h.Events, h.DisplayURL())
 		}
 		return w.Flush()
 	})
@@ -102,10 +102,4 @@ func webhookDelete(ctx context.Context, c *cli, args []string) error {
 		fmt.Fprintf(c.stdout, "deleted webhook %s\n", args[0])
 		return nil
 	})
-}
-
-// displayURL is the webhook's URL without its secrets (Webhook.DisplayURL), with the
-// "…" that stands for them written as such rather than percent-encoded.
-func displayURL(w *tidings.Webhook) string {
-	return strings.ReplaceAll(w.DisplayURL(), "%E2%80%A6", "…")
 }
