@@ -38,8 +38,14 @@ func firstLink(ev *tidings.Event, page string) (label, url string) {
 	return "", ""
 }
 
-// where is "#payments (my-saas)".
-func where(ev *tidings.Event) string { return "#" + ev.Channel + " (" + ev.Project + ")" }
+// where is "#payments (my-saas)", or
+// "my-saas" for a test message of a webhook of every channel.
+func where(ev *tidings.Event) string {
+	if ev.Channel == "" {
+		return ev.Project
+	}
+	return "#" + ev.Channel + " (" + ev.Project + ")"
+}
 
 // description is the event's description as one line of plain text, whole (each
 // format bounds it).
@@ -90,10 +96,21 @@ func len16(s string) int {
 // starts a link or a mention such as <!everyone> or <users/all>).
 var markupEscape = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
 
-// markdownEscape escapes what Markdown (Mattermost, Gotify) would read as markup in
-// event text: emphasis, links, headings, code, HTML.
-var markdownEscape = strings.NewReplacer(`\`, `\\`, "*", `\*`, "_", `\_`, "`", "\\`", "[", `\[`, "]", `\]`,
-	"#", `\#`, "~", `\~`, "|", `\|`, "<", `\<`, ">", `\>`)
+// markdownEscape escapes what Markdown (Gotify) would read as markup in event text:
+// emphasis, links, headings, code, HTML.
+var markdownEscape = strings.NewReplacer(markdownPairs("<", ">")...)
+
+// mattermostEscape is markdownEscape but for < and >, which Mattermost's text takes
+// as entities (markupEscape) as Slack's does.
+var mattermostEscape = strings.NewReplacer(markdownPairs()...)
+
+func markdownPairs(more ...string) []string {
+	var pairs []string
+	for _, c := range append([]string{`\`, "*", "_", "`", "[", "]", "#", "~", "|"}, more...) {
+		pairs = append(pairs, c, `\`+c)
+	}
+	return pairs
+}
 
 // postBody is a POST of body to u.
 func postBody(u string, body []byte, contentType string) (*http.Request, error) {

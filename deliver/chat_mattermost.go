@@ -23,7 +23,7 @@ func mattermostRequest(w *tidings.Webhook, ev *tidings.Event, page string) (*htt
 
 // mattermostText is event text made inert for Mattermost.
 func mattermostText(s string) string {
-	return strings.ReplaceAll(markupEscape.Replace(markdownEscape.Replace(s)), "@", "@\u2060")
+	return strings.ReplaceAll(markupEscape.Replace(mattermostEscape.Replace(s)), "@", "@\u2060")
 }
 
 // markdownURL is a URL as a Markdown link's destination: the characters that would end
