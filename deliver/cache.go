@@ -114,10 +114,10 @@ func (c *targetCache) get(ctx context.Context, st tidings.Store, accountID int64
 
 // recipientCache keeps who is notified of each project and channel for as long as the
 // targets: a burst of events reads them once a second, and a change counts from the
-// next second on.
+// next second on. Workers that miss the same entry at once wait for one read.
 type recipientCache struct {
 	mu   sync.Mutex
-	byCh map[recipientKey]cachedRecipients
+	byCh map[recipientKey]*cachedRecipients
 }
 
 type recipientKey struct {
@@ -126,6 +126,7 @@ type recipientKey struct {
 }
 
 type cachedRecipients struct {
+	mu   sync.Mutex // held while it is read from the store
 	r    tidings.Recipients
 	read time.Time
 }
@@ -138,9 +139,18 @@ const maxRecipientsCache = 4096
 func (c *recipientCache) get(ctx context.Context, st tidings.Store, accountID int64, project, channel string, now time.Time) (tidings.Recipients, error) {
 	k := recipientKey{accountID, project, channel}
 	c.mu.Lock()
-	e, ok := c.byCh[k]
+	if c.byCh == nil || len(c.byCh) >= maxRecipientsCache {
+		c.byCh = map[recipientKey]*cachedRecipients{} // bounded: start afresh
+	}
+	e := c.byCh[k]
+	if e == nil {
+		e = &cachedRecipients{}
+		c.byCh[k] = e
+	}
 	c.mu.Unlock()
-	if ok && now.Sub(e.read) < targetsFresh && now.Sub(e.read) >= 0 {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if !e.read.IsZero() && now.Sub(e.read) < targetsFresh && now.Sub(e.read) >= 0 {
 		return e.r, nil
 	}
 	r, _, err := st.RecipientsOf(ctx, accountID, project, channel)
@@ -151,11 +161,6 @@ func (c *recipientCache) get(ctx context.Context, st tidings.Store, accountID in
 	default:
 		return tidings.Recipients{}, err
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.byCh == nil || len(c.byCh) >= maxRecipientsCache {
-		c.byCh = map[recipientKey]cachedRecipients{} // bounded: start afresh
-	}
-	c.byCh[k] = cachedRecipients{r: r, read: now}
+	e.r, e.read = r, now
 	return r, nil
 }
