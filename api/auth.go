@@ -80,7 +80,32 @@ func (u *usage) take() map[string]time.Time {
 	return m
 }
 
-// FlushUsage writes the last-used times collected since the previous flush.
+// giveBack returns times that could not be written, keeping any newer one seen since:
+// the next flush (or the last, at shutdown) writes them.
+func (u *usage) giveBack(m map[string]time.Time) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.seen == nil {
+		u.seen = map[string]time.Time{}
+	}
+	for id, at := range m {
+		if cur, ok := u.seen[id]; !ok || at.After(cur) {
+			u.seen[id] = at
+		}
+	}
+}
+
+// FlushUsage writes the last-used times collected since the previous flush. Times it
+// could not write (the store failed, or ctx ended mid-write as the server stops) are
+// kept for the next flush rather than lost.
 func (s *Server) FlushUsage(ctx context.Context) error {
-	return s.store.TouchTokens(ctx, s.usage.take())
+	m := s.usage.take()
+	if len(m) == 0 {
+		return nil
+	}
+	err := s.store.TouchTokens(ctx, m)
+	if err != nil {
+		s.usage.giveBack(m)
+	}
+	return err
 }

@@ -12,13 +12,13 @@ import (
 // maxAttemptsKept is how many attempts of a webhook the UI can list.
 const maxAttemptsKept = 20
 
-const webhookColumns = `w.id, w.account_id, p.name, COALESCE(c.name, ''), w.url, w.format, w.events, w.name, w.secret, w.created_at
+const webhookColumns = `w.id, w.account_id, p.name, COALESCE(c.name, ''), w.url, w.format, w.events, w.name, w.secret, w.chat_id, w.user_key, w.created_at
 	FROM webhooks w JOIN projects p ON p.id = w.project_id LEFT JOIN channels c ON c.id = w.channel_id`
 
 func scanWebhook(s scanner) (*tidings.Webhook, error) {
 	w := &tidings.Webhook{}
 	var created int64
-	if err := s.Scan(&w.ID, &w.AccountID, &w.Project, &w.Channel, &w.URL, &w.Format, &w.Events, &w.Name, &w.Secret, &created); err != nil {
+	if err := s.Scan(&w.ID, &w.AccountID, &w.Project, &w.Channel, &w.URL, &w.Format, &w.Events, &w.Name, &w.Secret, &w.ChatID, &w.UserKey, &created); err != nil {
 		return nil, err
 	}
 	w.CreatedAt = fromMS(created)
@@ -58,8 +58,9 @@ func (db *DB) CreateWebhook(ctx context.Context, accountID int64, w *tidings.Web
 	}
 	w.AccountID = accountID
 	w.CreatedAt = db.stamp()
-	_, err = db.write.ExecContext(ctx, `INSERT INTO webhooks (id, account_id, project_id, channel_id, url, format, events, name, secret, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, w.ID, accountID, p.ID, channel, w.URL, w.Format, w.Events, w.Name, w.Secret, ms(w.CreatedAt))
+	_, err = db.write.ExecContext(ctx, `INSERT INTO webhooks (id, account_id, project_id, channel_id, url, format, events, name, secret, chat_id, user_key, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, w.ID, accountID, p.ID, channel, w.URL, w.Format, w.Events, w.Name, w.Secret,
+		w.ChatID, w.UserKey, ms(w.CreatedAt))
 	return err
 }
 

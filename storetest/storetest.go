@@ -70,6 +70,8 @@ func Run(t *testing.T, open Opener) {
 	run("Presses", testPresses)
 	run("IntentSettings", testIntentSettings)
 	run("IntentDeletes", testIntentDeletes)
+	run("Recipients", testRecipients)
+	run("ChatWebhooks", testChatWebhooks)
 	run("Workload", testWorkload)
 	run("Close", testClose)
 }
