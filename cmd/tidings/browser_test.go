@@ -750,6 +750,12 @@ func addRecipients(t *testing.T, m *Main) {
 	if err := m.store.SetRecipients(ctx, acme.ID, "my-saas", "payments", &tidings.Recipients{Mode: tidings.NotifyNobody}); err != nil {
 		t.Fatal(err)
 	}
+	// A Telegram webhook: the list shows its URL without the bot token.
+	if err := m.store.CreateWebhook(ctx, acme.ID, &tidings.Webhook{ID: tidings.NewID("wh_"), Project: "my-saas", Format: tidings.FormatTelegram,
+		Events: tidings.WebhookNotify, Name: "Ops in Telegram", ChatID: "-1001234567890",
+		URL: "https://api.telegram.org/bot123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw/sendMessage"}); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // addPageViews gives user-42 of my-saas page views (over the last weeks, from a search
