@@ -26,11 +26,8 @@ type webhookRow struct {
 }
 
 // Shown is the webhook's URL as the list shows it: without its secrets
-// (Webhook.DisplayURL), with the "…" that replaces them readable rather than
-// percent-encoded.
-func (h webhookRow) Shown() string {
-	return strings.ReplaceAll(h.DisplayURL(), "%E2%80%A6", "…")
-}
+// (Webhook.DisplayURL).
+func (h webhookRow) Shown() string { return h.DisplayURL() }
 
 // attemptRow is one delivery attempt with the name of the event it carried.
 type attemptRow struct {
