@@ -44,33 +44,37 @@ func (w *NewWebhook) checkChat(p *Problems, u *url.URL) {
 			p.Add("url", "format", "a gotify webhook's URL is the server's /message?token=APP_TOKEN")
 		}
 	}
-	if w.Format != FormatPushover && w.Secret != "" {
-		p.Add("secret", "unexpected", "is for pushover webhooks only")
-	}
 }
 
-// DisplayURL is the webhook's URL as lists show it: the secrets of the chat services
-// (a Telegram bot token, token= and key= parameters, a Teams or Google Chat
-// signature) replaced by "…", so that they are shown only when the webhook is made.
+// DisplayURL is the webhook's URL as lists show it, its secrets replaced by "…": a
+// Telegram bot token, the last part of a Slack, Discord or Mattermost hook's path (its
+// key), and token=, key=, sig=, signature= and code= parameters (Gotify, Pushover,
+// Google Chat, Teams). They are shown once, when the webhook is made.
 func (w *Webhook) DisplayURL() string {
 	u, err := url.Parse(w.URL)
 	if err != nil {
 		return ""
 	}
-	if w.Format == FormatTelegram {
-		u.Path = "/bot…/sendMessage"
-	}
-	q := u.Query()
-	hidden := false
-	for k := range q {
-		switch strings.ToLower(k) {
-		case "token", "key", "sig", "signature", "code":
-			q.Set(k, "…")
-			hidden = true
+	path := u.EscapedPath()
+	switch w.Format {
+	case FormatTelegram:
+		path = "/bot…/sendMessage"
+	case FormatSlack, FormatDiscord, FormatMattermost:
+		if i := strings.LastIndexByte(strings.TrimSuffix(path, "/"), '/'); i >= 0 {
+			path = path[:i+1] + "…"
 		}
 	}
-	if hidden {
-		u.RawQuery = q.Encode()
+	out := u.Scheme + "://" + u.Host + path
+	if u.RawQuery != "" {
+		parts := strings.Split(u.RawQuery, "&")
+		for i, part := range parts {
+			k, _, _ := strings.Cut(part, "=")
+			switch strings.ToLower(k) {
+			case "token", "key", "sig", "signature", "code":
+				parts[i] = k + "=…"
+			}
+		}
+		out += "?" + strings.Join(parts, "&")
 	}
-	return u.String()
+	return out
 }

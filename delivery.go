@@ -84,6 +84,9 @@ func (w *NewWebhook) Check(p *Problems) {
 	if w.UserKey != "" && w.Format != FormatPushover {
 		p.Add("user_key", "unexpected", "is for pushover webhooks only")
 	}
+	if w.Secret != "" && w.Format != FormatPushover {
+		p.Add("secret", "unexpected", "is for pushover webhooks only (a standard webhook's signing secret is made by Tidings)")
+	}
 	switch w.Events {
 	case "":
 		w.Events = WebhookNotify

@@ -82,4 +82,25 @@ func TestChatWebhookChecks(t *testing.T) {
 			t.Errorf("DisplayURL shows a secret: %s", d)
 		}
 	}
+	for _, c := range []struct{ format, in, want string }{
+		{FormatTelegram, "https://api.telegram.org/bot1:AAAAAAAAAAAAAAAAAAAAAAAAA/sendMessage", "https://api.telegram.org/bot…/sendMessage"},
+		{FormatSlack, "https://hooks.slack.com/services/T0/B0/XXXX", "https://hooks.slack.com/services/T0/B0/…"},
+		{FormatDiscord, "https://discord.com/api/webhooks/123/TOKEN", "https://discord.com/api/webhooks/123/…"},
+		{FormatMattermost, "https://mm.example.com/hooks/abc", "https://mm.example.com/hooks/…"},
+		{FormatGotify, "https://g.example.com/message?token=AbC", "https://g.example.com/message?token=…"},
+		{FormatGoogleChat, "https://chat.googleapis.com/v1/spaces/A/messages?key=k&token=t", "https://chat.googleapis.com/v1/spaces/A/messages?key=…&token=…"},
+		{FormatStandard, "https://example.com/hooks/tidings", "https://example.com/hooks/tidings"},
+	} {
+		if got := (&Webhook{Format: c.format, URL: c.in}).DisplayURL(); got != c.want {
+			t.Errorf("%s: DisplayURL %q, want %q", c.format, got, c.want)
+		}
+	}
+	for _, f := range []string{FormatStandard, FormatSlack, FormatTeams} {
+		w := NewWebhook{Project: "p", Format: f, URL: "https://x.example.com/", Secret: "uQiRzpo4DXghDmr9QzzfQu27cmVRsG"}
+		var p Problems
+		w.Check(&p)
+		if !p.Has("secret") {
+			t.Errorf("%s with a secret: %v", f, p)
+		}
+	}
 }

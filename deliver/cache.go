@@ -54,9 +54,10 @@ type targetCache struct {
 }
 
 type accountTargets struct {
-	read  time.Time
-	subs  []*tidings.PushSubscription
-	prefs map[int64]*tidings.NotifyPrefs
+	read   time.Time
+	subs   []*tidings.PushSubscription
+	prefs  map[int64]*tidings.NotifyPrefs
+	emails map[int64]string // the members' emails by user ID, for the recipients rule
 }
 
 const targetsFresh = time.Second
@@ -91,7 +92,15 @@ func (c *targetCache) get(ctx context.Context, st tidings.Store, accountID int64
 	if err != nil {
 		return nil, err
 	}
-	t = &accountTargets{read: now, subs: subs, prefs: prefs}
+	users, err := st.ListUsers(ctx, accountID)
+	if err != nil {
+		return nil, err
+	}
+	emails := make(map[int64]string, len(users))
+	for _, u := range users {
+		emails[u.ID] = u.Email
+	}
+	t = &accountTargets{read: now, subs: subs, prefs: prefs, emails: emails}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for id, old := range c.accounts { // bounded: stale entries go
@@ -101,4 +110,57 @@ func (c *targetCache) get(ctx context.Context, st tidings.Store, accountID int64
 	}
 	c.accounts[accountID] = t
 	return t, nil
+}
+
+// recipientCache keeps who is notified of each project and channel for as long as the
+// targets: a burst of events reads them once a second, and a change counts from the
+// next second on. Workers that miss the same entry at once wait for one read.
+type recipientCache struct {
+	mu   sync.Mutex
+	byCh map[recipientKey]*cachedRecipients
+}
+
+type recipientKey struct {
+	account          int64
+	project, channel string
+}
+
+type cachedRecipients struct {
+	mu   sync.Mutex // held while it is read from the store
+	r    tidings.Recipients
+	read time.Time
+}
+
+const maxRecipientsCache = 4096
+
+// get returns the recipients of the channel's events (its own setting or its
+// project's). A project or channel deleted meanwhile has no setting: everyone, as
+// before recipients existed (its events are going too).
+func (c *recipientCache) get(ctx context.Context, st tidings.Store, accountID int64, project, channel string, now time.Time) (tidings.Recipients, error) {
+	k := recipientKey{accountID, project, channel}
+	c.mu.Lock()
+	if c.byCh == nil || len(c.byCh) >= maxRecipientsCache {
+		c.byCh = map[recipientKey]*cachedRecipients{} // bounded: start afresh
+	}
+	e := c.byCh[k]
+	if e == nil {
+		e = &cachedRecipients{}
+		c.byCh[k] = e
+	}
+	c.mu.Unlock()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if !e.read.IsZero() && now.Sub(e.read) < targetsFresh && now.Sub(e.read) >= 0 {
+		return e.r, nil
+	}
+	r, _, err := st.RecipientsOf(ctx, accountID, project, channel)
+	switch tidings.ErrorCode(err) {
+	case "":
+	case tidings.EProjectNotFound, tidings.EChannelNotFound:
+		r = tidings.Everyone
+	default:
+		return tidings.Recipients{}, err
+	}
+	e.r, e.read = r, now
+	return r, nil
 }

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"os"
 	"syscall"
 	"time"
@@ -22,8 +23,13 @@ var ErrPrivateTarget = errors.New("refused: the address is loopback, private, li
 
 // PublicError is a delivery's error as its owner may see it: it never names the
 // server's own resolver or any other address the request did not go to (a DNS failure
-// says "lookup example.com on 127.0.0.53:53: no such host").
+// says "lookup example.com on 127.0.0.53:53: no such host"), nor the URL, whose path or
+// query may hold a chat service's token (a Telegram bot's, a Gotify app's).
 func PublicError(err error) string {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err // "Post \"https://…\": …" names the URL
+	}
 	if errors.Is(err, ErrPrivateTarget) {
 		return ErrPrivateTarget.Error()
 	}

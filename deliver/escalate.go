@@ -56,8 +56,8 @@ func repeatJob(accountID int64, eventID string, n int, at time.Time) *tidings.De
 		MessageID: fmt.Sprintf("repeat-%s-%d", eventID, n), NextAt: at, CreatedAt: at}
 }
 
-// repeat pushes an urgent event again to every device whose user's choices do not
-// hold it (quiet hours and flood control do not hold urgent events), and schedules the
+// repeat pushes an urgent event again to every device of the event's recipients whose
+// user's choices do not hold it (quiet hours and flood control do not hold urgent events), and schedules the
 // next repeat, in one ReplaceDelivery. It reads the event fresh: an acknowledgement or
 // a later version of its key ends the escalation.
 func (r *Runner) repeat(ctx context.Context, j *tidings.Delivery) error {
@@ -95,8 +95,15 @@ func (r *Runner) repeat(ctx context.Context, j *tidings.Delivery) error {
 	if err != nil {
 		return err
 	}
+	rcpt, err := r.recipients.get(ctx, st, j.AccountID, ev.Project, ev.Channel, now)
+	if err != nil {
+		return err
+	}
 	var jobs []*tidings.Delivery
 	for _, sub := range targets.subs {
+		if !rcpt.Includes(targets.emails[sub.UserID]) {
+			continue // recipients only, as the first push
+		}
 		if prefs := targets.prefs[sub.UserID]; prefs != nil && prefs.Holds(ev) {
 			continue
 		}

@@ -53,7 +53,8 @@ func (r *Runner) expand(ctx context.Context, j *tidings.Delivery) error {
 	return r.cfg.Store.ReplaceDelivery(ctx, j.ID, jobs, records)
 }
 
-// pushTargets decides, device by device, what a notify event becomes: a push, a
+// pushTargets decides, device by device, what a notify event becomes: nothing for a
+// device whose user is not among the recipients of the event's channel, else a push, a
 // collapsed push (the device had its PushesPerMinute), nothing (muted or "urgent only",
 // or counted for the next collapsed one), or a line in the summary at the end of the
 // user's quiet hours. An urgent event passes quiet hours and flood control. Deciding here, not when sending, keeps a burst from becoming a job per event
@@ -63,9 +64,19 @@ func (r *Runner) pushTargets(ctx context.Context, j *tidings.Delivery, ev *tidin
 	if err != nil {
 		return nil, nil, err
 	}
+	rcpt, err := r.recipients.get(ctx, r.cfg.Store, j.AccountID, ev.Project, ev.Channel, now)
+	if err != nil {
+		return nil, nil, err
+	}
 	var jobs []*tidings.Delivery
 	var records []*tidings.PushRecord
 	for _, sub := range targets.subs {
+		if !rcpt.Includes(targets.emails[sub.UserID]) {
+			// Not among the channel's recipients: decided before the user's own choices.
+			records = append(records, &tidings.PushRecord{EventID: ev.ID, SubscriptionID: sub.ID, UserID: sub.UserID,
+				Status: tidings.PushNotRecipient, At: now})
+			continue
+		}
 		p := targets.prefs[sub.UserID]
 		if p == nil {
 			p = &tidings.NotifyPrefs{}

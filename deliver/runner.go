@@ -60,14 +60,15 @@ const EnvTestRepeatEvery = "TIDINGS_TEST_REPEAT_EVERY"
 
 // Runner sends the outbox's jobs.
 type Runner struct {
-	cfg     Config
-	log     *slog.Logger
-	pools   []*pool
-	done    chan struct{} // a worker finished: there may be room for more
-	flood   flood
-	targets targetCache
-	events  eventCache
-	keyMu   sync.Mutex // guards cfg.PressKey while it is loaded
+	cfg        Config
+	log        *slog.Logger
+	pools      []*pool
+	done       chan struct{} // a worker finished: there may be room for more
+	flood      flood
+	targets    targetCache
+	recipients recipientCache
+	events     eventCache
+	keyMu      sync.Mutex // guards cfg.PressKey while it is loaded
 }
 
 // New returns a Runner; Run starts it.

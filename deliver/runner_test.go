@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -109,6 +110,8 @@ type receiver struct {
 }
 
 type recorded struct {
+	method string
+	url    *url.URL // path and query as received
 	header http.Header
 	body   []byte
 	at     time.Time
@@ -118,7 +121,7 @@ func newReceiver(t *testing.T, statuses ...int) *receiver {
 	r := &receiver{statuses: statuses, header: http.Header{}, got: make(chan *recorded, 100)}
 	r.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		body, _ := io.ReadAll(req.Body)
-		rec := &recorded{header: req.Header.Clone(), body: body, at: time.Now()}
+		rec := &recorded{method: req.Method, url: req.URL, header: req.Header.Clone(), body: body, at: time.Now()}
 		r.mu.Lock()
 		r.requests = append(r.requests, rec)
 		status := http.StatusOK

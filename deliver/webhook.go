@@ -21,6 +21,9 @@ import (
 // maxTextLen bounds the description in chat messages (Discord takes 2,000 characters).
 const maxTextLen = 1000
 
+// maxChatText bounds the description in the chat services that take more.
+const maxChatText = 4000
+
 // eventURL is the event's page in the dashboard, or "" when the public URL is not set.
 func eventURL(publicURL string, ev *tidings.Event) string {
 	if publicURL == "" {
@@ -50,71 +53,30 @@ func Sign(secret, msgID string, ts int64, body []byte) (string, error) {
 	return "v1," + base64.StdEncoding.EncodeToString(mac.Sum(nil)), nil
 }
 
-// webhookRequest builds the request of one delivery in the webhook's format.
+// webhookRequest builds the request of one delivery in the webhook's format: one
+// small file per chat service (chat_*.go) builds its body.
 func webhookRequest(w *tidings.Webhook, ev *tidings.Event, msgID, publicURL string, now time.Time) (*http.Request, error) {
-	var body []byte
-	header := http.Header{}
-	header.Set("User-Agent", "Tidings-Webhooks/1")
-	link := eventURL(publicURL, ev)
-	desc := PlainText(ev, maxTextLen)
+	page := eventURL(publicURL, ev)
 	switch w.Format {
-	case tidings.FormatSlack:
-		// Slack's mrkdwn: escape &, < and > in text; links are <url|label>.
-		esc := strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
-		text := fmt.Sprintf("*%s* in #%s (%s)", esc.Replace(title(ev)), ev.Channel, ev.Project)
-		if desc != "" {
-			text += "\n" + esc.Replace(desc)
-		}
-		if link != "" {
-			text += "\n<" + link + "|Open in Tidings>"
-		}
-		body, _ = json.Marshal(map[string]any{"text": text})
-		header.Set("Content-Type", "application/json")
+	case tidings.FormatSlack, tidings.FormatMattermost:
+		return slackRequest(w, ev, page)
 	case tidings.FormatDiscord:
-		text := fmt.Sprintf("**%s** in #%s (%s)", title(ev), ev.Channel, ev.Project)
-		if desc != "" {
-			text += "\n" + desc
-		}
-		if link != "" {
-			text += "\n" + link
-		}
-		// No @everyone or role pings from event text.
-		body, _ = json.Marshal(map[string]any{"content": text, "allowed_mentions": map[string]any{"parse": []string{}}})
-		header.Set("Content-Type", "application/json")
+		return discordRequest(w, ev, page)
 	case tidings.FormatNtfy:
-		text := desc
-		if text == "" {
-			text = ev.Event
-		}
-		body = []byte(text)
-		header.Set("Content-Type", "text/plain; charset=utf-8")
-		header.Set("Title", title(ev))
-		header.Set("Tags", ev.Project+","+ev.Channel)
-		if ev.URL != "" {
-			link = ev.URL // where the sender wants a tap to go
-		}
-		if link != "" {
-			header.Set("Click", link)
-		}
-		if ev.Priority != 0 && ev.Priority != tidings.PriorityDefault {
-			header.Set("Priority", strconv.Itoa(int(ev.Priority))) // ntfy's 1 (min) to 5 (max) are ours
-		}
-		if a := ntfyActions(ev.Actions); a != "" {
-			header.Set("Actions", a)
-		}
-		if ev.Parser == tidings.ParserMarkdown {
-			header.Set("Markdown", "yes")
-			body = []byte(ev.Description)
-		}
+		return ntfyRequest(w, ev, page)
+	case tidings.FormatTelegram:
+		return telegramRequest(w, ev, page)
+	case tidings.FormatTeams:
+		return teamsRequest(w, ev, page)
+	case tidings.FormatGoogleChat:
+		return googleChatRequest(w, ev, page)
+	case tidings.FormatPushover:
+		return pushoverRequest(w, ev, page)
+	case tidings.FormatGotify:
+		return gotifyRequest(w, ev, page)
 	default: // tidings.FormatStandard
 		return standardRequest(w, msgID, tidings.WebhookPublished, ev.JSON(), now)
 	}
-	req, err := http.NewRequest(http.MethodPost, w.URL, bytes.NewReader(body))
-	if err != nil {
-		return nil, err
-	}
-	req.Header = header
-	return req, nil
 }
 
 // standardRequest is a Standard Webhooks message of type typ: its JSON body
@@ -188,7 +150,7 @@ func (r *Runner) sendWebhook(ctx context.Context, j *tidings.Delivery) error {
 		req, err = webhookRequest(w, ev, j.MessageID, r.cfg.PublicURL, now)
 	}
 	if err != nil {
-		r.log.Error("building a webhook request", "webhook", w.ID, "err", err)
+		r.log.Error("building a webhook request", "webhook", w.ID, "err", PublicError(err))
 		return st.FinishDelivery(ctx, j.ID)
 	}
 	out := r.send(ctx, req.WithContext(ctx))
@@ -278,37 +240,4 @@ func (r *Runner) settle(ctx context.Context, channel string, j *tidings.Delivery
 	}
 	r.cfg.Observe(channel, "retry")
 	return st.RetryDelivery(ctx, j.ID, j.Attempts+1, next)
-}
-
-// ntfyActions is ntfy's Actions header for the event's URL actions ("view, Label, URL;
-// …"): a button that opens its URL in the ntfy app. Id actions are left out: pressing
-// one must be recorded by Tidings as a member, which an ntfy subscriber is not.
-func ntfyActions(actions []tidings.Action) string {
-	var parts []string
-	for _, a := range actions {
-		if a.URL == "" {
-			continue
-		}
-		label, ok1 := ntfyQuote(a.Label)
-		u, ok2 := ntfyQuote(a.URL)
-		if ok1 && ok2 {
-			parts = append(parts, "view, "+label+", "+u)
-		}
-	}
-	return strings.Join(parts, "; ")
-}
-
-// ntfyQuote quotes a value of ntfy's simple action format when it holds a separator
-// (ntfy takes double or single quotes); ok is false for one that no quote can hold.
-func ntfyQuote(v string) (string, bool) {
-	if !strings.ContainsAny(v, ",;\"'") {
-		return v, true
-	}
-	if !strings.Contains(v, `"`) {
-		return `"` + v + `"`, true
-	}
-	if !strings.Contains(v, "'") {
-		return "'" + v + "'", true
-	}
-	return "", false
 }

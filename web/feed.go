@@ -350,6 +350,7 @@ func (s *Server) pushSummary(r *http.Request, ev *tidings.Event) (string, error)
 	for _, st := range []struct{ status, words string }{
 		{tidings.PushPending, "being delivered"}, {tidings.PushMuted, "muted"}, {tidings.PushQuiet, "in quiet hours"},
 		{tidings.PushCollapsed, "collapsed into a summary (flood limit)"}, {tidings.PushFailed, "failed"}, {tidings.PushGone, "unsubscribed"},
+		{tidings.PushNotRecipient, "not a recipient"},
 	} {
 		if n := count[st.status]; n > 0 {
 			parts = append(parts, strconv.Itoa(n)+" "+st.words)

@@ -19,6 +19,7 @@ type projectRow struct {
 	// Escalation of urgent events: every EveryMinutes, at most Times repeats.
 	EveryMinutes, Times int
 	Escalation          string
+	Notify              string // who is notified of its events, in words
 }
 
 type retentionOption struct {
@@ -69,7 +70,11 @@ func (s *Server) renderProjects(w http.ResponseWriter, r *http.Request, status i
 		if every <= 0 { // a store that has not set it: the default
 			every = tidings.RepeatUrgentEvery
 		}
-		d.Projects = append(d.Projects, projectRow{Project: p, Channels: cs.Channels, MoreChannels: cs.Total - len(cs.Channels),
+		rs, _, err := s.store.RecipientsOf(r.Context(), sess.account.ID, p.Name, "")
+		if err != nil {
+			return err
+		}
+		d.Projects = append(d.Projects, projectRow{Notify: recipientsText(rs), Project: p, Channels: cs.Channels, MoreChannels: cs.Total - len(cs.Channels),
 			AllChannels: cs.Total, Events: n, Retention: retentionOptions(p.RetentionDays),
 			EveryMinutes: int(every / time.Minute), Times: p.RepeatUrgentTimes, Escalation: escalationText(every, p.RepeatUrgentTimes)})
 	}

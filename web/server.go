@@ -224,6 +224,8 @@ func (s *Server) Register(mux *http.ServeMux) {
 		{"POST /settings/projects/{project}/insight-change-default", owner, s.setInsightChangeDefault},
 		{"POST /settings/projects/{project}/gpc", owner, s.setGPC},
 		{"POST /settings/projects/{project}/escalation", owner, s.setEscalation},
+		{"GET /settings/projects/{project}/notify", user, s.recipientsPage},
+		{"POST /settings/projects/{project}/notify", owner, s.setRecipients},
 		{"GET /settings/projects/{project}/delete", owner, s.deleteProjectPage},
 		{"POST /settings/projects/{project}/delete", owner, s.deleteProject},
 		{"GET /settings/projects/{project}/channels/{channel}/delete", owner, s.deleteChannelPage},

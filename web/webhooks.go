@@ -25,6 +25,10 @@ type webhookRow struct {
 	Attempts []attemptRow
 }
 
+// Shown is the webhook's URL as the list shows it: without its secrets
+// (Webhook.DisplayURL).
+func (h webhookRow) Shown() string { return h.DisplayURL() }
+
 // attemptRow is one delivery attempt with the name of the event it carried.
 type attemptRow struct {
 	*tidings.WebhookAttempt
@@ -53,6 +57,7 @@ func (s *Server) webhooksPage(w http.ResponseWriter, r *http.Request) error {
 func (s *Server) renderWebhooks(w http.ResponseWriter, r *http.Request, status int, msg string, created *tidings.Webhook, f tidings.NewWebhook, notice string) error {
 	ctx := r.Context()
 	id := sessionFrom(r).account.ID
+	f.Secret = "" // a typed app token is never sent back
 	hooks, err := s.store.ListWebhooks(ctx, id)
 	if err != nil {
 		return err
@@ -99,18 +104,26 @@ func privateTarget(raw string) bool {
 func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request) error {
 	f := tidings.NewWebhook{Project: r.PostFormValue("project"), Channel: formChannel(r),
 		URL: strings.TrimSpace(r.PostFormValue("url")), Format: r.PostFormValue("format"), Events: r.PostFormValue("events"),
-		Name: strings.TrimSpace(r.PostFormValue("name"))}
+		Name: strings.TrimSpace(r.PostFormValue("name")), ChatID: strings.TrimSpace(r.PostFormValue("chat_id")),
+		UserKey: strings.TrimSpace(r.PostFormValue("user_key")), Secret: strings.TrimSpace(r.PostFormValue("secret"))}
+	if f.Format != tidings.FormatTelegram && f.Format != "" {
+		f.ChatID = "" // typed for another format before this one was picked: not this one's
+	}
+	if f.Format != tidings.FormatPushover {
+		f.UserKey, f.Secret = "", ""
+	}
 	var p tidings.Problems
 	f.Check(&p)
 	if err := p.Err(); err != nil {
-		return s.renderWebhooks(w, r, http.StatusBadRequest, tidings.ErrorMessage(err), nil, f, "")
+		f.Secret = "" // never sent back to the browser
+		return s.renderWebhooks(w, r, http.StatusBadRequest, webhookMessage(err), nil, f, "")
 	}
 	if !s.allowPrivate && privateTarget(f.URL) {
 		return s.renderWebhooks(w, r, http.StatusBadRequest, "url: "+hostOf(f.URL)+
 			" is a loopback or private address, which webhooks may not reach (the server would need --allow-private-targets)", nil, f, "")
 	}
 	hook := &tidings.Webhook{ID: tidings.NewID("wh_"), Project: f.Project, Channel: f.Channel, URL: f.URL,
-		Format: f.Format, Events: f.Events, Name: f.Name}
+		Format: f.Format, Events: f.Events, Name: f.Name, ChatID: f.ChatID, UserKey: f.UserKey, Secret: f.Secret}
 	if hook.Format == tidings.FormatStandard {
 		hook.Secret = tidings.NewWebhookSecret()
 	}
@@ -122,10 +135,20 @@ func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	// Shown once by the page the browser is sent to: a reload does not make another.
-	if err := s.setFlash(w, r, flash{Webhook: hook.ID, Secret: hook.Secret}); err != nil {
+	// A chat service's token was typed by the owner: it is not shown back.
+	shown := ""
+	if hook.Format == tidings.FormatStandard {
+		shown = hook.Secret
+	}
+	if err := s.setFlash(w, r, flash{Webhook: hook.ID, Secret: shown}); err != nil {
 		return err
 	}
 	return redirect(w, r, "/settings/webhooks#webhook-"+hook.ID)
+}
+
+// webhookMessage says a refused webhook's problems with the form's names for its fields.
+func webhookMessage(err error) string {
+	return strings.NewReplacer("chat_id:", "Chat id:", "user_key:", "User key:", "secret:", "App token:").Replace(tidings.ErrorMessage(err))
 }
 
 // hostOf is the host of a URL: a webhook's name in lists when it has none.

@@ -646,11 +646,12 @@ func TestEveryPageInChromium(t *testing.T) {
 	post(t, m.URL()+"/v1/identify", token, `{"project":"my-saas","user_id":"user-42","properties":{"name":"Ada Lovelace","plan":"premium"}}`)
 	post(t, m.URL()+"/v1/group", token, `{"project":"my-saas","group_id":"analytical-engines","user_id":"user-42"}`)
 	addPageViews(t, m)
+	addRecipients(t, m)
 
 	// Every page: readable contrast in light and dark; at phone width, no sideways scroll.
 	pages := []string{"/p/my-saas", "/p/my-saas?q=subscr*", "/p/my-saas/events/" + eventID, "/p/my-saas/journey?tag=plan%3Apremium", "/p/my-saas/insights", "/p/my-saas/charts", "/p/my-saas/charts/new?q=plan%3Apremium&split=tag%3Aplan&display=stacked",
 		"/p/my-saas/funnels/new?step=plan%3Apremium&step=event%3ARefund", "/p/my-saas/insights/history?title=Monthly+Revenue", "/p/my-saas/users", "/p/my-saas/groups", "/p/my-saas/channels",
-		"/p/my-saas/users/user-42", "/settings/projects", "/settings/api", "/settings/webhooks", "/settings/members",
+		"/p/my-saas/users/user-42", "/settings/projects", "/settings/projects/my-saas/notify", "/settings/api", "/settings/webhooks", "/settings/members",
 		"/settings/notifications", "/settings/devices", "/settings/password", "/p/nope", "/p/my-saas/pages", "/p/my-saas/pages?range=12m", "/p/blog/pages"}
 	for _, dark := range []bool{false, true} {
 		scheme := "light"
@@ -704,6 +705,57 @@ func TestEveryPageInChromium(t *testing.T) {
 	b.do(chromedp.Navigate(m.URL() + "/p/my-saas"))
 	b.mustUntil(`document.querySelector(".event")`)
 	b.screenshot("feed-phone")
+
+	// The webhook form with Pushover picked: its own fields shown, Telegram's hidden;
+	// light, dark and phone.
+	for _, size := range []struct {
+		name          string
+		width, height int64
+	}{{"", 1280, 900}, {"-phone", 390, 844}} {
+		b.do(chromedp.EmulateViewport(size.width, size.height))
+		for _, scheme := range []string{"light", "dark"} {
+			b.colorScheme(scheme)
+			b.do(chromedp.Navigate(m.URL() + "/settings/webhooks"))
+			b.mustUntil(`document.querySelector('.format-extra[data-format="telegram"]').hidden`)
+			b.do(chromedp.Evaluate[chromedp.Void](`document.querySelector("input[name=format][value=pushover]").click()`))
+			b.mustUntil(`!document.querySelector('.format-extra[data-format="pushover"]').hidden && document.querySelector('.format-extra[data-format="telegram"]').hidden`)
+			for _, v := range b.axe(axe) {
+				t.Errorf("webhook form with pushover (%s%s): axe-core: %s", scheme, size.name, v)
+			}
+			if bad := get(b, chromedp.Evaluate[[]string](contrastCheck)); len(bad) > 0 {
+				t.Errorf("webhook form with pushover (%s%s): text below 4.5:1 contrast: %v", scheme, size.name, bad)
+			}
+			b.screenshot("settings-webhooks-pushover-" + scheme + size.name)
+		}
+	}
+	b.colorScheme("light")
+}
+
+// addRecipients gives my-saas chosen members (its owner) and a second channel that
+// follows the project while #payments notifies nobody: the recipients settings have
+// each kind of setting to show.
+func addRecipients(t *testing.T, m *Main) {
+	t.Helper()
+	ctx := context.Background()
+	acme, err := m.store.FindAccount(ctx, "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.store.CreateChannel(ctx, acme.ID, "my-saas", "deploys"); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.store.SetRecipients(ctx, acme.ID, "my-saas", "", &tidings.Recipients{Mode: tidings.NotifyMembers, Emails: []string{"ada@example.com"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.store.SetRecipients(ctx, acme.ID, "my-saas", "payments", &tidings.Recipients{Mode: tidings.NotifyNobody}); err != nil {
+		t.Fatal(err)
+	}
+	// A Telegram webhook: the list shows its URL without the bot token.
+	if err := m.store.CreateWebhook(ctx, acme.ID, &tidings.Webhook{ID: tidings.NewID("wh_"), Project: "my-saas", Format: tidings.FormatTelegram,
+		Events: tidings.WebhookNotify, Name: "Ops in Telegram", ChatID: "-1001234567890",
+		URL: "https://api.telegram.org/bot123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw/sendMessage"}); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // addPageViews gives user-42 of my-saas page views (over the last weeks, from a search

@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"strconv"
@@ -18,6 +19,8 @@ import (
 type projectSettings struct {
 	autoCreate, retention, changeDefault, ignoreGPC string
 	repeatEvery, repeatTimes                        string // an urgent event's escalation
+	notify                                          string // who is notified: everyone, nobody, emails (a channel: project)
+	notifySet                                       bool   // --notify was given (--notify "" is refused, not "as is")
 }
 
 // setFlag is a boolean flag that remembers whether it was given (--name, --name=false).
@@ -52,6 +55,86 @@ func projectFlags(fs *flag.FlagSet, c *cli) {
 		fmt.Sprintf("push an unacknowledged urgent event again this often: a `duration` from 1m to 24h, like 5m or 1h30m (default %s)", fmtEvery(tidings.RepeatUrgentEvery)))
 	fs.StringVar(&c.settings.repeatTimes, "repeat-urgent-times", "",
 		fmt.Sprintf("push an unacknowledged urgent event again at most this many `times`: 0 (never) to %d (default %d)", tidings.MaxRepeatUrgentTimes, tidings.RepeatUrgentTimes))
+	fs.Var(notifyFlag{&c.settings}, "notify",
+		"`who` is notified of the project's events: everyone (the default), nobody, or members' emails separated by commas; channels without their own setting follow it")
+}
+
+// notifyFlag is --notify, remembering that it was given: --notify "" is a mistake
+// that parseNotify says in one line, not "leave it as is".
+type notifyFlag struct{ ps *projectSettings }
+
+func (f notifyFlag) String() string {
+	if f.ps == nil {
+		return ""
+	}
+	return f.ps.notify
+}
+
+func (f notifyFlag) Set(s string) error {
+	f.ps.notify, f.ps.notifySet = s, true
+	return nil
+}
+
+// notifyProject is --notify's value that makes a channel follow its project again.
+const notifyProject = "project"
+
+// parseNotify reads --notify: nil for "project" when a channel may follow its
+// project (forChannel), the recipients otherwise; the message names the flag.
+func parseNotify(s string, forChannel bool) (*tidings.Recipients, error) {
+	if strings.TrimSpace(s) == "" {
+		also := ""
+		if forChannel {
+			also = `, or "project"`
+		}
+		return nil, tidings.Errorf(tidings.EValidation, `--notify must be "everyone", "nobody", or members' emails separated by commas%s (got "")`, also)
+	}
+	if strings.TrimSpace(s) == notifyProject {
+		if !forChannel {
+			return nil, tidings.Errorf(tidings.EValidation, `--notify project is for a channel (it follows its project again): a project's is everyone, nobody, or members' emails separated by commas`)
+		}
+		return nil, nil
+	}
+	r, err := tidings.ParseRecipients(s)
+	if err != nil {
+		return nil, flagError(err, "notify")
+	}
+	return &r, nil
+}
+
+// flagError writes a domain problem of a field ("notify: must be …", "chat_id: …")
+// as one of the flag that set it ("--notify must be …", "--chat-id …").
+func flagError(err error, fields ...string) error {
+	var e *tidings.Error
+	if !errors.As(err, &e) {
+		return err
+	}
+	msg := e.Message
+	for _, f := range fields {
+		msg = strings.ReplaceAll(msg, f+": ", "--"+strings.ReplaceAll(f, "_", "-")+" ")
+	}
+	return &tidings.Error{Code: e.Code, Message: msg, Fields: e.Fields}
+}
+
+// checkMembers refuses, before anything is saved, recipients that are not members
+// of the account (the store checks again when it saves them).
+func checkMembers(ctx context.Context, s tidings.Store, account int64, r *tidings.Recipients) error {
+	if r == nil || r.Mode != tidings.NotifyMembers {
+		return nil
+	}
+	us, err := s.ListUsers(ctx, account)
+	if err != nil {
+		return err
+	}
+	members := map[string]bool{}
+	for _, u := range us {
+		members[strings.ToLower(u.Email)] = true
+	}
+	for _, e := range r.Emails {
+		if !members[e] {
+			return tidings.Errorf(tidings.EValidation, "--notify not a member of the account: %s", e)
+		}
+	}
+	return nil
 }
 
 // repeatUrgent reads --repeat-urgent-every and --repeat-urgent-times over the
@@ -106,6 +189,11 @@ func (ps projectSettings) parsed() (auto bool, days int, change string, err erro
 	if _, _, err := ps.repeatUrgent(tidings.RepeatUrgentEvery, tidings.RepeatUrgentTimes); err != nil {
 		return false, 0, "", err
 	}
+	if ps.notifySet {
+		if _, err := parseNotify(ps.notify, false); err != nil {
+			return false, 0, "", err
+		}
+	}
 	switch ps.changeDefault {
 	case "", "none":
 	case tidings.ChangeUpdate:
@@ -121,6 +209,12 @@ func (ps projectSettings) apply(ctx context.Context, s tidings.Store, account in
 	auto, days, change, err := ps.parsed()
 	if err != nil {
 		return err
+	}
+	if ps.notifySet { // first: the store refuses a non-member, and nothing else is saved then
+		r, _ := parseNotify(ps.notify, false) // parsed checked it
+		if err := s.SetRecipients(ctx, account, project, "", r); err != nil {
+			return flagError(err, "notify")
+		}
 	}
 	if ps.autoCreate != "" {
 		if err := s.SetAutoCreateChannels(ctx, account, project, auto); err != nil {
@@ -165,6 +259,12 @@ func projectCreate(ctx context.Context, c *cli, args []string) error {
 		if _, _, _, err := c.settings.parsed(); err != nil {
 			return err // a wrong setting is said before the project exists
 		}
+		if c.settings.notifySet {
+			r, _ := parseNotify(c.settings.notify, false)
+			if err := checkMembers(ctx, s, a.ID, r); err != nil {
+				return err // so is a recipient who is not a member
+			}
+		}
 		p, err := s.CreateProject(ctx, a.ID, args[0])
 		if err != nil {
 			return err
@@ -181,7 +281,7 @@ func projectCreate(ctx context.Context, c *cli, args []string) error {
 func projectUpdate(ctx context.Context, c *cli, args []string) error {
 	return withAccount(ctx, c, func(s tidings.Store, a *tidings.Account) error {
 		if !c.settings.any() {
-			return tidings.Errorf(tidings.EValidation, "nothing to change: give --auto-create-channels=BOOL, --retention-days N, --insight-change-default update|none, --ignore-gpc=BOOL, --repeat-urgent-every DURATION or --repeat-urgent-times N")
+			return tidings.Errorf(tidings.EValidation, "nothing to change: give --auto-create-channels=BOOL, --retention-days N, --insight-change-default update|none, --ignore-gpc=BOOL, --repeat-urgent-every DURATION, --repeat-urgent-times N or --notify everyone|nobody|EMAILS")
 		}
 		if err := c.settings.apply(ctx, s, a.ID, args[0]); err != nil {
 			return err
@@ -190,13 +290,17 @@ func projectUpdate(ctx context.Context, c *cli, args []string) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(c.stdout, "updated project %s: %s\n", p.Name, settingsLine(p))
+		r, _, err := s.RecipientsOf(ctx, a.ID, p.Name, "")
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(c.stdout, "updated project %s: %s\n", p.Name, settingsLine(p, r))
 		return nil
 	})
 }
 
 // settingsLine is a project's settings as project list and update print them.
-func settingsLine(p *tidings.Project) string {
+func settingsLine(p *tidings.Project, notify tidings.Recipients) string {
 	keep := "forever"
 	if p.RetentionDays > 0 {
 		keep = fmt.Sprintf("%dd", p.RetentionDays)
@@ -206,8 +310,8 @@ func settingsLine(p *tidings.Project) string {
 		change = p.InsightChangeDefault
 	}
 	every, times := escalation(p)
-	return fmt.Sprintf("auto-create-channels=%t\tkeep=%s\tinsight-change-default=%s\tignore-gpc=%t\trepeat-urgent-every=%s\trepeat-urgent-times=%d",
-		p.AutoCreateChannels, keep, change, p.IgnoreGPC, fmtEvery(every), times)
+	return fmt.Sprintf("auto-create-channels=%t\tkeep=%s\tinsight-change-default=%s\tignore-gpc=%t\trepeat-urgent-every=%s\trepeat-urgent-times=%d\tnotify=%s",
+		p.AutoCreateChannels, keep, change, p.IgnoreGPC, fmtEvery(every), times, notify)
 }
 
 func projectList(ctx context.Context, c *cli, _ []string) error {
@@ -218,7 +322,7 @@ func projectList(ctx context.Context, c *cli, _ []string) error {
 		}
 		w := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
 		if isTerminal(c.stdout) {
-			fmt.Fprintln(w, "PROJECT\tEVENTS\tCHANNELS\tAUTO-CREATE\tKEEP")
+			fmt.Fprintln(w, "PROJECT\tEVENTS\tCHANNELS\tAUTO-CREATE\tKEEP\tINSIGHT-CHANGE\tIGNORE-GPC\tREPEAT-EVERY\tREPEAT-TIMES\tNOTIFY")
 		}
 		for _, p := range ps {
 			n, err := s.CountEvents(ctx, a.ID, p.Name, "")
@@ -229,7 +333,11 @@ func projectList(ctx context.Context, c *cli, _ []string) error {
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(w, "%s\tevents=%d\tchannels=%d\t%s\n", p.Name, n, len(chs), settingsLine(p))
+			r, _, err := s.RecipientsOf(ctx, a.ID, p.Name, "")
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(w, "%s\tevents=%d\tchannels=%d\t%s\n", p.Name, n, len(chs), settingsLine(p, r))
 		}
 		return w.Flush()
 	})
@@ -311,15 +419,56 @@ func channelList(ctx context.Context, c *cli, args []string) error {
 		}
 		w := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
 		if isTerminal(c.stdout) {
-			fmt.Fprintln(w, "CHANNEL\tEVENTS")
+			fmt.Fprintln(w, "CHANNEL\tEVENTS\tNOTIFY")
 		}
 		for _, ch := range cs {
 			n, err := s.CountEvents(ctx, a.ID, args[0], ch.Name)
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(w, "%s\tevents=%d\n", ch.Name, n)
+			r, own, err := s.RecipientsOf(ctx, a.ID, args[0], ch.Name)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(w, "%s\tevents=%d\tnotify=%s\n", ch.Name, n, channelNotify(r, own))
 		}
 		return w.Flush()
 	})
+}
+
+// channelNotify is a channel's setting as channel list and update print it: its own
+// (everyone, nobody, the emails), or project(…) with the project's when it follows it.
+func channelNotify(r tidings.Recipients, own bool) string {
+	if own {
+		return r.String()
+	}
+	return notifyProject + "(" + r.String() + ")"
+}
+
+// channelUpdate changes a channel's settings (who is notified) and prints them.
+func channelUpdate(ctx context.Context, c *cli, args []string) error {
+	if !c.settings.notifySet {
+		return tidings.Errorf(tidings.EValidation, "nothing to change: give --notify everyone|nobody|EMAILS|project")
+	}
+	r, err := parseNotify(c.settings.notify, true)
+	if err != nil {
+		return err
+	}
+	return withAccount(ctx, c, func(s tidings.Store, a *tidings.Account) error {
+		if err := s.SetRecipients(ctx, a.ID, args[0], args[1], r); err != nil {
+			return flagError(err, "notify")
+		}
+		got, own, err := s.RecipientsOf(ctx, a.ID, args[0], args[1])
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(c.stdout, "updated channel %s of project %s: notify=%s\n", args[1], args[0], channelNotify(got, own))
+		return nil
+	})
+}
+
+func channelFlags(fs *flag.FlagSet, c *cli) {
+	accountFlag(fs, c)
+	fs.Var(notifyFlag{&c.settings}, "notify",
+		"`who` is notified of the channel's events: everyone, nobody, members' emails separated by commas, or project (follow the project's setting again, as a new channel does)")
 }

@@ -17,15 +17,20 @@ import (
 )
 
 func webhookCreate(ctx context.Context, c *cli, _ []string) error {
-	nw := tidings.NewWebhook{Project: c.project, Channel: c.channel, URL: c.url, Format: c.format, Events: c.events, Name: c.name}
+	nw := tidings.NewWebhook{Project: c.project, Channel: c.channel, URL: c.url, Format: c.format, Events: c.events, Name: c.name,
+		ChatID: c.chatID, UserKey: c.userKey, Secret: c.secret}
 	var p tidings.Problems
 	nw.Check(&p)
+	if nw.Secret != "" && nw.Format != tidings.FormatPushover {
+		// Check says so for the chat formats only; a standard webhook's secret is made here.
+		p.Add("secret", "unexpected", "is for pushover webhooks only")
+	}
 	if err := p.Err(); err != nil {
-		return err
+		return flagError(err, "chat_id", "user_key", "secret")
 	}
 	return withAccount(ctx, c, func(s tidings.Store, a *tidings.Account) error {
 		w := &tidings.Webhook{ID: tidings.NewID("wh_"), Project: nw.Project, Channel: nw.Channel, URL: nw.URL,
-			Format: nw.Format, Events: nw.Events, Name: nw.Name}
+			Format: nw.Format, Events: nw.Events, Name: nw.Name, ChatID: nw.ChatID, UserKey: nw.UserKey, Secret: nw.Secret}
 		if w.Format == tidings.FormatStandard {
 			w.Secret = tidings.NewWebhookSecret()
 		}
@@ -33,11 +38,11 @@ func webhookCreate(ctx context.Context, c *cli, _ []string) error {
 			return err
 		}
 		fmt.Fprintln(c.stdout, w.ID)
-		if w.Secret != "" {
-			fmt.Fprintln(c.stdout, w.Secret)
+		if w.Format == tidings.FormatStandard {
+			fmt.Fprintln(c.stdout, w.Secret) // shown only now; a chat service's secrets are what the user typed
 		}
 		if privateTarget(ctx, w.URL) {
-			fmt.Fprintf(c.stderr, "warning: %s is a loopback or private address: the server refuses to deliver to it unless started with --allow-private-targets\n", w.URL)
+			fmt.Fprintf(c.stderr, "warning: %s is a loopback or private address: the server refuses to deliver to it unless started with --allow-private-targets\n", w.DisplayURL())
 		}
 		return nil
 	})
@@ -83,7 +88,7 @@ func webhookList(ctx context.Context, c *cli, _ []string) error {
 			fmt.Fprintln(w, "ID\tNAME\tPROJECT\tCHANNEL\tFORMAT\tEVENTS\tURL")
 		}
 		for _, h := range ws {
-			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", h.ID, orDash(h.Name), h.Project, orDash(h.Channel), h.Format, h.Events, h.URL)
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", h.ID, orDash(h.Name), h.Project, orDash(h.Channel), h.Format, h.Events, h.DisplayURL())
 		}
 		return w.Flush()
 	})

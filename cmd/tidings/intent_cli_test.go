@@ -97,18 +97,18 @@ func TestCLIRepeatUrgent(t *testing.T) {
 		t.Fatalf("defaults: %v %d", every, times)
 	}
 	code, out, errs := runCLI(t, loc, "", "project", "update", "my-saas", "--repeat-urgent-every", "1m", "--repeat-urgent-times", "3")
-	if code != 0 || !strings.HasSuffix(out, "\trepeat-urgent-every=1m\trepeat-urgent-times=3\n") {
+	if code != 0 || !strings.HasSuffix(out, "\trepeat-urgent-every=1m\trepeat-urgent-times=3\tnotify=everyone\n") {
 		t.Fatalf("update: exit %d, %q, %q", code, out, errs)
 	}
 	if every, times := escalation(); every != time.Minute || times != 3 {
 		t.Fatalf("stored %v %d", every, times)
 	}
 	if code, out, errs := runCLI(t, loc, "", "project", "update", "my-saas", "--repeat-urgent-times", "0"); code != 0 ||
-		!strings.HasSuffix(out, "repeat-urgent-every=1m\trepeat-urgent-times=0\n") {
+		!strings.HasSuffix(out, "repeat-urgent-every=1m\trepeat-urgent-times=0\tnotify=everyone\n") {
 		t.Fatalf("times alone: exit %d, %q, %q", code, out, errs)
 	}
 	if code, out, errs := runCLI(t, loc, "", "project", "update", "my-saas", "--repeat-urgent-every", "1h30m"); code != 0 ||
-		!strings.HasSuffix(out, "repeat-urgent-every=1h30m\trepeat-urgent-times=0\n") {
+		!strings.HasSuffix(out, "repeat-urgent-every=1h30m\trepeat-urgent-times=0\tnotify=everyone\n") {
 		t.Fatalf("every alone: exit %d, %q, %q", code, out, errs)
 	}
 	for _, c := range []struct {

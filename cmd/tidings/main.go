@@ -42,6 +42,7 @@ type cli struct {
 	// flags of management commands
 	account, role, access, project, channel, roles, name string
 	url, format, events, to, from                        string
+	chatID, userKey, secret                              string
 	by                                                   string
 	yes, verbose, full                                   bool
 	pub                                                  publishFlags
@@ -61,11 +62,12 @@ var commands = []command{
 	{name: "user reset-password", args: "EMAIL", about: "set a user's password, read from standard input, and sign them out everywhere", nargs: 1, run: userResetPassword},
 	{name: "user delete", args: "EMAIL", about: "delete a user and sign them out everywhere", nargs: 1, run: userDelete},
 	{name: "project create", args: "NAME", about: "create a project (with the settings of project update)", nargs: 1, flags: projectFlags, run: projectCreate},
-	{name: "project update", args: "NAME", about: "change a project's settings: channel auto-creation, retention, what an insight without change means, Global Privacy Control, how urgent events repeat", nargs: 1, flags: projectFlags, run: projectUpdate},
+	{name: "project update", args: "NAME", about: "change a project's settings: channel auto-creation, retention, what an insight without change means, Global Privacy Control, how urgent events repeat, who is notified", nargs: 1, flags: projectFlags, run: projectUpdate},
 	{name: "project list", about: "list the account's projects: name, events, channels, settings", flags: accountFlag, run: projectList},
 	{name: "project delete", args: "NAME", about: "delete a project with its channels, events and insights (asks for --yes)", nargs: 1, flags: yesFlags, run: projectDelete},
 	{name: "channel create", args: "PROJECT CHANNEL", about: "create a channel in a project", nargs: 2, flags: accountFlag, run: channelCreate},
-	{name: "channel list", args: "PROJECT", about: "list a project's channels with their event counts", nargs: 1, flags: accountFlag, run: channelList},
+	{name: "channel update", args: "PROJECT CHANNEL", about: "change who is notified of a channel's events (--notify; project: follow the project's setting again)", nargs: 2, flags: channelFlags, run: channelUpdate},
+	{name: "channel list", args: "PROJECT", about: "list a project's channels with their event counts and who is notified", nargs: 1, flags: accountFlag, run: channelList},
 	{name: "channel delete", args: "PROJECT CHANNEL", about: "delete a channel with its events (asks for --yes)", nargs: 2, flags: yesFlags, run: channelDelete},
 	{name: "publish", about: "publish an event to a server (TIDINGS_URL, TIDINGS_TOKEN): for cron jobs, deploy scripts and CI; prints its id",
 		flags: publishFlagSet, run: publish, remote: true},
@@ -103,9 +105,13 @@ func webhookFlags(fs *flag.FlagSet, c *cli) {
 	fs.StringVar(&c.project, "project", "", "the project whose events are sent (required)")
 	fs.StringVar(&c.channel, "channel", "", "only this channel's events")
 	fs.StringVar(&c.url, "url", "", "where to POST them (required)")
-	fs.StringVar(&c.format, "format", tidings.FormatStandard, "standard (signed JSON), slack, discord or ntfy")
+	fs.StringVar(&c.format, "format", tidings.FormatStandard,
+		"standard (signed JSON), slack, discord, ntfy, telegram, teams, google-chat, mattermost, pushover or gotify")
 	fs.StringVar(&c.events, "events", tidings.WebhookNotify, "notify (events published with notify: true) or all")
 	fs.StringVar(&c.name, "name", "", "a name to recognise the webhook by")
+	fs.StringVar(&c.chatID, "chat-id", "", "telegram (required): the `chat` to post to, a number like -1001234567890 or @channelname; --url is https://api.telegram.org/bot<TOKEN>/sendMessage")
+	fs.StringVar(&c.userKey, "user-key", "", "pushover (required): the user or group `key`, 30 letters and digits")
+	fs.StringVar(&c.secret, "secret", "", "pushover: the application's API `token`, when it is not in the URL's token= (gotify's is in its /message?token= URL)")
 }
 
 func yesFlags(fs *flag.FlagSet, c *cli) {

@@ -422,4 +422,17 @@
     });
     team.form.addEventListener("submit", function () { team.value = slug(team.value) || team.value; });
   }
+  // The webhook form: the fields of one chat service (Telegram's chat id, Pushover's
+  // keys) are shown only when it is the format picked. Without scripts all are shown,
+  // each saying which format it is for.
+  var hookForm = document.getElementById("create-webhook");
+  if (hookForm) {
+    var extras = hookForm.querySelectorAll(".format-extra[data-format]");
+    var showExtras = function () {
+      var picked = hookForm.querySelector("input[name=format]:checked");
+      extras.forEach(function (fs) { fs.hidden = !picked || fs.getAttribute("data-format") !== picked.value; });
+    };
+    hookForm.querySelectorAll("input[name=format]").forEach(function (r) { r.addEventListener("change", showExtras); });
+    showExtras();
+  }
 })();
