@@ -108,3 +108,11 @@ type RecipientStore interface {
 	// Errors: EProjectNotFound, EChannelNotFound.
 	RecipientsOf(ctx context.Context, accountID int64, project, channel string) (r Recipients, own bool, err error)
 }
+
+// NotMembers is every store's error for recipients that are not members of the
+// account (field "notify", type "not_member"), naming all of them.
+func NotMembers(emails []string) error {
+	var p Problems
+	p.Add("notify", "not_member", "not a member of the account: %s", strings.Join(emails, ", "))
+	return p.Err()
+}

@@ -56,7 +56,6 @@ type chatReceivers struct {
 
 func (e *env) chatServices(statuses ...int) *chatReceivers {
 	e.t.Helper()
-	needsRecipientsStore(e.t, e)
 	c := &chatReceivers{hooks: map[string]*tidings.Webhook{}}
 	for _, r := range []**receiver{&c.telegram, &c.teams, &c.gchat, &c.mattermost, &c.pushover, &c.gotify} {
 		*r = newReceiver(e.t, statuses...)
@@ -339,7 +338,6 @@ func TestChatServicesTest(t *testing.T) {
 func TestChatErrorsHideTokens(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	needsRecipientsStore(t, e)
 	gone := newReceiver(t)
 	gone.Close() // connection refused
 	tg := e.chatHook(tidings.NewWebhook{URL: gone.URL + botPath, Format: tidings.FormatTelegram, ChatID: "@tidings_ops"})

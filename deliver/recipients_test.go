@@ -24,19 +24,6 @@ func recipients(t *testing.T, s string) *tidings.Recipients {
 	return &r
 }
 
-// needsRecipientsStore skips a test on a store whose recipients (and webhooks' chat
-// fields, from the same migration) are still the placeholder of issue 39's first part:
-// PostgreSQL until its store lands. The placeholder's own error is the sign; any other
-// error fails.
-func needsRecipientsStore(t *testing.T, e *env) {
-	t.Helper()
-	err := e.store.SetRecipients(context.Background(), e.account.ID, "my-saas", "", nil)
-	if err != nil && err.Error() == "not yet in this store" {
-		t.Skip("this store's recipients are still a placeholder")
-	}
-	e.must(err)
-}
-
 // TestRecipientsMutesQuietUrgent crosses who is notified (the project's setting, the
 // channel's own or following it) with each member's choices (none, a mute, quiet hours,
 // "urgent only") and the event's priority (default, urgent): a member who is not a
@@ -45,7 +32,6 @@ func needsRecipientsStore(t *testing.T, e *env) {
 func TestRecipientsMutesQuietUrgent(t *testing.T) {
 	t.Parallel()
 	e, clk := escalation(t, 0, nil) // no repeats: this test is about the first push
-	needsRecipientsStore(t, e.env)
 	ctx := context.Background()
 	type member struct {
 		user *tidings.User
@@ -151,7 +137,6 @@ func TestRecipientsMutesQuietUrgent(t *testing.T) {
 func TestRepeatsOnlyToRecipients(t *testing.T) {
 	t.Parallel()
 	e, clk := escalation(t, 2, nil)
-	needsRecipientsStore(t, e.env)
 	ctx := context.Background()
 	ada, bob := e.user("ada@example.com"), e.user("bob@example.com")
 	adaDev, _ := e.device(ada)

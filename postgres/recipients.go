@@ -74,13 +74,7 @@ func (db *DB) SetRecipients(ctx context.Context, accountID int64, project, chann
 				}
 			}
 			if len(strangers) > 0 {
-				var p tidings.Problems
-				if len(strangers) == 1 {
-					p.Add("notify", "not_member", "%s is not a member of this account", strangers[0])
-				} else {
-					p.Add("notify", "not_member", "%s are not members of this account", strings.Join(strangers, ", "))
-				}
-				return p.Err()
+				return tidings.NotMembers(strangers)
 			}
 		}
 		if channel == "" {

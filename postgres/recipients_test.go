@@ -178,7 +178,7 @@ func TestRecipientsRefused(t *testing.T) {
 	}
 	// Every stranger is named at once.
 	err := db.SetRecipients(ctx, f.acme, "my-saas", "", recipients(t, "zed@example.com,ada@example.com,eve@example.com"))
-	wantValidation(t, err, "notify", "eve@example.com, zed@example.com are not members")
+	wantValidation(t, err, "notify", "not a member of the account: eve@example.com, zed@example.com")
 	unchanged()
 	// Acme's members are not globex's.
 	err = db.SetRecipients(ctx, f.globex, "my-saas", "", recipients(t, "ada@example.com"))

@@ -68,8 +68,7 @@ func checkRecipients(ctx context.Context, tx *sql.Tx, accountID int64, r *tiding
 		}
 	}
 	if len(strangers) > 0 {
-		p.Add("notify", "not_member", "not a member of the account: %s", strings.Join(strangers, ", "))
-		return "", p.Err()
+		return "", tidings.NotMembers(strangers)
 	}
 	return strings.Join(emails, ","), nil
 }

@@ -11,25 +11,6 @@ import (
 	"github.com/tidings-dev/tidings/internal/testbackend"
 )
 
-// needRecipientStore skips while this store's recipients (and the webhooks' chat
-// fields, of the same migration) are still issue 39's placeholders: setting the
-// project's default again changes nothing on a store that has them.
-func needRecipientStore(t *testing.T, s tidings.Store, account int64) {
-	t.Helper()
-	if !hasRecipientStore(t, s, account) {
-		t.Skip("this store's recipients are still placeholders (issue 39)")
-	}
-}
-
-func hasRecipientStore(t *testing.T, s tidings.Store, account int64) bool {
-	t.Helper()
-	err := s.SetRecipients(context.Background(), account, testbackend.Project, "", nil)
-	if err != nil && !strings.Contains(err.Error(), "not yet in this store") {
-		t.Fatal(err)
-	}
-	return err == nil
-}
-
 // TestCLIChannelNotify: who is notified, per project (project create/update --notify)
 // and per channel (channel update --notify, project to follow it again), as the store
 // keeps it and as project list and channel list print it; every wrong value is a
@@ -40,7 +21,6 @@ func TestCLIChannelNotify(t *testing.T) {
 	s := testbackend.Open(t, loc)
 	f := testbackend.Seed(t, s, "acme")
 	ctx := context.Background()
-	needRecipientStore(t, s, f.Account.ID)
 	ok := func(stdin string, args ...string) string {
 		t.Helper()
 		code, out, errs := runCLI(t, loc, stdin, args...)
@@ -266,8 +246,8 @@ func TestCLIChatWebhooks(t *testing.T) {
 			t.Fatalf("webhook list lacks %q:\n%s", want, out)
 		}
 	}
-	// The store keeps what delivery needs (once it has issue 39's columns).
-	if hasRecipientStore(t, s, f.Account.ID) {
+	// The store keeps what delivery needs.
+	{
 		ws, err := s.ListWebhooks(ctx, f.Account.ID)
 		if err != nil {
 			t.Fatal(err)
@@ -282,8 +262,6 @@ func TestCLIChatWebhooks(t *testing.T) {
 		if w := byID[pushover2]; w == nil || w.UserKey != userKey || w.Secret != appToken || w.ChatID != "" {
 			t.Fatalf("pushover stored as %+v", w)
 		}
-	} else {
-		t.Log("this store's webhooks lack issue 39's fields still: their round trip is not checked")
 	}
 
 	// Every wrong input: one line, exit 1, nothing saved.
