@@ -62,11 +62,8 @@ func repeatJob(accountID int64, eventID string, n int, at time.Time) *tidings.De
 // a later version of its key ends the escalation.
 func (r *Runner) repeat(ctx context.Context, j *tidings.Delivery) error {
 	st := r.cfg.Store
-	ev, err := st.FindEventByID(ctx, j.AccountID, j.EventID)
-	if tidings.ErrorCode(err) == tidings.ENotFound {
-		return st.FinishDelivery(ctx, j.ID)
-	}
-	if err != nil {
+	ev, err := r.jobEvent(ctx, j)
+	if ev == nil {
 		return err
 	}
 	if ev.Ack != nil || ev.Priority != tidings.PriorityUrgent || r.cfg.VAPID == nil {
@@ -121,11 +118,8 @@ func (r *Runner) repeat(ctx context.Context, j *tidings.Delivery) error {
 // sent the event.
 func (r *Runner) expandAck(ctx context.Context, j *tidings.Delivery) error {
 	st := r.cfg.Store
-	ev, err := st.FindEventByID(ctx, j.AccountID, j.EventID)
-	if tidings.ErrorCode(err) == tidings.ENotFound {
-		return st.FinishDelivery(ctx, j.ID)
-	}
-	if err != nil {
+	ev, err := r.jobEvent(ctx, j)
+	if ev == nil {
 		return err
 	}
 	if ev.Ack == nil {
@@ -155,11 +149,8 @@ func (r *Runner) expandAck(ctx context.Context, j *tidings.Delivery) error {
 // webhook of the event's project and channel.
 func (r *Runner) expandPress(ctx context.Context, j *tidings.Delivery) error {
 	st := r.cfg.Store
-	ev, err := st.FindEventByID(ctx, j.AccountID, j.EventID)
-	if tidings.ErrorCode(err) == tidings.ENotFound {
-		return st.FinishDelivery(ctx, j.ID)
-	}
-	if err != nil {
+	ev, err := r.jobEvent(ctx, j)
+	if ev == nil {
 		return err
 	}
 	jobs, err := r.intentHooks(ctx, j, ev, tidings.DeliverWebhookPress, r.cfg.Now())

@@ -13,11 +13,8 @@ import (
 // and for a notify event each device of the account's members that did not mute it —
 // atomically, with a record of what becomes of it for each device.
 func (r *Runner) expand(ctx context.Context, j *tidings.Delivery) error {
-	ev, err := r.cfg.Store.FindEventByID(ctx, j.AccountID, j.EventID)
-	if tidings.ErrorCode(err) == tidings.ENotFound {
-		return r.cfg.Store.FinishDelivery(ctx, j.ID) // deleted meanwhile
-	}
-	if err != nil {
+	ev, err := r.jobEvent(ctx, j)
+	if ev == nil {
 		return err
 	}
 	hooks, err := r.cfg.Store.WebhooksFor(ctx, j.AccountID, ev.Project, ev.Channel)
@@ -113,4 +110,18 @@ func (r *Runner) pushTargets(ctx context.Context, j *tidings.Delivery, ev *tidin
 		records = append(records, &tidings.PushRecord{EventID: ev.ID, SubscriptionID: sub.ID, UserID: sub.UserID, Status: status, At: now})
 	}
 	return jobs, records, nil
+}
+
+// jobEvent reads a job's event fresh from the store. When the event is gone (deleted
+// meanwhile) it finishes the job and returns a nil event with FinishDelivery's error;
+// callers return err whenever ev is nil.
+func (r *Runner) jobEvent(ctx context.Context, j *tidings.Delivery) (*tidings.Event, error) {
+	ev, err := r.cfg.Store.FindEventByID(ctx, j.AccountID, j.EventID)
+	if tidings.ErrorCode(err) == tidings.ENotFound {
+		return nil, r.cfg.Store.FinishDelivery(ctx, j.ID)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return ev, nil
 }
