@@ -48,7 +48,10 @@ type Project struct {
 	// RepeatUrgentTimes by default; times 0: never again).
 	RepeatUrgentEvery time.Duration
 	RepeatUrgentTimes int
-	CreatedAt         time.Time
+	// EscalateAfter: an urgent event that nobody acknowledged this long after it was
+	// accepted is pushed and mailed to every member, recipients or not (0: never).
+	EscalateAfter time.Duration
+	CreatedAt     time.Time
 }
 
 // CheckInsightChangeDefault returns EValidation unless change is "" or ChangeUpdate.
@@ -152,6 +155,7 @@ type Store interface {
 	PageStore
 	IntentStore
 	RecipientStore
+	RouteStore
 	IdempotencyStore
 	ChartStore
 	Checker

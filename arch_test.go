@@ -61,6 +61,9 @@ var rules = map[string][]string{
 	"/inmem":                {"/sqlite", "/postgres", "/api", "/web", "/deliver", "/cmd"},
 	"/export":               {"/sqlite", "/postgres", "/api", "/web", "/deliver", "/cmd"},
 	"/charts":               {"/sqlite", "/postgres", "/api", "/web", "/deliver", "/inmem", "/cmd", "/storetest"},
+	"/mail":                 {"/sqlite", "/postgres", "/api", "/web", "/deliver", "/inmem", "/cmd", "/storetest"},
+	"/internal/markdown":    {"/sqlite", "/postgres", "/api", "/web", "/deliver", "/inmem", "/cmd", "/storetest"},
+	"/internal/smtptest":    {"*"},
 	"/browser":              {"*"}, // embedded scripts and their handler: nothing of ours
 	"/client":               {"*"}, // the Go client stands alone but for the domain: users import it
 	"/docs":                 {"*"},

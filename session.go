@@ -23,6 +23,9 @@ type Invite struct {
 	Hash      []byte
 	AccountID int64
 	Role      string // UserMember (the default) or UserOwner
+	// Email is the address the invitation was mailed to ("" when the link was
+	// copied by hand): pending invitations list it.
+	Email string
 	// ResetUser, when not 0, makes this a password reset link of that user of the
 	// account instead of an invitation: used once, it sets the user's password.
 	ResetUser   int64

@@ -52,6 +52,11 @@ type Config struct {
 	// often instead of their project's RepeatUrgentEvery (at least a minute). serve
 	// takes it from TIDINGS_TEST_REPEAT_EVERY; never set it in production.
 	TestRepeatEvery time.Duration
+	// Mailer sends notification mail, summaries and digests (nil: members' email
+	// routes and digests are not served).
+	Mailer tidings.Mailer
+	// MailKey signs unsubscribe links (nil: tidings.MailKey reads it from the store).
+	MailKey []byte
 }
 
 // EnvTestRepeatEvery names the test hook that shortens escalation (Config.TestRepeatEvery):

@@ -52,6 +52,10 @@ type Config struct {
 	// FlushTokenUse records the API's pending last-used times (nil: nothing pending),
 	// before a revoke: the revoked token's row then shows its last use.
 	FlushTokenUse func(context.Context) error
+	// Mailer sends invitations and password reset links (nil: no SMTP; owners copy
+	// the links by hand). Mailed links start with PublicURL, never the request's Host.
+	Mailer    tidings.Mailer
+	PublicURL string
 }
 
 // DefaultSignupsPerHour is how many sign-ups one client address may make per hour.

@@ -43,7 +43,7 @@ type cli struct {
 	account, role, access, project, channel, roles, name string
 	url, format, events, to, from                        string
 	chatID, userKey, secret                              string
-	by                                                   string
+	by, email, digest                                    string
 	yes, verbose, full                                   bool
 	pub                                                  publishFlags
 	settings                                             projectSettings
@@ -60,6 +60,9 @@ var commands = []command{
 		}, run: userCreate},
 	{name: "user list", about: "list the account's users: email, role, created", flags: accountFlag, run: userList},
 	{name: "user reset-password", args: "EMAIL", about: "set a user's password, read from standard input, and sign them out everywhere", nargs: 1, run: userResetPassword},
+	{name: "user notify", args: "EMAIL", about: "choose how a member is notified of a project's (or a channel's) events: push, email, push,email or none; and their digest", nargs: 1,
+		flags: userNotifyFlags, run: userNotify},
+	{name: "invite create", about: "make an invitation link to join the account (mailed to --email when SMTP is set); prints the link", flags: inviteFlags, run: inviteCreate},
 	{name: "user delete", args: "EMAIL", about: "delete a user and sign them out everywhere", nargs: 1, run: userDelete},
 	{name: "project create", args: "NAME", about: "create a project (with the settings of project update)", nargs: 1, flags: projectFlags, run: projectCreate},
 	{name: "project update", args: "NAME", about: "change a project's settings: channel auto-creation, retention, what an insight without change means, Global Privacy Control, how urgent events repeat, who is notified", nargs: 1, flags: projectFlags, run: projectUpdate},
@@ -95,6 +98,8 @@ var commands = []command{
 			fs.StringVar(&c.from, "from", "", "the data folder to copy (required)")
 			fs.StringVar(&c.to, "to", "", "postgres://… URL of the empty target database (required)")
 		}, run: migrateStore},
+	{name: "mail test", args: "ADDRESS", about: "send one test mail through --smtp-url; exit 1 with the server's reply if it was refused", nargs: 1,
+		flags: func(fs *flag.FlagSet, c *cli) { mailFlags(fs, &c.cfg) }, run: mailTest},
 	{name: "webhook create", about: "send a project's events to a URL; prints its id, then (standard) its signing secret", flags: webhookFlags, run: webhookCreate},
 	{name: "webhook list", about: "list webhooks: id, name, project, channel, format, events, url", flags: accountFlag, run: webhookList},
 	{name: "webhook delete", args: "WEBHOOK_ID", about: "delete a webhook and its pending deliveries", nargs: 1, flags: accountFlag, run: webhookDelete},
@@ -153,8 +158,8 @@ func argumentsError(cmd command, pos []string) string {
 
 // helpGroups orders the full help: each group's commands in the table's order.
 var helpGroups = []struct{ title, prefixes string }{
-	{"Run the service", "serve version"},
-	{"Accounts, users and projects", "account user project channel"},
+	{"Run the service", "serve version mail"},
+	{"Accounts, users and projects", "account user invite project channel"},
 	{"API tokens and webhooks", "token webhook"},
 	{"Talk to a server (TIDINGS_URL, TIDINGS_TOKEN)", "publish insight"},
 	{"Events and insights in the store", "event insight delete"},
