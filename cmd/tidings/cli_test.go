@@ -86,7 +86,7 @@ func TestCLI(t *testing.T) {
 		t.Fatalf("--auto-create-channels=maybe: exit %d, %s", code, errs)
 	}
 	if out := ok("", "project", "update", "sdk-app", "--auto-create-channels", "--retention-days", "0"); out !=
-		"updated project sdk-app: auto-create-channels=true\tkeep=forever\tinsight-change-default=update\tignore-gpc=false\trepeat-urgent-every=5m\trepeat-urgent-times=12\tnotify=everyone\n" {
+		"updated project sdk-app: auto-create-channels=true\tkeep=forever\tinsight-change-default=update\tignore-gpc=false\tescalate-after=0\trepeat-urgent-every=5m\trepeat-urgent-times=12\tnotify=everyone\n" {
 		t.Fatalf("project update printed %q", out)
 	}
 	ok("", "project", "update", "sdk-app", "--insight-change-default", "none")
@@ -409,7 +409,7 @@ func TestCLIIgnoreGPC(t *testing.T) {
 		}
 	}
 	if out := ok("project", "update", "shop", "--ignore-gpc"); out !=
-		"updated project shop: auto-create-channels=false\tkeep=forever\tinsight-change-default=none\tignore-gpc=true\trepeat-urgent-every=5m\trepeat-urgent-times=12\tnotify=everyone\n" || !ignores("shop") {
+		"updated project shop: auto-create-channels=false\tkeep=forever\tinsight-change-default=none\tignore-gpc=true\tescalate-after=0\trepeat-urgent-every=5m\trepeat-urgent-times=12\tnotify=everyone\n" || !ignores("shop") {
 		t.Fatalf("update --ignore-gpc printed %q; stored %t", out, ignores("shop"))
 	}
 	if out := ok("project", "update", "site", "--ignore-gpc=false"); !strings.Contains(out, "\tignore-gpc=false\t") || ignores("site") {

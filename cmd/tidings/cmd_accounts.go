@@ -6,9 +6,11 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -164,4 +166,146 @@ func userDelete(ctx context.Context, c *cli, args []string) error {
 		fmt.Fprintf(c.stdout, "deleted user %s and signed them out everywhere\n", u.Email)
 		return nil
 	})
+}
+
+// givenString is a string flag that remembers it was given: an empty value is then a
+// mistake to say, not "leave it as it is".
+type givenString struct {
+	v   *string
+	set *bool
+}
+
+func (f givenString) String() string {
+	if f.v == nil {
+		return ""
+	}
+	return *f.v
+}
+
+func (f givenString) Set(s string) error {
+	*f.v, *f.set = s, true
+	return nil
+}
+
+func userNotifyFlags(fs *flag.FlagSet, c *cli) {
+	accountFlag(fs, c)
+	fs.StringVar(&c.project, "project", "", "the project (required)")
+	fs.StringVar(&c.channel, "channel", "", "one channel of the project, when it differs from the project")
+	fs.Var(givenString{&c.by, &c.bySet}, "by",
+		"`routes`: push, email, push,email or none (a member who chose nothing gets push); for a channel also project (follow the project's choice again)")
+	fs.Var(givenString{&c.digest, &c.digestSet}, "digest", "the project's digest by email: off, daily or weekly (`every`)")
+}
+
+// followProject is --by's value that makes a channel follow its project's routes again.
+const followProject = "project"
+
+// userNotify sets a member's routes for a project or a channel and their digest of the
+// project, and prints what they are; with neither --by nor --digest it only prints.
+func userNotify(ctx context.Context, c *cli, args []string) error {
+	email := strings.TrimSpace(args[0])
+	if c.project == "" {
+		return tidings.Errorf(tidings.EValidation, "--project is required: the project whose notifications to choose")
+	}
+	var routes *tidings.Routes // nil with --by project: the channel's choice is forgotten
+	if c.bySet {
+		if strings.ToLower(strings.TrimSpace(c.by)) == followProject {
+			if c.channel == "" {
+				return tidings.Errorf(tidings.EValidation, "--by project is for a channel (--channel C): it follows the project's routes again")
+			}
+		} else {
+			r, err := tidings.ParseRoutes(c.by)
+			if err != nil {
+				return flagError(err, "by")
+			}
+			routes = &r
+		}
+	}
+	every := ""
+	if c.digestSet {
+		d, err := tidings.ParseDigest(c.digest)
+		if err != nil || strings.TrimSpace(c.digest) == "" {
+			return tidings.Errorf(tidings.EValidation, "--digest must be off, daily or weekly (got %q)", c.digest)
+		}
+		every = d
+	}
+	with := withAccount
+	if !c.bySet && !c.digestSet {
+		with = withReadAccount
+	}
+	return with(ctx, c, func(s tidings.Store, a *tidings.Account) error {
+		u, err := s.FindUserByEmail(ctx, email)
+		if tidings.ErrorCode(err) == tidings.ENotFound || (err == nil && u.AccountID != a.ID) {
+			return tidings.Errorf(tidings.ENotFound, "%s is not a member of account %s (tidings user list shows them)", email, a.Name)
+		}
+		if err != nil {
+			return err
+		}
+		// Both checked before anything is saved: a wrong channel saves no digest either.
+		chs, err := s.ListChannels(ctx, a.ID, c.project)
+		if err != nil {
+			return err
+		}
+		if c.channel != "" && !slices.ContainsFunc(chs, func(ch *tidings.Channel) bool { return ch.Name == c.channel }) {
+			return tidings.ChannelNotFound(c.project, c.channel)
+		}
+		if c.bySet {
+			if err := s.SetRoutes(ctx, a.ID, u.ID, c.project, c.channel, routes); err != nil {
+				return err
+			}
+		}
+		if c.digestSet {
+			if err := s.SetDigest(ctx, a.ID, u.ID, c.project, every); err != nil {
+				return flagError(err, "digest")
+			}
+		}
+		line, err := memberRoutes(ctx, s, a.ID, u, c.project, c.channel)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(c.stdout, line)
+		return nil
+	})
+}
+
+// memberRoutes is a member's notification settings for a project, as user notify
+// prints them: "ada@example.com: shop by push; shop/#payments by email; digest weekly"
+// (the project's routes and each channel's own), or for one channel
+// "ada@example.com: shop/#deploys by push (as the project); digest off".
+func memberRoutes(ctx context.Context, s tidings.Store, account int64, u *tidings.User, project, channel string) (string, error) {
+	saved, err := s.AccountRoutes(ctx, account)
+	if err != nil {
+		return "", err
+	}
+	digests, err := s.MemberDigests(ctx, account, u.ID)
+	if err != nil {
+		return "", err
+	}
+	var parts []string
+	if channel != "" {
+		part := fmt.Sprintf("%s/#%s by %s", project, channel, tidings.RoutesFor(saved, u.ID, project, channel))
+		if !slices.ContainsFunc(saved, func(m *tidings.MemberRoute) bool {
+			return m.UserID == u.ID && m.Project == project && m.Channel == channel
+		}) {
+			part += " (as the project)"
+		}
+		parts = append(parts, part)
+	} else {
+		parts = append(parts, fmt.Sprintf("%s by %s", project, tidings.RoutesFor(saved, u.ID, project, "")))
+		var own []*tidings.MemberRoute
+		for _, m := range saved {
+			if m.UserID == u.ID && m.Project == project && m.Channel != "" {
+				own = append(own, m)
+			}
+		}
+		slices.SortFunc(own, func(a, b *tidings.MemberRoute) int { return strings.Compare(a.Channel, b.Channel) })
+		for _, m := range own {
+			parts = append(parts, fmt.Sprintf("%s/#%s by %s", project, m.Channel, m.Routes))
+		}
+	}
+	every := digests[project]
+	if every == "" {
+		every = tidings.DigestOff
+	}
+	parts = append(parts, "digest "+every)
+	return u.Email + ": " + strings.Join(parts, "; "), nil
 }

@@ -19,6 +19,7 @@ import (
 type projectSettings struct {
 	autoCreate, retention, changeDefault, ignoreGPC string
 	repeatEvery, repeatTimes                        string // an urgent event's escalation
+	escalateAfter                                   string // then everyone, this long without an acknowledgement
 	notify                                          string // who is notified: everyone, nobody, emails (a channel: project)
 	notifySet                                       bool   // --notify was given (--notify "" is refused, not "as is")
 }
@@ -55,8 +56,27 @@ func projectFlags(fs *flag.FlagSet, c *cli) {
 		fmt.Sprintf("push an unacknowledged urgent event again this often: a `duration` from 1m to 24h, like 5m or 1h30m (default %s)", fmtEvery(tidings.RepeatUrgentEvery)))
 	fs.StringVar(&c.settings.repeatTimes, "repeat-urgent-times", "",
 		fmt.Sprintf("push an unacknowledged urgent event again at most this many `times`: 0 (never) to %d (default %d)", tidings.MaxRepeatUrgentTimes, tidings.RepeatUrgentTimes))
+	fs.StringVar(&c.settings.escalateAfter, "escalate-after", "",
+		"then everyone: an urgent event that nobody acknowledged this long after it arrived is sent to every member, recipients or not; a `duration` from 1m to 24h, like 10m, or 0 (never, the default)")
 	fs.Var(notifyFlag{&c.settings}, "notify",
 		"`who` is notified of the project's events: everyone (the default), nobody, or members' emails separated by commas; channels without their own setting follow it")
+}
+
+// escalate reads --escalate-after: 0 (never) or 1m–24h.
+func (ps projectSettings) escalate() (time.Duration, error) {
+	d, err := time.ParseDuration(strings.TrimSpace(ps.escalateAfter)) // "0" is 0
+	if err != nil || tidings.CheckEscalateAfter(d) != nil {
+		return 0, tidings.Errorf(tidings.EValidation, "--escalate-after must be 0 (never) or a duration from 1m to 24h, like 10m or 1h30m, not %q", ps.escalateAfter)
+	}
+	return d, nil
+}
+
+// fmtEscalate writes a project's escalation delay as --escalate-after takes it.
+func fmtEscalate(d time.Duration) string {
+	if d == 0 {
+		return "0"
+	}
+	return fmtEvery(d)
 }
 
 // notifyFlag is --notify, remembering that it was given: --notify "" is a mistake
@@ -194,6 +214,11 @@ func (ps projectSettings) parsed() (auto bool, days int, change string, err erro
 			return false, 0, "", err
 		}
 	}
+	if ps.escalateAfter != "" {
+		if _, err := ps.escalate(); err != nil {
+			return false, 0, "", err
+		}
+	}
 	switch ps.changeDefault {
 	case "", "none":
 	case tidings.ChangeUpdate:
@@ -249,6 +274,12 @@ func (ps projectSettings) apply(ctx context.Context, s tidings.Store, account in
 			return err
 		}
 	}
+	if ps.escalateAfter != "" {
+		d, _ := ps.escalate() // parsed checked it
+		if err := s.SetEscalation(ctx, account, project, d); err != nil {
+			return flagError(err, "escalate_after")
+		}
+	}
 	return nil
 }
 
@@ -281,7 +312,7 @@ func projectCreate(ctx context.Context, c *cli, args []string) error {
 func projectUpdate(ctx context.Context, c *cli, args []string) error {
 	return withAccount(ctx, c, func(s tidings.Store, a *tidings.Account) error {
 		if !c.settings.any() {
-			return tidings.Errorf(tidings.EValidation, "nothing to change: give --auto-create-channels=BOOL, --retention-days N, --insight-change-default update|none, --ignore-gpc=BOOL, --repeat-urgent-every DURATION, --repeat-urgent-times N or --notify everyone|nobody|EMAILS")
+			return tidings.Errorf(tidings.EValidation, "nothing to change: give --auto-create-channels=BOOL, --retention-days N, --insight-change-default update|none, --ignore-gpc=BOOL, --repeat-urgent-every DURATION, --repeat-urgent-times N, --escalate-after DURATION or --notify everyone|nobody|EMAILS")
 		}
 		if err := c.settings.apply(ctx, s, a.ID, args[0]); err != nil {
 			return err
@@ -310,8 +341,8 @@ func settingsLine(p *tidings.Project, notify tidings.Recipients) string {
 		change = p.InsightChangeDefault
 	}
 	every, times := escalation(p)
-	return fmt.Sprintf("auto-create-channels=%t\tkeep=%s\tinsight-change-default=%s\tignore-gpc=%t\trepeat-urgent-every=%s\trepeat-urgent-times=%d\tnotify=%s",
-		p.AutoCreateChannels, keep, change, p.IgnoreGPC, fmtEvery(every), times, notify)
+	return fmt.Sprintf("auto-create-channels=%t\tkeep=%s\tinsight-change-default=%s\tignore-gpc=%t\tescalate-after=%s\trepeat-urgent-every=%s\trepeat-urgent-times=%d\tnotify=%s",
+		p.AutoCreateChannels, keep, change, p.IgnoreGPC, fmtEscalate(p.EscalateAfter), fmtEvery(every), times, notify)
 }
 
 func projectList(ctx context.Context, c *cli, _ []string) error {
@@ -322,7 +353,7 @@ func projectList(ctx context.Context, c *cli, _ []string) error {
 		}
 		w := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
 		if isTerminal(c.stdout) {
-			fmt.Fprintln(w, "PROJECT\tEVENTS\tCHANNELS\tAUTO-CREATE\tKEEP\tINSIGHT-CHANGE\tIGNORE-GPC\tREPEAT-EVERY\tREPEAT-TIMES\tNOTIFY")
+			fmt.Fprintln(w, "PROJECT\tEVENTS\tCHANNELS\tAUTO-CREATE\tKEEP\tINSIGHT-CHANGE\tIGNORE-GPC\tESCALATE-AFTER\tREPEAT-EVERY\tREPEAT-TIMES\tNOTIFY")
 		}
 		for _, p := range ps {
 			n, err := s.CountEvents(ctx, a.ID, p.Name, "")

@@ -44,6 +44,7 @@ type cli struct {
 	url, format, events, to, from                        string
 	chatID, userKey, secret                              string
 	by, email, digest                                    string
+	bySet, digestSet                                     bool // user notify: --by, --digest given ("" is a mistake, not "leave as is")
 	yes, verbose, full                                   bool
 	pub                                                  publishFlags
 	settings                                             projectSettings
@@ -63,6 +64,8 @@ var commands = []command{
 	{name: "user notify", args: "EMAIL", about: "choose how a member is notified of a project's (or a channel's) events: push, email, push,email or none; and their digest", nargs: 1,
 		flags: userNotifyFlags, run: userNotify},
 	{name: "invite create", about: "make an invitation link to join the account (mailed to --email when SMTP is set); prints the link", flags: inviteFlags, run: inviteCreate},
+	{name: "invite list", about: "list pending invitations and password reset links: id, email, role, expires", flags: accountFlag, run: inviteList},
+	{name: "invite revoke", args: "INVITE_ID", about: "revoke a pending invitation or password reset link at once", nargs: 1, flags: accountFlag, run: inviteRevoke},
 	{name: "user delete", args: "EMAIL", about: "delete a user and sign them out everywhere", nargs: 1, run: userDelete},
 	{name: "project create", args: "NAME", about: "create a project (with the settings of project update)", nargs: 1, flags: projectFlags, run: projectCreate},
 	{name: "project update", args: "NAME", about: "change a project's settings: channel auto-creation, retention, what an insight without change means, Global Privacy Control, how urgent events repeat, who is notified", nargs: 1, flags: projectFlags, run: projectUpdate},
