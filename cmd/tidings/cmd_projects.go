@@ -20,6 +20,7 @@ type projectSettings struct {
 	autoCreate, retention, changeDefault, ignoreGPC string
 	repeatEvery, repeatTimes                        string // an urgent event's escalation
 	escalateAfter                                   string // then everyone, this long without an acknowledgement
+	escalateSet                                     bool   // --escalate-after was given ("" is refused)
 	notify                                          string // who is notified: everyone, nobody, emails (a channel: project)
 	notifySet                                       bool   // --notify was given (--notify "" is refused, not "as is")
 }
@@ -56,7 +57,7 @@ func projectFlags(fs *flag.FlagSet, c *cli) {
 		fmt.Sprintf("push an unacknowledged urgent event again this often: a `duration` from 1m to 24h, like 5m or 1h30m (default %s)", fmtEvery(tidings.RepeatUrgentEvery)))
 	fs.StringVar(&c.settings.repeatTimes, "repeat-urgent-times", "",
 		fmt.Sprintf("push an unacknowledged urgent event again at most this many `times`: 0 (never) to %d (default %d)", tidings.MaxRepeatUrgentTimes, tidings.RepeatUrgentTimes))
-	fs.StringVar(&c.settings.escalateAfter, "escalate-after", "",
+	fs.Var(givenString{&c.settings.escalateAfter, &c.settings.escalateSet}, "escalate-after",
 		"then everyone: an urgent event that nobody acknowledged this long after it arrived is sent to every member, recipients or not; a `duration` from 1m to 24h, like 10m, or 0 (never, the default)")
 	fs.Var(notifyFlag{&c.settings}, "notify",
 		"`who` is notified of the project's events: everyone (the default), nobody, or members' emails separated by commas; channels without their own setting follow it")
@@ -214,7 +215,7 @@ func (ps projectSettings) parsed() (auto bool, days int, change string, err erro
 			return false, 0, "", err
 		}
 	}
-	if ps.escalateAfter != "" {
+	if ps.escalateSet {
 		if _, err := ps.escalate(); err != nil {
 			return false, 0, "", err
 		}
@@ -274,7 +275,7 @@ func (ps projectSettings) apply(ctx context.Context, s tidings.Store, account in
 			return err
 		}
 	}
-	if ps.escalateAfter != "" {
+	if ps.escalateSet {
 		d, _ := ps.escalate() // parsed checked it
 		if err := s.SetEscalation(ctx, account, project, d); err != nil {
 			return flagError(err, "escalate_after")
