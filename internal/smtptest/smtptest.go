@@ -37,6 +37,9 @@ type Options struct {
 	User, Password string
 	// Domain is the name in the greeting; "smtptest.invalid" when empty.
 	Domain string
+	// Host is the IP address to listen on; 127.0.0.1 when empty. A non-loopback
+	// address of the machine stands for a "public" server (the certificate names it).
+	Host string
 }
 
 // Message is one message the server accepted (or, in Attempts, was sent).
@@ -71,12 +74,21 @@ type Server struct {
 	closed   bool
 }
 
-// Start starts a server on 127.0.0.1 and a random port; it is closed when the test ends.
+// Start starts a server on 127.0.0.1 (or Options.Host) and a random port; it is closed
+// when the test ends.
 func Start(t testing.TB, opts Options) *Server {
 	t.Helper()
 	s := &Server{t: t, opts: opts, changed: make(chan struct{}), serve: make(chan struct{})}
+	if opts.Host == "" {
+		opts.Host = "127.0.0.1"
+		s.opts.Host = opts.Host
+	}
+	ip := net.ParseIP(opts.Host)
+	if ip == nil {
+		t.Fatalf("smtptest: Host %q is not an IP address", opts.Host)
+	}
 	if opts.STARTTLS || opts.ImplicitTLS {
-		s.cert, s.pool = selfSigned(t)
+		s.cert, s.pool = selfSigned(t, ip)
 	}
 	domain := opts.Domain
 	if domain == "" {
@@ -94,7 +106,7 @@ func Start(t testing.TB, opts Options) *Server {
 	}
 	// A server without any TLS can only take AUTH in the clear.
 	srv.AllowInsecureAuth = !opts.STARTTLS && !opts.ImplicitTLS
-	raw, err := net.Listen("tcp", "127.0.0.1:0")
+	raw, err := net.Listen("tcp", net.JoinHostPort(opts.Host, "0"))
 	if err != nil {
 		t.Fatalf("smtptest: listen: %v", err)
 	}
@@ -111,7 +123,7 @@ func Start(t testing.TB, opts Options) *Server {
 	return s
 }
 
-// Addr is the server's address, 127.0.0.1:PORT.
+// Addr is the server's address, 127.0.0.1:PORT (or Options.Host's).
 func (s *Server) Addr() string { return s.ln.Addr().String() }
 
 // Port is the server's port.
@@ -131,7 +143,7 @@ func (s *Server) URL() string {
 }
 
 // CertPool trusts the server's self-signed certificate (nil without TLS). The
-// certificate is for 127.0.0.1, ::1 and localhost.
+// certificate is for 127.0.0.1, ::1, localhost and Options.Host.
 func (s *Server) CertPool() *x509.CertPool { return s.pool }
 
 // Messages returns the messages accepted so far, oldest first.
@@ -379,7 +391,7 @@ func (l *loginServer) Next(response []byte) ([]byte, bool, error) {
 }
 
 // selfSigned makes a certificate for the loopback addresses and its pool.
-func selfSigned(t testing.TB) (tls.Certificate, *x509.CertPool) {
+func selfSigned(t testing.TB, host net.IP) (tls.Certificate, *x509.CertPool) {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -394,7 +406,7 @@ func selfSigned(t testing.TB) (tls.Certificate, *x509.CertPool) {
 		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 		BasicConstraintsValid: true,
 		IsCA:                  true,
-		IPAddresses:           []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback},
+		IPAddresses:           []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback, host},
 		DNSNames:              []string{"localhost"},
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
