@@ -68,7 +68,7 @@ func memberOf(ctx context.Context, tx pgx.Tx, accountID, userID int64) error {
 	var one int
 	err := tx.QueryRow(ctx, `SELECT 1 FROM users WHERE id = $1 AND account_id = $2 FOR KEY SHARE`, userID, accountID).Scan(&one)
 	if noRows(err) {
-		return tidings.Errorf(tidings.ENotFound, "user %d is not a member of this account", userID)
+		return tidings.Errorf(tidings.ENotFound, "no user %d in the account", userID)
 	}
 	return err
 }
