@@ -21,6 +21,31 @@ const (
 	digestNewUsers = 10
 )
 
+// DigestOf's queries (digest_plan_test.go checks how each reads).
+const (
+	// sqlDigestChannels counts each channel's events of [?1, ?4): the hourly counts of
+	// [?2, ?3), the events' channel index before and after (index only).
+	sqlDigestChannels = `SELECT c.name,
+			coalesce((SELECT sum(k.n) FROM event_counts k WHERE k.channel_id = c.id AND k.hour >= ?2 AND k.hour < ?3), 0)
+			+ (SELECT count(*) FROM events e WHERE e.channel_id = c.id AND e.ts >= ?1 AND e.ts < ?2)
+			+ (SELECT count(*) FROM events e WHERE e.channel_id = c.id AND e.ts >= ?3 AND e.ts < ?4)
+		FROM channels c WHERE c.project_id = ?5`
+	// sqlDigestTop counts the newest events of a period by name.
+	sqlDigestTop = `SELECT event, max(icon), count(*) FROM (
+			SELECT e.event, e.icon FROM events e INDEXED BY events_project_ts
+			WHERE e.project_id = ? AND e.ts >= ? AND e.ts < ? ORDER BY e.ts DESC, e.seq DESC LIMIT ?)
+		GROUP BY event`
+	// sqlDigestInsights reads the insights with a point in [?2, ?3), latest first: one
+	// seek of the points' index per insight of the project, the few found sorted.
+	sqlDigestInsights = `SELECT title, value, prefix, suffix, icon, change, updated_at, id FROM (
+			SELECT i.*, (SELECT max(x.ts) FROM insight_points x WHERE x.insight_id = i.id AND x.ts >= ?2 AND x.ts < ?3) AS last
+			FROM insights i WHERE i.project_id = ?1)
+		WHERE last IS NOT NULL ORDER BY last DESC, id DESC LIMIT ?4`
+	sqlDigestNewUserCount = `SELECT count(*) FROM people WHERE project_id = ? AND first_seen >= ? AND first_seen < ?`
+	sqlDigestNewUsers     = `SELECT user_id FROM people WHERE project_id = ? AND first_seen >= ? AND first_seen < ?
+		ORDER BY first_seen DESC, id DESC LIMIT ?`
+)
+
 // DigestOf returns what the digest of a project's [from, to) says, read in one
 // snapshot. What it costs, whatever the project's size:
 //
@@ -60,23 +85,18 @@ func (db *DB) DigestOf(ctx context.Context, accountID int64, project string, fro
 			return nil, err
 		}
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT title, value, prefix, suffix, icon, change, updated_at, id FROM (
-			SELECT i.*, (SELECT max(x.ts) FROM insight_points x WHERE x.insight_id = i.id AND x.ts >= ?2 AND x.ts < ?3) AS last
-			FROM insights i WHERE i.project_id = ?1)
-		WHERE last IS NOT NULL ORDER BY last DESC, id DESC LIMIT ?4`, p.ID, f, t, digestInsights)
+	rows, err := tx.QueryContext(ctx, sqlDigestInsights, p.ID, f, t, digestInsights)
 	if err != nil {
 		return nil, err
 	}
 	if c.Insights, err = scanInsights(rows, p); err != nil {
 		return nil, err
 	}
-	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM people WHERE project_id = ? AND first_seen >= ? AND first_seen < ?`,
-		p.ID, f, t).Scan(&c.NewUsers); err != nil {
+	if err := tx.QueryRowContext(ctx, sqlDigestNewUserCount, p.ID, f, t).Scan(&c.NewUsers); err != nil {
 		return nil, err
 	}
 	if c.NewUsers > 0 {
-		rows, err := tx.QueryContext(ctx, `SELECT user_id FROM people WHERE project_id = ? AND first_seen >= ? AND first_seen < ?
-			ORDER BY first_seen DESC, id DESC LIMIT ?`, p.ID, f, t, digestNewUsers)
+		rows, err := tx.QueryContext(ctx, sqlDigestNewUsers, p.ID, f, t, digestNewUsers)
 		if err != nil {
 			return nil, err
 		}
@@ -103,11 +123,7 @@ func digestChannels(ctx context.Context, tx *sql.Tx, projectID, f, t int64, c *t
 	if f < 0 || h0 >= h1 { // no whole hour: every event from the index
 		h0, h1 = t, t
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT c.name,
-			coalesce((SELECT sum(k.n) FROM event_counts k WHERE k.channel_id = c.id AND k.hour >= ?2 AND k.hour < ?3), 0)
-			+ (SELECT count(*) FROM events e WHERE e.channel_id = c.id AND e.ts >= ?1 AND e.ts < ?2)
-			+ (SELECT count(*) FROM events e WHERE e.channel_id = c.id AND e.ts >= ?3 AND e.ts < ?4)
-		FROM channels c WHERE c.project_id = ?5`, f, h0, h1, t, projectID)
+	rows, err := tx.QueryContext(ctx, sqlDigestChannels, f, h0, h1, t, projectID)
 	if err != nil {
 		return err
 	}
@@ -132,10 +148,7 @@ func digestChannels(ctx context.Context, tx *sql.Tx, projectID, f, t int64, c *t
 // digestTopEvents counts the period's events by name (at most digestTopScan, newest
 // first), with the icon one of them had (the greatest, for the same answer each time).
 func digestTopEvents(ctx context.Context, tx *sql.Tx, projectID, f, t int64, c *tidings.DigestContent) error {
-	rows, err := tx.QueryContext(ctx, `SELECT event, max(icon), count(*) FROM (
-			SELECT e.event, e.icon FROM events e INDEXED BY events_project_ts
-			WHERE e.project_id = ? AND e.ts >= ? AND e.ts < ? ORDER BY e.ts DESC, e.seq DESC LIMIT ?)
-		GROUP BY event`, projectID, f, t, digestTopScan)
+	rows, err := tx.QueryContext(ctx, sqlDigestTop, projectID, f, t, digestTopScan)
 	if err != nil {
 		return err
 	}
