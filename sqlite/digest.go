@@ -55,12 +55,16 @@ const (
 //     hour off UTC) are counted from the (channel, ts) index of the events, index only,
 //     at most an hour of events per channel and end;
 //   - the top events: the events of the period read by the (project, ts) index, newest
-//     first, at most digestTopScan of them (a week of 100,000 events takes about a
-//     tenth of a second); beyond, the top events are those of the newest 100,000;
+//     first, at most digestTopScan of them; beyond, the top events are those of the
+//     period's newest 100,000;
 //   - the insights: those with a point in the period, one seek of the (insight, ts)
 //     index per insight of the project (at most tidings.MaxInsightsPerProject);
 //   - the new users: a count and the newest 10 of the (project, first_seen) index's
 //     range, index only.
+//
+// On a store of 1.6 million events (bench/seed, BenchmarkDigestOf, 2 cores) the digest
+// of a day of 160,000 events took 0.24 s, of a week of 1.1 million 0.30 s: nearly all
+// of it the top events' 100,000 rows.
 func (db *DB) DigestOf(ctx context.Context, accountID int64, project string, from, to time.Time) (*tidings.DigestContent, error) {
 	p, err := findProject(ctx, db.reads, accountID, project)
 	if err != nil {
