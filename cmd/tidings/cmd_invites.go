@@ -54,6 +54,9 @@ func inviteCreate(ctx context.Context, c *cli, _ []string) error {
 			return tidings.Errorf(tidings.EValidation, "--public-url must be an http:// or https:// address, like https://tidings.example.com")
 		}
 	}
+	if len(c.cfg.envErrs) > 0 { // a TIDINGS_SMTP_INSECURE that is not a boolean
+		return errors.Join(c.cfg.envErrs...)
+	}
 	mailer, err := newMailer(&c.cfg)
 	if err != nil {
 		return err

@@ -168,11 +168,12 @@ func TestCLIInvite(t *testing.T) {
 }
 
 // TestCLIInvitePublicURLFromEnv: without --public-url, invite create builds the link
-// on TIDINGS_PUBLIC_URL (not parallel: it sets the process's environment).
+// on TIDINGS_PUBLIC_URL, and a mail setting of the environment that cannot be read
+// stops it (not parallel: it sets the process's environment).
 func TestCLIInvitePublicURLFromEnv(t *testing.T) {
 	loc := testbackend.Location(t)
 	s := testbackend.Open(t, loc)
-	testbackend.Seed(t, s, "acme")
+	f := testbackend.Seed(t, s, "acme")
 	c := cliCase{t, loc}
 	c.ok("correct horse battery\n", "user", "create", "ada@example.com", "--role", "owner")
 	t.Setenv("TIDINGS_PUBLIC_URL", "https://env.example.com")
@@ -186,5 +187,11 @@ func TestCLIInvitePublicURLFromEnv(t *testing.T) {
 	// The flag wins.
 	if code, out, _ := runCLI(t, loc, "", "invite", "create", "--public-url", "http://127.0.0.1:8080"); code != 0 || !strings.HasPrefix(out, "http://127.0.0.1:8080/invite/") {
 		t.Fatalf("invite create --public-url: %d %q", code, out)
+	}
+	// A mail setting of the environment that cannot be read is said, and nothing made.
+	t.Setenv("TIDINGS_SMTP_INSECURE", "maybe")
+	c.fails(1, `TIDINGS_SMTP_INSECURE="maybe": use true or false`, "invite", "create", "--email", "bob@example.com")
+	if invs, err := s.ListInvites(context.Background(), f.Account.ID, time.Now()); err != nil || len(invs) != 2 {
+		t.Fatalf("%d invitations, %v", len(invs), err)
 	}
 }
