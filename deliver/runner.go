@@ -70,10 +70,13 @@ type Runner struct {
 	pools      []*pool
 	done       chan struct{} // a worker finished: there may be room for more
 	flood      flood
+	mailFlood  flood
 	targets    targetCache
 	recipients recipientCache
+	routes     routeCache
 	events     eventCache
-	keyMu      sync.Mutex // guards cfg.PressKey while it is loaded
+	keyMu      sync.Mutex // guards cfg.PressKey and cfg.MailKey while they are loaded
+	digesting  atomic.Bool
 }
 
 // New returns a Runner; Run starts it.
@@ -99,10 +102,11 @@ func New(cfg Config) *Runner {
 	if cfg.Observe == nil {
 		cfg.Observe = func(string, string) {}
 	}
-	return &Runner{cfg: cfg, log: cfg.Logger, done: make(chan struct{}, 1), pools: []*pool{
+	return &Runner{cfg: cfg, log: cfg.Logger, done: make(chan struct{}, 1), mailFlood: flood{every: mailCollapseEvery}, pools: []*pool{
 		{name: "events", kinds: []string{tidings.DeliverEvent, tidings.DeliverQuietSummary,
-			tidings.DeliverRepeat, tidings.DeliverAck, tidings.DeliverPress}},
+			tidings.DeliverRepeat, tidings.DeliverAck, tidings.DeliverPress, tidings.DeliverEscalate}},
 		{name: "push", kinds: []string{tidings.DeliverPush, tidings.DeliverPushTest, tidings.DeliverPushAck}},
+		{name: "mail", kinds: []string{tidings.DeliverMail, tidings.DeliverMailSummary, tidings.DeliverDigest}},
 		{name: "webhooks", kinds: []string{tidings.DeliverWebhook, tidings.DeliverTest,
 			tidings.DeliverWebhookAck, tidings.DeliverWebhookPress}},
 	}}
@@ -138,7 +142,18 @@ func (r *Runner) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	timer := time.NewTimer(pollEvery)
 	defer timer.Stop()
+	var digested time.Time
 	for ctx.Err() == nil {
+		if now := r.cfg.Now(); r.cfg.Mailer != nil && (digested.IsZero() || now.Sub(digested) >= digestEvery || now.Before(digested)) &&
+			r.digesting.CompareAndSwap(false, true) {
+			digested = now
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer r.digesting.Store(false)
+				r.scheduleDigests(ctx, now)
+			}()
+		}
 		more := false
 		for _, p := range r.pools {
 			free := r.cfg.Workers - int(p.busy.Load())
@@ -204,6 +219,10 @@ func (r *Runner) handle(ctx context.Context, j *tidings.Delivery) {
 		err = r.expandAck(ctx, j)
 	case tidings.DeliverPress:
 		err = r.expandPress(ctx, j)
+	case tidings.DeliverEscalate:
+		err = r.escalate(ctx, j)
+	case tidings.DeliverMail, tidings.DeliverMailSummary, tidings.DeliverDigest:
+		err = r.sendMail(ctx, j)
 	default:
 		r.log.Error("unknown delivery kind: dropped", "kind", j.Kind, "id", j.ID)
 		err = r.cfg.Store.FinishDelivery(ctx, j.ID)
@@ -212,6 +231,20 @@ func (r *Runner) handle(ctx context.Context, j *tidings.Delivery) {
 		// The store failed: the lease runs out and the job is tried again.
 		r.log.Warn("delivery", "kind", j.Kind, "id", j.ID, "err", err)
 	}
+}
+
+// mailKey is the key of unsubscribe links, read from the store the first time.
+func (r *Runner) mailKey(ctx context.Context) ([]byte, error) {
+	r.keyMu.Lock()
+	defer r.keyMu.Unlock()
+	if r.cfg.MailKey == nil {
+		k, err := tidings.MailKey(ctx, r.cfg.Store)
+		if err != nil {
+			return nil, err
+		}
+		r.cfg.MailKey = k
+	}
+	return r.cfg.MailKey, nil
 }
 
 // pressKey is the key of press tokens, read from the store the first time.
