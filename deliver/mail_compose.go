@@ -56,11 +56,12 @@ func oneLine(s string) string {
 }
 
 // eventSubject is "💰 New Subscription · #payments" (no icon: the event first); a
-// collapsed mail adds "and N more".
+// collapsed mail, which stands for more events of the channel beyond the member's
+// limit (this one among them), adds "and N more".
 func eventSubject(ev *tidings.Event, more int) string {
 	s := title(ev) + " · #" + ev.Channel
-	if more > 0 {
-		s += fmt.Sprintf(" and %d more", more)
+	if more > 1 {
+		s += fmt.Sprintf(" and %d more", more-1)
 	}
 	return oneLine(s)
 }
@@ -101,9 +102,9 @@ func eventMail(ev *tidings.Event, to string, more int, l mailLinks) *tidings.Mai
 		t.WriteString("\nOpen in Tidings: " + page + "\n")
 	}
 	if more > 0 {
-		fmt.Fprintf(&t, "\nAnd %d more events in #%s", more, ev.Channel)
+		fmt.Fprintf(&t, "\n%s beyond your limit of %d mails a minute; this is the latest", plural(more, "event", "events"), tidings.PushesPerMinute)
 		if channelPage != "" {
-			t.WriteString(": " + channelPage)
+			t.WriteString(". See them all: " + channelPage)
 		}
 		t.WriteString("\n")
 	}
@@ -115,10 +116,14 @@ func eventMail(ev *tidings.Event, to string, more int, l mailLinks) *tidings.Mai
 		Priority    string
 		Description template.HTML
 		Page        string
-		More        int
+		More        string
+		Limit       int
 		ChannelPage string
 		Footer      footer
-	}{ev, title(ev), "", md.Description(ev), page, more, channelPage, newFooter(ev.Project, l)}
+	}{ev, title(ev), "", md.Description(ev), page, "", tidings.PushesPerMinute, channelPage, newFooter(ev.Project, l)}
+	if more > 0 {
+		data.More = plural(more, "event", "events")
+	}
 	if ev.Priority != tidings.PriorityDefault && ev.Priority != 0 {
 		data.Priority = ev.Priority.String() + " priority"
 	}
@@ -199,7 +204,7 @@ var eventHTML = template.Must(template.New("event").Parse(mailFoot + mailHead + 
 <tr><td style="padding:2px 12px 2px 0;color:#71717a">{{.Key}}</td><td style="padding:2px 0">{{.Value}}</td></tr>{{end}}
 </table>{{end}}
 {{if .Page}}<p style="margin:16px 0"><a href="{{.Page}}" style="` + buttonStyle + `">Open in Tidings</a></p>{{end}}
-{{if .More}}<p style="margin:16px 0;font-size:14px">And {{.More}} more events in {{if .ChannelPage}}<a href="{{.ChannelPage}}" style="color:#4f46e5">#{{.Ev.Channel}}</a>{{else}}#{{.Ev.Channel}}{{end}}.</p>{{end}}
+{{if .More}}<p style="margin:16px 0;font-size:14px">{{.More}} beyond your limit of {{.Limit}} mails a minute; this is the latest.{{if .ChannelPage}} <a href="{{.ChannelPage}}" style="color:#4f46e5">See them all in #{{.Ev.Channel}}</a>.{{end}}</p>{{end}}
 {{template "footer" .Footer}}
 </div></body></html>
 `))
