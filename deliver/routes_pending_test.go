@@ -1,0 +1,39 @@
+package deliver_test
+
+import (
+	"context"
+	"sync"
+
+	"github.com/tidings-dev/tidings"
+)
+
+// memRoutes keeps members' routes in memory while the stores' RouteStore is a
+// placeholder on main (issue 39: the stores' helpers land it). TEMPORARY: deleted
+// when `git merge main` brings the stores' routes.
+type memRoutes struct {
+	outboxStore
+	mu     sync.Mutex
+	routes []*tidings.MemberRoute
+}
+
+func (s *memRoutes) SetRoutes(ctx context.Context, accountID, userID int64, project, channel string, r *tidings.Routes) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	kept := s.routes[:0:0]
+	for _, m := range s.routes {
+		if m.UserID != userID || m.Project != project || m.Channel != channel {
+			kept = append(kept, m)
+		}
+	}
+	if r != nil {
+		kept = append(kept, &tidings.MemberRoute{UserID: userID, Project: project, Channel: channel, Routes: *r})
+	}
+	s.routes = kept
+	return nil
+}
+
+func (s *memRoutes) AccountRoutes(ctx context.Context, accountID int64) ([]*tidings.MemberRoute, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]*tidings.MemberRoute(nil), s.routes...), nil
+}
