@@ -3,17 +3,19 @@ package deliver_test
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/tidings-dev/tidings"
 )
 
-// memRoutes keeps members' routes in memory while the stores' RouteStore is a
+// memRoutes keeps members' routes (and projects' escalation) in memory while the stores' RouteStore is a
 // placeholder on main (issue 39: the stores' helpers land it). TEMPORARY: deleted
 // when `git merge main` brings the stores' routes.
 type memRoutes struct {
 	outboxStore
 	mu     sync.Mutex
-	routes []*tidings.MemberRoute
+	routes     []*tidings.MemberRoute
+	escalation map[string]time.Duration
 }
 
 func (s *memRoutes) SetRoutes(ctx context.Context, accountID, userID int64, project, channel string, r *tidings.Routes) error {
@@ -36,4 +38,27 @@ func (s *memRoutes) AccountRoutes(ctx context.Context, accountID int64) ([]*tidi
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]*tidings.MemberRoute(nil), s.routes...), nil
+}
+
+func (s *memRoutes) SetEscalation(ctx context.Context, accountID int64, project string, after time.Duration) error {
+	if err := tidings.CheckEscalateAfter(after); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.escalation == nil {
+		s.escalation = map[string]time.Duration{}
+	}
+	s.escalation[project] = after
+	return nil
+}
+
+func (s *memRoutes) FindProject(ctx context.Context, accountID int64, name string) (*tidings.Project, error) {
+	p, err := s.outboxStore.FindProject(ctx, accountID, name)
+	if err == nil {
+		s.mu.Lock()
+		p.EscalateAfter = s.escalation[name]
+		s.mu.Unlock()
+	}
+	return p, err
 }
