@@ -13,7 +13,7 @@ import (
 // when `git merge main` brings the stores' routes.
 type memRoutes struct {
 	outboxStore
-	mu     sync.Mutex
+	mu         sync.Mutex
 	routes     []*tidings.MemberRoute
 	escalation map[string]time.Duration
 }
