@@ -2,11 +2,22 @@ package deliver_test
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/tidings-dev/tidings"
 )
+
+// withRoutes is the store with routes: its own, or memRoutes over it while its
+// RouteStore is the placeholder (PostgreSQL's until its helper's branch lands).
+func withRoutes(st outboxStore, accountID int64) outboxStore {
+	err := st.SetEscalation(context.Background(), accountID, "my-saas", 0)
+	if err != nil && strings.Contains(err.Error(), "not in this store yet") {
+		return &memRoutes{outboxStore: st}
+	}
+	return st
+}
 
 // memRoutes keeps members' routes (and projects' escalation) in memory while the stores' RouteStore is a
 // placeholder on main (issue 39: the stores' helpers land it). TEMPORARY: deleted
