@@ -26,7 +26,6 @@ type smtpEnv struct {
 
 func newSMTPEnv(t *testing.T) *smtpEnv {
 	e := &smtpEnv{env: newEnv(t), clk: &clock{}}
-	e.store = withRoutes(e.store, e.account.ID)
 	e.srv = smtptest.Start(t, smtptest.Options{STARTTLS: true, User: "tidings", Password: "s3cret"})
 	sender, err := tmail.New(tmail.Config{URL: e.srv.URL(), From: "Tidings <tidings@example.com>", RootCAs: e.srv.CertPool()})
 	e.must(err)

@@ -77,7 +77,6 @@ const publicURL = "https://tidings.example.com"
 
 func newMailEnv(t *testing.T, box *mailbox, push bool) *mailEnv {
 	e := &mailEnv{pushEnv: newPushEnv(t), box: box, clk: &clock{}}
-	e.store = withRoutes(e.store, e.account.ID)
 	cfg := deliver.Config{Mailer: box, PublicURL: publicURL, Now: e.clk.Now}
 	if push {
 		cfg.VAPID = e.vapid
