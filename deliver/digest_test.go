@@ -52,7 +52,7 @@ func TestDigestScheduled(t *testing.T) {
 	}
 
 	box, clk := newMailbox(), &clock{}
-	clk.Advance(first.Add(-2*time.Minute).Sub(now)) // before either 08:00
+	clk.Advance(first.Add(-2 * time.Minute).Sub(now)) // before either 08:00
 	for range 2 {
 		e.run(deliver.Config{Mailer: box, PublicURL: publicURL, Now: clk.Now})
 	}
