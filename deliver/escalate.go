@@ -74,7 +74,7 @@ func (r *Runner) repeat(ctx context.Context, j *tidings.Delivery) error {
 	if err != nil {
 		return err
 	}
-	everyone := r.escalated(p, ev, now)
+	everyone := r.escalatedBy(p, j.Count)
 	var jobs []*tidings.Delivery
 	for _, sub := range a.subs {
 		email, member := a.emails[sub.UserID]

@@ -24,11 +24,14 @@ func (r *Runner) escalateAfter(p *tidings.Project) time.Duration {
 	return d
 }
 
-// escalated reports whether an urgent event of the project has been widened to every
-// member by now.
-func (r *Runner) escalated(p *tidings.Project, ev *tidings.Event, now time.Time) bool {
+// escalatedBy reports whether an urgent event of the project has been widened to
+// every member by its repeat number n: both count from the event's expansion, the
+// escalation after escalateAfter, repeat n after n repeat intervals. A repeat due at
+// the escalation's moment leaves the newly reached to the escalation (one push, not
+// two).
+func (r *Runner) escalatedBy(p *tidings.Project, n int) bool {
 	d := r.escalateAfter(p)
-	return d > 0 && !now.Before(ev.CreatedAt.Add(d))
+	return d > 0 && time.Duration(n)*r.repeatEvery(p) > d
 }
 
 // urgentJobs are the later jobs of an urgent event: its first repeat (with push) and
@@ -48,7 +51,8 @@ func (r *Runner) urgentJobs(ctx context.Context, j *tidings.Delivery, ev *tiding
 		jobs = append(jobs, first)
 	}
 	if d := r.escalateAfter(p); d > 0 && rcpt.Mode != tidings.NotifyEveryone {
-		at := ev.CreatedAt.Add(d)
+		// From the expansion, as the repeats count: it follows the acceptance at once.
+		at := now.Add(d)
 		jobs = append(jobs, &tidings.Delivery{Kind: tidings.DeliverEscalate, AccountID: j.AccountID, EventID: ev.ID,
 			MessageID: "escalate-" + ev.ID, NextAt: at, CreatedAt: at})
 	}
