@@ -1,6 +1,7 @@
 // Package deliver sends what the outbox holds: each event that may go out becomes one
-// job per webhook (and, with push, per device), sent by a bounded pool of workers that
-// is separate from ingest, retried with backoff and jitter for 24 hours.
+// job per webhook (and, by the members' routes, per device with push and per mailbox
+// with mail), sent by a bounded pool of workers per kind that is separate from ingest,
+// retried with backoff and jitter for 24 hours. It also queues members' digests.
 package deliver
 
 import (
@@ -18,6 +19,9 @@ import (
 // Defaults of a Runner.
 const (
 	DefaultWorkers = 64 // outbound requests at once per pool: waiting on the network costs little
+	// mailWorkers bounds the mails sent at once: each is a connection to the one mail
+	// server, and submission servers limit connections per client.
+	mailWorkers = 8
 	// DefaultGrace is how long a stopping runner lets the jobs under way finish.
 	DefaultGrace = 5 * time.Second
 	// lease is how long a claimed job is ours; a runner that dies loses it after this.
@@ -42,7 +46,7 @@ type Config struct {
 	// Backoff is the wait before retry number attempt (0: exponential from 5 s, at
 	// most an hour, with ±50% jitter).
 	Backoff func(attempt int) time.Duration
-	// Observe is told every attempt's channel ("webhook") and outcome ("ok",
+	// Observe is told every attempt's channel ("webhook", "push", "mail") and outcome ("ok",
 	// "retry", "failed", "expired"), for metrics.
 	Observe func(channel, outcome string)
 	// PressKey signs the press tokens of notifications (nil: tidings.PressKey reads
@@ -106,7 +110,7 @@ func New(cfg Config) *Runner {
 		{name: "events", kinds: []string{tidings.DeliverEvent, tidings.DeliverQuietSummary,
 			tidings.DeliverRepeat, tidings.DeliverAck, tidings.DeliverPress, tidings.DeliverEscalate}},
 		{name: "push", kinds: []string{tidings.DeliverPush, tidings.DeliverPushTest, tidings.DeliverPushAck}},
-		{name: "mail", kinds: []string{tidings.DeliverMail, tidings.DeliverMailSummary, tidings.DeliverDigest}},
+		{name: "mail", kinds: []string{tidings.DeliverMail, tidings.DeliverMailSummary, tidings.DeliverDigest}, places: mailWorkers},
 		{name: "webhooks", kinds: []string{tidings.DeliverWebhook, tidings.DeliverTest,
 			tidings.DeliverWebhookAck, tidings.DeliverWebhookPress}},
 	}}
@@ -116,9 +120,10 @@ func New(cfg Config) *Runner {
 // receivers of one kind that hang (64 webhooks that never answer) cannot stall
 // another (push), nor the expansion of new events into jobs.
 type pool struct {
-	name  string
-	kinds []string
-	busy  atomic.Int64
+	name   string
+	kinds  []string
+	places int // at most this many jobs at once (0: Config.Workers)
+	busy   atomic.Int64
 }
 
 // backoff waits 5 s, 10 s, 20 s … up to an hour, each ±50%, so that retries of many
@@ -156,7 +161,11 @@ func (r *Runner) Run(ctx context.Context) error {
 		}
 		more := false
 		for _, p := range r.pools {
-			free := r.cfg.Workers - int(p.busy.Load())
+			places := r.cfg.Workers
+			if p.places > 0 {
+				places = min(places, p.places)
+			}
+			free := places - int(p.busy.Load())
 			if free <= 0 {
 				continue
 			}
