@@ -116,7 +116,7 @@ func (r *Runner) expandAck(ctx context.Context, j *tidings.Delivery) error {
 			return err
 		}
 		for _, rec := range recs {
-			if rec.Status == tidings.PushSent {
+			if _, mail := tidings.MailTargetUser(rec.SubscriptionID); rec.Status == tidings.PushSent && !mail {
 				jobs = append(jobs, &tidings.Delivery{Kind: tidings.DeliverPushAck, AccountID: j.AccountID, EventID: ev.ID,
 					Target: rec.SubscriptionID, MessageID: "ack-" + ev.ID + "-" + rec.SubscriptionID, NextAt: now, CreatedAt: j.CreatedAt})
 			}
