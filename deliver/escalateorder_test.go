@@ -46,8 +46,10 @@ func TestEscalationOrder(t *testing.T) {
 				_, _, err := e.store.AcknowledgeEvent(ctx, e.account.ID, ev.ID, "ada@example.com", e.clk.Now())
 				e.must(err)
 				adaDev.Next(t, 30*time.Second) // "Acknowledged by"
-				e.clk.Advance(3 * time.Minute)
+				// The acknowledgement took the repeat and the escalation along; the clock
+				// moves on only then (not past the lease of a job under way).
 				e.settled(0)
+				e.clk.Advance(3 * time.Minute)
 				bobDev.Quiet(t, pollQuiet)
 				adaDev.Quiet(t, 10*time.Millisecond)
 				e.box.quiet(t, 10*time.Millisecond)
