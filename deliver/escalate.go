@@ -42,9 +42,9 @@ func repeatJob(accountID int64, eventID string, n int, at time.Time) *tidings.De
 
 // repeat pushes an urgent event again to every device of the event's recipients (every
 // member's, once it escalated) whose user's routes include push and whose choices do
-// not hold it (quiet hours and flood control do not hold urgent events), and schedules the
-// next repeat, in one ReplaceDelivery. It reads the event fresh: an acknowledgement or
-// a later version of its key ends the escalation.
+// not hold it (quiet hours and flood control do not hold urgent events), and schedules
+// the next repeat, in one ReplaceDelivery. It reads the event fresh: an acknowledgement
+// or a later version of its key ends the escalation.
 func (r *Runner) repeat(ctx context.Context, j *tidings.Delivery) error {
 	st := r.cfg.Store
 	ev, err := r.jobEvent(ctx, j)
