@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -256,4 +258,64 @@ func TestAcknowledgeEndsEscalation(t *testing.T) {
 	if !slices.Equal(kinds, []string{tidings.DeliverAck, tidings.DeliverWebhook}) {
 		t.Fatalf("the acknowledged event's jobs: %v", kinds)
 	}
+}
+
+// TestRoutesRaceDeletions: routes and digests saved while their member, channel and
+// project are deleted either land first and go with them, or are refused with the
+// domain's error (never a foreign key's); the check finds nothing left behind.
+func TestRoutesRaceDeletions(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newRecipientsFixture(t)
+	db := f.db
+	for round := range 20 {
+		project := fmt.Sprint("p", round)
+		_, err := db.CreateProject(ctx, f.acme, project)
+		noErr(t, err)
+		_, err = db.CreateChannel(ctx, f.acme, project, "c")
+		noErr(t, err)
+		u := &tidings.User{AccountID: f.acme, Email: fmt.Sprintf("m%d@example.com", round), PasswordHash: "$argon2id$x", Role: tidings.UserMember}
+		noErr(t, db.CreateUser(ctx, u))
+		errs := make(chan error, 8)
+		var wg sync.WaitGroup
+		for _, fn := range []func() error{
+			func() error { return db.SetRoutes(ctx, f.acme, u.ID, project, "c", &tidings.Routes{Email: true}) },
+			func() error { return db.SetRoutes(ctx, f.acme, u.ID, project, "", &tidings.Routes{Push: true}) },
+			func() error { return db.SetDigest(ctx, f.acme, u.ID, project, tidings.DigestDaily) },
+			func() error {
+				switch round % 3 {
+				case 0:
+					return db.DeleteChannel(ctx, f.acme, project, "c")
+				case 1:
+					return db.DeleteProject(ctx, f.acme, project)
+				}
+				return db.DeleteUser(ctx, f.acme, u.ID)
+			},
+		} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				errs <- fn()
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			switch tidings.ErrorCode(err) {
+			case "", tidings.ENotFound, tidings.EProjectNotFound, tidings.EChannelNotFound:
+			default:
+				t.Fatalf("round %d: %v", round, err)
+			}
+		}
+	}
+	rs, err := db.AccountRoutes(ctx, f.acme)
+	noErr(t, err)
+	// Only the project's routes of the rounds that deleted a channel can be left.
+	for _, r := range rs {
+		n, err := strconv.Atoi(strings.TrimPrefix(r.Project, "p"))
+		if err != nil || n%3 != 0 || r.Channel != "" {
+			t.Fatalf("a route of a deleted member, channel or project: %+v", r)
+		}
+	}
+	mustCheck(t, db, "after the races")
 }
