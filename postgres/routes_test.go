@@ -258,6 +258,24 @@ func TestAcknowledgeEndsEscalation(t *testing.T) {
 	if !slices.Equal(kinds, []string{tidings.DeliverAck, tidings.DeliverWebhook}) {
 		t.Fatalf("the acknowledged event's jobs: %v", kinds)
 	}
+	// An escalation of the acknowledged event that is still there (queued after the
+	// acknowledgement): run, it tells nobody and records nothing.
+	noErr(t, db.EnqueueDelivery(ctx, &tidings.Delivery{Kind: tidings.DeliverEscalate, AccountID: f.acme, EventID: acked.ID,
+		MessageID: "escalate-again-" + acked.ID, NextAt: at}))
+	noErr(t, postgres.QueryRowForTest(db, `SELECT id FROM deliveries WHERE event_id = $1 AND kind = $2`,
+		acked.ID, tidings.DeliverEscalate).Scan(&job))
+	bob := f.user(t, "bob@example.com")
+	noErr(t, db.ReplaceDelivery(ctx, job, []*tidings.Delivery{
+		{Kind: tidings.DeliverMail, AccountID: f.acme, EventID: acked.ID, Target: tidings.MailTarget(bob), MessageID: "<m.1@x>", NextAt: at},
+	}, []*tidings.PushRecord{{EventID: acked.ID, SubscriptionID: tidings.MailTarget(bob), UserID: bob, Status: tidings.PushPending, At: at}}))
+	kinds, err = postgres.QueryStringsForTest(db, `SELECT kind FROM deliveries WHERE event_id = $1 ORDER BY kind`, acked.ID)
+	noErr(t, err)
+	if !slices.Equal(kinds, []string{tidings.DeliverAck, tidings.DeliverWebhook}) {
+		t.Fatalf("the acknowledged event's jobs after its escalation ran: %v", kinds)
+	}
+	if recs, err := db.EventPushes(ctx, f.acme, acked.ID); err != nil || len(recs) != 0 {
+		t.Fatalf("records of an escalation after the acknowledgement: %+v, %v", recs, err)
+	}
 }
 
 // TestRoutesRaceDeletions: routes and digests saved while their member, channel and
