@@ -337,3 +337,54 @@ func TestRoutesRaceDeletions(t *testing.T) {
 	}
 	mustCheck(t, db, "after the races")
 }
+
+// TestMailJobsGoWithTheirEvents: a deleted channel's or project's events take their
+// mail and escalation jobs along, as they take their pushes; the check knows both
+// kinds name an event.
+func TestMailJobsGoWithTheirEvents(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newRecipientsFixture(t)
+	db := f.db
+	ada := f.user(t, "ada@example.com")
+	jobs := func(ev *tidings.Event) int {
+		t.Helper()
+		var n int
+		noErr(t, postgres.QueryRowForTest(db, `SELECT count(*) FROM deliveries WHERE event_id = $1 AND kind IN ($2, $3)`,
+			ev.ID, tidings.DeliverMail, tidings.DeliverEscalate).Scan(&n))
+		return n
+	}
+	urgent := func(project, channel string) *tidings.Event {
+		t.Helper()
+		ev, err := db.PublishEvent(ctx, f.acme, &tidings.NewEvent{Project: project, Channel: channel, Event: "disk full",
+			Parser: tidings.ParserText, Notify: true, Priority: "urgent"})
+		noErr(t, err)
+		noErr(t, db.EnqueueDelivery(ctx, &tidings.Delivery{Kind: tidings.DeliverMail, AccountID: f.acme, EventID: ev.ID,
+			Target: tidings.MailTarget(ada), MessageID: "<m." + ev.ID + "@x>"}))
+		noErr(t, db.EnqueueDelivery(ctx, &tidings.Delivery{Kind: tidings.DeliverEscalate, AccountID: f.acme, EventID: ev.ID,
+			NextAt: time.Now().Add(10 * time.Minute)}))
+		if jobs(ev) != 2 {
+			t.Fatalf("%d mail and escalation jobs queued", jobs(ev))
+		}
+		return ev
+	}
+	deploys, payments := urgent("my-saas", "deploys"), urgent("my-saas", "payments")
+	noErr(t, db.DeleteChannel(ctx, f.acme, "my-saas", "deploys"))
+	if jobs(deploys) != 0 || jobs(payments) != 2 {
+		t.Fatalf("after the channel's deletion: %d and %d jobs", jobs(deploys), jobs(payments))
+	}
+	mustCheck(t, db, "after the channel's deletion")
+	noErr(t, db.DeleteProject(ctx, f.acme, "my-saas"))
+	if jobs(payments) != 0 {
+		t.Fatalf("after the project's deletion: %d jobs", jobs(payments))
+	}
+	// A mail job of a missing event is named by the check.
+	_, err := postgres.ExecForTest(db, `INSERT INTO deliveries (kind, account_id, event_id, target, message_id, next_at, created_at)
+		VALUES ($1, $2, '0190a000-0000-7000-8000-000000000000', $3, '<orphan@x>', 0, 0)`, tidings.DeliverMail, f.acme, tidings.MailTarget(ada))
+	noErr(t, err)
+	r, err := db.Check(ctx)
+	noErr(t, err)
+	if len(r.Problems) != 1 || r.Problems[0].Kind != "outbox.event" {
+		t.Fatalf("check of an orphan mail job: %v", r.Problems)
+	}
+}
