@@ -26,6 +26,9 @@ const digestTopScan = 100_000
 //     per insight of the project (at most MaxInsightsPerProject);
 //   - new people: a range of people_first_seen (project, first_seen).
 //
+// BenchmarkDigestOf, a project of a million events over a week on the 2-core machine
+// (loaded by other work): 45–50 ms for a day of 143,000 events, 45–70 ms for the week.
+//
 // One repeatable-read, read-only transaction: every part of one snapshot.
 func (db *DB) DigestOf(ctx context.Context, accountID int64, project string, from, to time.Time) (*tidings.DigestContent, error) {
 	d := &tidings.DigestContent{Project: project, From: from, To: to, Channels: []tidings.DigestCount{},
