@@ -258,6 +258,15 @@ func (s *Server) eventPage(w http.ResponseWriter, r *http.Request) error {
 		if d.Pushed, err = s.pushSummary(r, ev); err != nil {
 			return err
 		}
+		if ev.ShouldPush(ev.CreatedAt) {
+			records, err := s.store.EventPushes(r.Context(), sess.account.ID, ev.ID)
+			if err != nil {
+				return err
+			}
+			if d.Who, err = s.whoNotified(r, ev, records); err != nil {
+				return err
+			}
+		}
 	}
 	if d.Deliveries, err = s.eventDeliveries(r, ev); err != nil {
 		return err
@@ -267,7 +276,8 @@ func (s *Server) eventPage(w http.ResponseWriter, r *http.Request) error {
 
 type eventPageData struct {
 	eventView
-	Pushed     string // what became of its push notification, for people
+	Pushed     string       // what became of its push notification, for people
+	Who        []memberLine // who was notified, by which route, and why not
 	Deliveries []eventDelivery
 	Presses    []*tidings.ActionPress
 	// Others are the other versions of its key, newest first (Latest: this is the

@@ -30,9 +30,12 @@ type routesChannel struct {
 }
 
 // routeChoices are the ways a member may be notified, in the order the form offers them.
-var routeChoices = []struct{ Value, Label string }{
+var routeChoices = []choice{
 	{tidings.RoutePush, "Push"}, {tidings.RouteEmail, "Email"}, {"push,email", "Push and email"}, {tidings.RouteNone, "Nothing"},
 }
+
+// digestChoices are the digests a member may choose of a project.
+var digestChoices = []choice{{tidings.DigestOff, "Off"}, {tidings.DigestDaily, "Daily"}, {tidings.DigestWeekly, "Weekly"}}
 
 // routesOf fills each project's routes and digest of the signed-in member.
 func (s *Server) routesOf(ctx context.Context, accountID, userID int64, ps []*tidings.Project) ([]routesProject, error) {
@@ -172,7 +175,7 @@ const noMailReason = "email is not set up on this server (an operator sets --smt
 func routesWords(r tidings.Routes) string {
 	for _, c := range routeChoices {
 		if c.Value == r.String() {
-			return strings.ToLower(c.Label)
+			return strings.ToLower(c.Text)
 		}
 	}
 	return r.String()
