@@ -129,6 +129,9 @@ func (s *Server) saveRoutes(w http.ResponseWriter, r *http.Request) error {
 		return fail(noMailReason)
 	}
 
+	if _, err := s.store.FindProject(ctx, account, project); err != nil {
+		return s.routesError(w, r, err, project)
+	}
 	saved, err := s.store.AccountRoutes(ctx, account)
 	if err != nil {
 		return err
