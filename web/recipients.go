@@ -25,7 +25,7 @@ type recipientsData struct {
 	More     int // channels not offered here
 	// EscalateMinutes: urgent events reach everyone this long after they arrive
 	// without an acknowledgement (0: never); Escalate says it in words, Repeat says
-	// the repeats beside it.
+	// the repeats beside it ("are pushed once").
 	EscalateMinutes  int
 	Escalate, Repeat string
 }
@@ -64,7 +64,7 @@ func (s *Server) renderRecipients(w http.ResponseWriter, r *http.Request, status
 		return err
 	}
 	d := recipientsData{Project: project, EscalateMinutes: int(p.EscalateAfter / time.Minute), Escalate: escalateText(p.EscalateAfter),
-		Repeat: escalationText(p.RepeatUrgentEvery, p.RepeatUrgentTimes) + "."}
+		Repeat: strings.TrimPrefix(escalationText(p.RepeatUrgentEvery, p.RepeatUrgentTimes), "Urgent events ")}
 	for _, u := range us {
 		d.Members = append(d.Members, strings.ToLower(u.Email))
 	}

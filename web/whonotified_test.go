@@ -72,7 +72,7 @@ func TestEventWhoWasNotified(t *testing.T) {
 	}
 	// An event that notifies nobody has no such lines.
 	quiet := e.publish(acme, tidings.NewEvent{Event: "noted"})
-	if p := ada.get("/p/my-saas/events/" + quiet.ID); strings.Contains(p.body, `class="who"`) {
+	if p := ada.get("/p/my-saas/events/" + quiet.ID); strings.Contains(p.body, `class="notified"`) {
 		t.Fatal("a non-notify event lists who was notified")
 	}
 }

@@ -84,10 +84,10 @@ func TestMailPagesInChromium(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// An urgent notify event, expanded by the server while nobody has a device; then
+	// A notify event, expanded by the server while nobody has a device; then
 	// the records of what became of it, as the runner keeps them.
-	ev, err := m.store.PublishEvent(ctx, acme.ID, &tidings.NewEvent{Project: "my-saas", Channel: "payments", Event: "Database down",
-		Icon: "🔥", Notify: true, Priority: "urgent", Parser: tidings.ParserText, Description: "Primary unreachable since 14:02."})
+	ev, err := m.store.PublishEvent(ctx, acme.ID, &tidings.NewEvent{Project: "my-saas", Channel: "payments", Event: "Payment failed",
+		Icon: "💳", Notify: true, Priority: "high", Parser: tidings.ParserText, Description: "Card declined for the Pro plan."})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +126,7 @@ func TestMailPagesInChromium(t *testing.T) {
 	signedIn := []struct{ path, name, ready string }{
 		{"/settings/notifications", "settings-notifications", `document.querySelector("#routes-my-saas")`},
 		{"/settings/projects/my-saas/notify", "project-notify", `document.querySelector("#escalate")`},
-		{"/p/my-saas/events/" + ev.ID, "event", `document.querySelector(".who")`},
+		{"/p/my-saas/events/" + ev.ID, "event", `document.querySelector(".notified")`},
 	}
 	signedOut := []struct{ path, name, ready string }{
 		{"/forgot", "forgot", `document.querySelector("h1")`},
@@ -163,7 +163,7 @@ func TestMailPagesInChromium(t *testing.T) {
 		check(p.path, p.name, p.ready)
 	}
 	b.do(chromedp.Navigate(m.URL() + "/p/my-saas/events/" + ev.ID))
-	who := b.text(".who")
+	who := b.text(".notified")
 	for _, line := range []string{"ada@example.com — push to 2 devices", "bob@example.com — not a recipient", "carol@example.com — muted",
 		"dan@example.com — quiet hours (in the summary)", "eve@example.com — chose no notifications for this project",
 		"fay@example.com — no device with notifications on"} {
