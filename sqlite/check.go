@@ -171,6 +171,19 @@ func sqliteChecks(pass *tagPass, rollup int64) []storeCheck {
 		sqlCheck("press.tenant", `SELECT 'press ' || x.id, 'account ' || p.account_id, 'account ' || x.account_id
 		FROM event_presses x JOIN events e ON e.id = x.event_id JOIN projects p ON p.id = e.project_id
 		WHERE p.account_id != x.account_id`),
+		// A member's routes and digests are read by their account (AccountRoutes,
+		// ListDigests joins it): one naming another account's member, project or channel,
+		// or a channel of another project, would route or digest across tenants.
+		sqlCheck("route.tenant", `SELECT 'route of user ' || r.user_id || ' (project ' || r.project_id || ifnull(', channel ' || r.channel_id, '') || ')',
+			'account ' || r.account_id || ifnull(', a channel of project ' || r.project_id, ''),
+			'user of account ' || u.account_id || ', project of account ' || p.account_id || ifnull(', a channel of project ' || c.project_id, '')
+		FROM member_routes r JOIN users u ON u.id = r.user_id JOIN projects p ON p.id = r.project_id
+		LEFT JOIN channels c ON c.id = r.channel_id
+		WHERE u.account_id != r.account_id OR p.account_id != r.account_id OR c.project_id != r.project_id`),
+		sqlCheck("digest.tenant", `SELECT 'digest of user ' || d.user_id || ' (project ' || d.project_id || ')', 'account ' || d.account_id,
+			'user of account ' || u.account_id || ', project of account ' || p.account_id
+		FROM member_digests d JOIN users u ON u.id = d.user_id JOIN projects p ON p.id = d.project_id
+		WHERE u.account_id != d.account_id OR p.account_id != d.account_id`),
 		// An event's jobs go with it (deleteEvents, sqlDropOrphanDeliveries), and a job
 		// expanded after its event went adds nothing (ReplaceDelivery).
 		sqlCheck("outbox.event", `SELECT 'delivery ' || d.id || ' (' || d.kind || ')', 'event ' || d.event_id, 'none'

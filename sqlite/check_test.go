@@ -76,6 +76,20 @@ func checkedStore(t *testing.T) *DB {
 		if _, _, err := db.AcknowledgeEvent(ctx, a.ID, urgent.ID, "ada", time.Now()); err != nil {
 			t.Fatal(err)
 		}
+		// A member's routes (the project's and a channel's) and digest.
+		ada := &tidings.User{AccountID: a.ID, Email: "ada@" + name + ".example", PasswordHash: "x", Role: tidings.UserMember}
+		if err := db.CreateUser(ctx, ada); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.SetRoutes(ctx, a.ID, ada.ID, "shop", "", &tidings.Routes{Email: true}); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.SetRoutes(ctx, a.ID, ada.ID, "shop", "orders", &tidings.Routes{Push: true, Email: true}); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.SetDigest(ctx, a.ID, ada.ID, "shop", tidings.DigestWeekly); err != nil {
+			t.Fatal(err)
+		}
 		if _, err := db.ApplyInsight(ctx, a.ID, &tidings.InsightChange{Project: "shop", Title: "Signups", Value: "3",
 			ValueKind: tidings.KindNumber, Change: tidings.ChangeUpdate}); err != nil {
 			t.Fatal(err)
@@ -167,6 +181,18 @@ func TestCheckFindsDamage(t *testing.T) {
 		{"an acknowledgement's job of no event", "outbox.event", []string{`INSERT INTO deliveries (kind, account_id, event_id, target, message_id, next_at, created_at)
 			SELECT 'ack', id, '0190a000-0000-7000-8000-000000000001', '', 'ack-x', 0, 0 FROM accounts LIMIT 1`}},
 		{"a press of another account", "press.tenant", []string{`UPDATE event_presses SET account_id = (SELECT a.id FROM accounts a WHERE a.id != event_presses.account_id LIMIT 1)`}},
+		{"a route of another account's member", "route.tenant", []string{`UPDATE member_routes SET user_id = (SELECT u.id FROM users u
+			WHERE u.account_id != member_routes.account_id LIMIT 1) WHERE channel_id IS NULL`}},
+		{"a route on another account's project", "route.tenant", []string{`UPDATE member_routes SET project_id = (SELECT p.id FROM projects p
+			WHERE p.account_id != member_routes.account_id LIMIT 1), channel_id = NULL WHERE channel_id IS NOT NULL`}},
+		{"a route on another project's channel", "route.tenant", []string{`UPDATE member_routes SET channel_id = (SELECT c.id FROM channels c
+			WHERE c.project_id != member_routes.project_id LIMIT 1) WHERE channel_id IS NOT NULL`}},
+		{"a route under another account", "route.tenant", []string{`UPDATE member_routes SET account_id = (SELECT a.id FROM accounts a
+			WHERE a.id != member_routes.account_id LIMIT 1) WHERE channel_id IS NULL`}},
+		{"a digest of another account's member", "digest.tenant", []string{`UPDATE member_digests SET user_id = (SELECT u.id FROM users u
+			WHERE u.account_id != member_digests.account_id LIMIT 1)`}},
+		{"a digest of another account's project", "digest.tenant", []string{`UPDATE member_digests SET project_id = (SELECT p.id FROM projects p
+			WHERE p.account_id != member_digests.account_id LIMIT 1)`}},
 		{"a group membership across accounts", "groups.tenant", []string{`INSERT INTO group_members (group_ref, person_ref)
 			SELECT g.id, p.id FROM groups g JOIN projects gp ON gp.id = g.project_id, people p JOIN projects pp ON pp.id = p.project_id
 			WHERE gp.account_id != pp.account_id LIMIT 1`}},

@@ -16,17 +16,18 @@ type querier interface {
 
 // projectColumns are what scanProject reads.
 const projectColumns = `id, name, auto_create_channels, retention_days, insight_change_default, ignore_gpc, created_at,
-	repeat_urgent_every, repeat_urgent_times`
+	repeat_urgent_every, repeat_urgent_times, escalate_after`
 
 func scanProject(accountID int64, r interface{ Scan(...any) error }) (*tidings.Project, error) {
 	p := &tidings.Project{AccountID: accountID}
-	var created, every int64
+	var created, every, escalate int64
 	if err := r.Scan(&p.ID, &p.Name, &p.AutoCreateChannels, &p.RetentionDays, &p.InsightChangeDefault, &p.IgnoreGPC, &created,
-		&every, &p.RepeatUrgentTimes); err != nil {
+		&every, &p.RepeatUrgentTimes, &escalate); err != nil {
 		return nil, err
 	}
 	p.CreatedAt = fromMS(created)
 	p.RepeatUrgentEvery = time.Duration(every) * time.Second
+	p.EscalateAfter = time.Duration(escalate) * time.Second
 	return p, nil
 }
 

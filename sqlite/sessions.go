@@ -69,8 +69,8 @@ func inviteRole(r string) string {
 // CreateInvite stores inv.
 func (db *DB) CreateInvite(ctx context.Context, inv *tidings.Invite) error {
 	_, err := db.write.ExecContext(ctx,
-		`INSERT INTO invites (hash, account_id, created_by, created_at, expires_at, role, user_id) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-		inv.Hash, inv.AccountID, inv.CreatedBy, ms(inv.CreatedAt), ms(inv.ExpiresAt), inviteRole(inv.Role), nullID(inv.ResetUser))
+		`INSERT INTO invites (hash, account_id, created_by, created_at, expires_at, role, user_id, email) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+		inv.Hash, inv.AccountID, inv.CreatedBy, ms(inv.CreatedAt), ms(inv.ExpiresAt), inviteRole(inv.Role), nullID(inv.ResetUser), inv.Email)
 	return err
 }
 
@@ -78,11 +78,11 @@ func findInvite(ctx context.Context, q querier, hash []byte, now time.Time) (*ti
 	inv := &tidings.Invite{Hash: hash}
 	var created, expires int64
 	err := q.QueryRowContext(ctx,
-		`SELECT i.account_id, a.name, i.created_by, i.created_at, i.expires_at, i.role, coalesce(i.user_id, 0), coalesce(u.email, '')
+		`SELECT i.account_id, a.name, i.created_by, i.created_at, i.expires_at, i.role, coalesce(i.user_id, 0), coalesce(u.email, ''), i.email
 		 FROM invites i JOIN accounts a ON a.id = i.account_id LEFT JOIN users u ON u.id = i.user_id
 		 WHERE i.hash = ? AND i.used_at IS NULL AND i.expires_at > ?
 		   AND EXISTS (SELECT 1 FROM users c WHERE c.id = i.created_by AND c.account_id = i.account_id)`,
-		hash, ms(now)).Scan(&inv.AccountID, &inv.AccountName, &inv.CreatedBy, &created, &expires, &inv.Role, &inv.ResetUser, &inv.ResetEmail)
+		hash, ms(now)).Scan(&inv.AccountID, &inv.AccountName, &inv.CreatedBy, &created, &expires, &inv.Role, &inv.ResetUser, &inv.ResetEmail, &inv.Email)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, tidings.ErrInviteUnusable
 	}
@@ -96,7 +96,7 @@ func findInvite(ctx context.Context, q querier, hash []byte, now time.Time) (*ti
 // ListInvites returns the account's pending invitations and reset links, newest first.
 func (db *DB) ListInvites(ctx context.Context, accountID int64, now time.Time) ([]*tidings.Invite, error) {
 	rows, err := db.read.QueryContext(ctx,
-		`SELECT i.hash, i.created_by, i.created_at, i.expires_at, i.role, coalesce(i.user_id, 0), coalesce(u.email, '')
+		`SELECT i.hash, i.created_by, i.created_at, i.expires_at, i.role, coalesce(i.user_id, 0), coalesce(u.email, ''), i.email
 		 FROM invites i LEFT JOIN users u ON u.id = i.user_id
 		 WHERE i.account_id = ? AND i.used_at IS NULL AND i.expires_at > ? ORDER BY i.created_at DESC`, accountID, ms(now))
 	if err != nil {
@@ -107,7 +107,7 @@ func (db *DB) ListInvites(ctx context.Context, accountID int64, now time.Time) (
 	for rows.Next() {
 		inv := &tidings.Invite{AccountID: accountID}
 		var created, expires int64
-		if err := rows.Scan(&inv.Hash, &inv.CreatedBy, &created, &expires, &inv.Role, &inv.ResetUser, &inv.ResetEmail); err != nil {
+		if err := rows.Scan(&inv.Hash, &inv.CreatedBy, &created, &expires, &inv.Role, &inv.ResetUser, &inv.ResetEmail, &inv.Email); err != nil {
 			return nil, err
 		}
 		inv.ID, inv.CreatedAt, inv.ExpiresAt = tidings.InviteID(inv.Hash), fromMS(created), fromMS(expires)
