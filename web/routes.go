@@ -144,17 +144,27 @@ func (s *Server) saveRoutes(w http.ResponseWriter, r *http.Request) error {
 		}
 		return nil
 	}
+	type write struct {
+		channel string
+		r       *tidings.Routes
+	}
+	var writes []write
 	if old := current(""); old == nil && by != tidings.DefaultRoutes || old != nil && *old != by {
-		if err := s.store.SetRoutes(ctx, account, user, project, "", &by); err != nil {
-			return s.routesError(w, r, err, project)
-		}
+		writes = append(writes, write{"", &by})
 	}
 	for _, c := range slices.Sorted(maps.Keys(channels)) {
 		old, set := current(c), channels[c]
 		if old == nil && set == nil || old != nil && set != nil && *old == *set {
 			continue
 		}
-		if err := s.store.SetRoutes(ctx, account, user, project, c, set); err != nil {
+		// Every channel first: a refused one saves nothing of the form.
+		if _, _, err := s.store.RecipientsOf(ctx, account, project, c); err != nil {
+			return s.routesError(w, r, err, project)
+		}
+		writes = append(writes, write{c, set})
+	}
+	for _, wr := range writes {
+		if err := s.store.SetRoutes(ctx, account, user, project, wr.channel, wr.r); err != nil {
 			return s.routesError(w, r, err, project)
 		}
 	}

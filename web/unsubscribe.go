@@ -81,7 +81,8 @@ func (s *Server) unsubscribePage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	action := "/unsubscribe?" + url.Values{"u": {r.URL.Query().Get("u")}, "p": {project}, "t": {r.URL.Query().Get("t")}}.Encode()
+	// The link as it was mailed (tidings.UnsubscribeURL), whatever the order it came in.
+	action := "/unsubscribe?u=" + strconv.FormatInt(u.ID, 10) + "&p=" + url.QueryEscape(project) + "&t=" + url.QueryEscape(r.URL.Query().Get("t"))
 	return s.render(w, r, "unsubscribe", &view{Title: "Stop email about " + project,
 		Data: unsubscribeData{Project: project, Email: u.Email, Action: action}})
 }
