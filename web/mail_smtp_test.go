@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	mailer "github.com/tidings-dev/tidings/mail"
 	"github.com/tidings-dev/tidings/internal/smtptest"
+	mailer "github.com/tidings-dev/tidings/mail"
 	"github.com/tidings-dev/tidings/web"
 )
 
