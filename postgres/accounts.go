@@ -71,7 +71,7 @@ func (db *DB) FindUserByEmail(ctx context.Context, email string) (*tidings.User,
 }
 
 const projectColumns = `id, name, auto_create_channels, retention_days, insight_change_default, ignore_gpc,
-	repeat_urgent_every, repeat_urgent_times, created_at`
+	repeat_urgent_every, repeat_urgent_times, escalate_after, created_at`
 
 const sqlFindProject = `SELECT ` + projectColumns + ` FROM projects WHERE account_id = $1 AND name = $2`
 
@@ -83,10 +83,11 @@ const sqlProjectHasAllWebhook = `SELECT EXISTS (SELECT 1 FROM webhooks WHERE pro
 func scanProject(accountID int64) func(pgx.Row) (*tidings.Project, error) {
 	return func(r pgx.Row) (*tidings.Project, error) {
 		p := &tidings.Project{AccountID: accountID}
-		var created, every int64 // every: seconds
+		var created, every, escalate int64 // every, escalate: seconds
 		err := r.Scan(&p.ID, &p.Name, &p.AutoCreateChannels, &p.RetentionDays, &p.InsightChangeDefault, &p.IgnoreGPC,
-			&every, &p.RepeatUrgentTimes, &created)
+			&every, &p.RepeatUrgentTimes, &escalate, &created)
 		p.CreatedAt, p.RepeatUrgentEvery = fromMS(created), time.Duration(every)*time.Second
+		p.EscalateAfter = time.Duration(escalate) * time.Second
 		return p, err
 	}
 }

@@ -172,6 +172,19 @@ var pgChecks = append([]pgCheck{
 	{kind: "press.tenant", query: `SELECT 'press ' || x.id || ' event ' || x.event_id, 'account ' || p.account_id, 'account ' || x.account_id
 		FROM event_presses x JOIN events e ON e.id = x.event_id JOIN projects p ON p.id = e.project_id
 		WHERE p.account_id <> x.account_id`},
+	// A member's routes and digests are read by account (AccountRoutes, ListDigests):
+	// a row naming another account's user, project or channel would notify a stranger
+	// or show one account's names to another.
+	{kind: "route.tenant", query: `SELECT 'route of user ' || r.user_id || ' project ' || r.project_id || coalesce(' channel ' || r.channel_id, ''),
+			'account ' || r.account_id || coalesce(', channel of project ' || r.project_id, ''),
+			'user of account ' || u.account_id || ', project of account ' || p.account_id || coalesce(', channel of project ' || c.project_id, '')
+		FROM member_routes r JOIN users u ON u.id = r.user_id JOIN projects p ON p.id = r.project_id
+		LEFT JOIN channels c ON c.id = r.channel_id
+		WHERE u.account_id <> r.account_id OR p.account_id <> r.account_id OR c.project_id <> r.project_id`},
+	{kind: "digest.tenant", query: `SELECT 'digest of user ' || d.user_id || ' project ' || d.project_id, 'account ' || d.account_id,
+			'user of account ' || u.account_id || ', project of account ' || p.account_id
+		FROM member_digests d JOIN users u ON u.id = d.user_id JOIN projects p ON p.id = d.project_id
+		WHERE u.account_id <> d.account_id OR p.account_id <> d.account_id`},
 	{kind: "event.channel", query: `SELECT 'event ' || e.id, 'channel of project ' || e.project_id, 'channel ' || e.channel_id || ' of project ' || coalesce(c.project_id::text, 'none')
 		FROM events e LEFT JOIN channels c ON c.id = e.channel_id WHERE c.project_id IS DISTINCT FROM e.project_id`},
 	// A key is claimed without its answer and given it before its write commits: an

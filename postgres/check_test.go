@@ -90,6 +90,20 @@ func checkedStore(t *testing.T) (*postgres.DB, *pgx.Conn) {
 		if _, err := db.Group(ctx, a.ID, &tidings.GroupChange{Project: "shop", GroupID: "team", UserID: "u-1"}); err != nil {
 			t.Fatal(err)
 		}
+		// A member's routes (the project's and a channel's) and digest.
+		member := &tidings.User{AccountID: a.ID, Email: "ada@" + name + ".example", PasswordHash: "$argon2id$x", Role: tidings.UserOwner}
+		if err := db.CreateUser(ctx, member); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.SetRoutes(ctx, a.ID, member.ID, "shop", "", &tidings.Routes{Email: true}); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.SetRoutes(ctx, a.ID, member.ID, "shop", "orders", &tidings.Routes{Push: true, Email: true}); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.SetDigest(ctx, a.ID, member.ID, "shop", tidings.DigestWeekly); err != nil {
+			t.Fatal(err)
+		}
 		// Page views: of a user with events and of a visitor, entries from another site
 		// and none, on two days, and one deleted by the retention purge below.
 		day := time.Now().UTC().Truncate(24 * time.Hour).Add(-24 * time.Hour)
@@ -151,6 +165,17 @@ func TestCheckFindsDamage(t *testing.T) {
 			SELECT 'repeat', id, '0190a000-0000-7000-8000-000000000000', 'repeat-x-1', 0, 0 FROM accounts LIMIT 1`},
 		{"a press of another account", "press.tenant", `UPDATE event_presses SET account_id = (SELECT max(id) FROM accounts)
 			WHERE seq = (SELECT min(seq) FROM event_presses)`},
+		{"a route of another account's member", "route.tenant", `UPDATE member_routes r SET user_id = u.id
+			FROM users u WHERE u.account_id <> r.account_id AND r.channel_id IS NULL AND r.account_id = (SELECT min(id) FROM accounts)`},
+		{"a route of another account's project", "route.tenant", `UPDATE member_routes r SET project_id = p.id
+			FROM projects p WHERE p.account_id <> r.account_id AND r.channel_id IS NULL AND r.account_id = (SELECT min(id) FROM accounts)`},
+		{"a route's channel of another project", "route.tenant", `UPDATE member_routes r SET channel_id = c.id
+			FROM channels c WHERE c.project_id <> r.project_id AND c.name = 'orders' AND r.channel_id IS NOT NULL
+			  AND r.account_id = (SELECT min(id) FROM accounts)`},
+		{"a digest of another account's member", "digest.tenant", `UPDATE member_digests d SET user_id = u.id
+			FROM users u WHERE u.account_id <> d.account_id AND d.account_id = (SELECT min(id) FROM accounts)`},
+		{"a digest of another account's project", "digest.tenant", `UPDATE member_digests d SET project_id = p.id
+			FROM projects p WHERE p.account_id <> d.account_id AND d.account_id = (SELECT min(id) FROM accounts)`},
 		{"a group member of another project", "groups.tenant", `INSERT INTO group_members (group_ref, person_ref)
 			SELECT g.id, p.id FROM groups g, people p WHERE g.project_id <> p.project_id LIMIT 1`},
 		{"an hourly tag count one too many", "tag_hour", `UPDATE tag_hours SET n = n + 1

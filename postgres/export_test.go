@@ -23,6 +23,14 @@ func QueryRowForTest(db *DB, q string, args ...any) pgx.Row {
 	return db.pool.QueryRow(context.Background(), q, args...)
 }
 
+// QueryStringsForTest runs a query of one text column on db's pool.
+func QueryStringsForTest(db *DB, q string, args ...any) ([]string, error) {
+	return query(context.Background(), db.pool, func(r pgx.Row) (string, error) {
+		var s string
+		return s, r.Scan(&s)
+	}, q, args...)
+}
+
 // ExecForTest runs a statement on db's pool: a test's or benchmark's own rows.
 func ExecForTest(db *DB, q string, args ...any) (pgconn.CommandTag, error) {
 	return db.pool.Exec(context.Background(), q, args...)

@@ -13,7 +13,7 @@ import (
 // loadOrder lists the tables in an order that satisfies their foreign keys.
 var loadOrder = []string{"accounts", "users", "projects", "cards", "channels", "tokens", "events", "event_presses", "event_tags", "event_counts", "tag_counts",
 	"insights", "insight_points", "people", "groups", "group_members", "sessions", "invites", "webhooks", "deliveries", "webhook_attempts",
-	"push_subscriptions", "notify_prefs", "push_records", "settings", "idempotency_keys"}
+	"push_subscriptions", "notify_prefs", "push_records", "settings", "idempotency_keys", "member_routes", "member_digests"}
 
 // Load copies every table of a dump (another store's, in the neutral shape) into this
 // database, in one transaction, then checks that each table holds as many rows as the
@@ -97,7 +97,7 @@ func loadTable(ctx context.Context, d tidings.Dump, tx pgx.Tx, table string) (in
 		if from == nil {
 			for _, c := range cols {
 				i := slices.Index(dcols, c.name)
-				if i < 0 {
+				if i < 0 && !optionalColumns[table+"."+c.name] {
 					i = slices.Index(dcols, "rowid") // insight_points.id, webhooks.seq, push_subscriptions.seq
 				}
 				if i < 0 && !optionalColumns[table+"."+c.name] && !c.serial { // a serial column goes on from its sequence
@@ -153,10 +153,11 @@ func convert(v any, typ string) any {
 }
 
 // optionalColumns (table.column) are settings a dump of an older store may lack: they
-// keep their default (a project notifies everyone, a channel follows its project, a
-// webhook has no chat id or user key).
+// keep their default (a project notifies everyone and never escalates, a channel
+// follows its project, a webhook has no chat id or user key, an invitation no email).
 var optionalColumns = map[string]bool{"projects.ignore_gpc": true,
-	"projects.notify": true, "channels.notify": true, "webhooks.chat_id": true, "webhooks.user_key": true}
+	"projects.notify": true, "channels.notify": true, "webhooks.chat_id": true, "webhooks.user_key": true,
+	"projects.escalate_after": true, "invites.email": true}
 
 // sqlUserMinutesFromEvents counts the users' events per minute (as migration 00017 did).
 const sqlUserMinutesFromEvents = `INSERT INTO user_minutes (person_ref, minute, events, views)

@@ -34,7 +34,8 @@ func findAccountEvent(ctx context.Context, x querier, accountID int64, id, lock 
 	return evs[0], nil
 }
 
-// AcknowledgeEvent records the first acknowledgement of an event. The conditional
+// AcknowledgeEvent records the first acknowledgement of an event, and deletes its
+// pending pushes, repeats and escalation (DeliverEscalate). The conditional
 // UPDATE makes the first of racing acknowledgements the only one, and it locks the
 // event's row: a ReplaceDelivery of one of its jobs that holds the row (FOR SHARE)
 // commits first, and the jobs it added are then seen, and deleted, by the DELETE
@@ -53,8 +54,8 @@ func (db *DB) AcknowledgeEvent(ctx context.Context, accountID int64, eventID, by
 		}
 		if tag.RowsAffected() == 1 {
 			first = true
-			if _, err := tx.Exec(ctx, `DELETE FROM deliveries WHERE event_id = $1 AND kind IN ($2, $3)`,
-				eventID, tidings.DeliverRepeat, tidings.DeliverPush); err != nil {
+			if _, err := tx.Exec(ctx, `DELETE FROM deliveries WHERE event_id = $1 AND kind IN ($2, $3, $4)`,
+				eventID, tidings.DeliverRepeat, tidings.DeliverPush, tidings.DeliverEscalate); err != nil {
 				return err
 			}
 			if err := insertDelivery(ctx, tx, &tidings.Delivery{Kind: tidings.DeliverAck, AccountID: accountID, EventID: eventID,

@@ -77,8 +77,8 @@ func inviteRole(r string) string {
 // CreateInvite stores inv.
 func (db *DB) CreateInvite(ctx context.Context, inv *tidings.Invite) error {
 	_, err := db.exec(ctx,
-		`INSERT INTO invites (hash, account_id, created_by, created_at, expires_at, role, user_id) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-		inv.Hash, inv.AccountID, inv.CreatedBy, ms(inv.CreatedAt), ms(inv.ExpiresAt), inviteRole(inv.Role), nullID(inv.ResetUser))
+		`INSERT INTO invites (hash, account_id, created_by, created_at, expires_at, role, user_id, email) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+		inv.Hash, inv.AccountID, inv.CreatedBy, ms(inv.CreatedAt), ms(inv.ExpiresAt), inviteRole(inv.Role), nullID(inv.ResetUser), inv.Email)
 	return err
 }
 
@@ -86,11 +86,11 @@ func findInvite(ctx context.Context, q querier, hash []byte, now time.Time, lock
 	inv := &tidings.Invite{Hash: hash}
 	var created, expires int64
 	err := q.QueryRow(ctx,
-		`SELECT i.account_id, a.name, i.created_by, i.created_at, i.expires_at, i.role, coalesce(i.user_id, 0), coalesce(u.email, '')
+		`SELECT i.account_id, a.name, i.created_by, i.created_at, i.expires_at, i.role, coalesce(i.user_id, 0), coalesce(u.email, ''), i.email
 		 FROM invites i JOIN accounts a ON a.id = i.account_id LEFT JOIN users u ON u.id = i.user_id
 		 WHERE i.hash = $1 AND i.used_at IS NULL AND i.expires_at > $2
 		   AND EXISTS (SELECT 1 FROM users c WHERE c.id = i.created_by AND c.account_id = i.account_id)`+lock,
-		hash, ms(now)).Scan(&inv.AccountID, &inv.AccountName, &inv.CreatedBy, &created, &expires, &inv.Role, &inv.ResetUser, &inv.ResetEmail)
+		hash, ms(now)).Scan(&inv.AccountID, &inv.AccountName, &inv.CreatedBy, &created, &expires, &inv.Role, &inv.ResetUser, &inv.ResetEmail, &inv.Email)
 	if err != nil {
 		return nil, notFound(mapErr(err), tidings.ErrInviteUnusable)
 	}
@@ -103,10 +103,10 @@ func (db *DB) ListInvites(ctx context.Context, accountID int64, now time.Time) (
 	return orNil(query(ctx, db.pool, func(r pgx.Row) (*tidings.Invite, error) {
 		inv := &tidings.Invite{AccountID: accountID}
 		var created, expires int64
-		err := r.Scan(&inv.Hash, &inv.CreatedBy, &created, &expires, &inv.Role, &inv.ResetUser, &inv.ResetEmail)
+		err := r.Scan(&inv.Hash, &inv.CreatedBy, &created, &expires, &inv.Role, &inv.ResetUser, &inv.ResetEmail, &inv.Email)
 		inv.ID, inv.CreatedAt, inv.ExpiresAt = tidings.InviteID(inv.Hash), fromMS(created), fromMS(expires)
 		return inv, err
-	}, `SELECT i.hash, i.created_by, i.created_at, i.expires_at, i.role, coalesce(i.user_id, 0), coalesce(u.email, '')
+	}, `SELECT i.hash, i.created_by, i.created_at, i.expires_at, i.role, coalesce(i.user_id, 0), coalesce(u.email, ''), i.email
 		FROM invites i LEFT JOIN users u ON u.id = i.user_id
 		WHERE i.account_id = $1 AND i.used_at IS NULL AND i.expires_at > $2 ORDER BY i.created_at DESC`, accountID, ms(now)))
 }

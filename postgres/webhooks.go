@@ -224,8 +224,8 @@ func (db *DB) ReplaceDelivery(ctx context.Context, id int64, jobs []*tidings.Del
 			return err
 		}
 		for _, d := range jobs {
-			if acked && d.EventID == eventID && (d.Kind == tidings.DeliverRepeat || d.Kind == tidings.DeliverPush) {
-				continue // the event's acknowledgement has ended its pushes: one expanded after it adds none
+			if acked && d.EventID == eventID && (d.Kind == tidings.DeliverRepeat || d.Kind == tidings.DeliverPush || d.Kind == tidings.DeliverEscalate) {
+				continue // the event's acknowledgement has ended its pushes and its escalation: one expanded after it adds none
 			}
 			added = true
 			if err := insertDelivery(ctx, tx, d); err != nil {
@@ -244,12 +244,13 @@ func (db *DB) ReplaceDelivery(ctx context.Context, id int64, jobs []*tidings.Del
 // test names none).
 var eventDeliveries = []string{tidings.DeliverEvent, tidings.DeliverWebhook, tidings.DeliverPush,
 	tidings.DeliverRepeat, tidings.DeliverAck, tidings.DeliverPress,
-	tidings.DeliverWebhookAck, tidings.DeliverWebhookPress, tidings.DeliverPushAck}
+	tidings.DeliverWebhookAck, tidings.DeliverWebhookPress, tidings.DeliverPushAck, tidings.DeliverMail, tidings.DeliverEscalate}
 
 // eventDeliveryKinds is eventDeliveries as an SQL list.
 const eventDeliveryKinds = `'` + tidings.DeliverEvent + `', '` + tidings.DeliverWebhook + `', '` + tidings.DeliverPush +
 	`', '` + tidings.DeliverRepeat + `', '` + tidings.DeliverAck + `', '` + tidings.DeliverPress +
-	`', '` + tidings.DeliverWebhookAck + `', '` + tidings.DeliverWebhookPress + `', '` + tidings.DeliverPushAck + `'`
+	`', '` + tidings.DeliverWebhookAck + `', '` + tidings.DeliverWebhookPress + `', '` + tidings.DeliverPushAck +
+	`', '` + tidings.DeliverMail + `', '` + tidings.DeliverEscalate + `'`
 
 // sqlDropOrphanDeliveries deletes the account's pending deliveries whose event is gone:
 // those of a deleted project's or channel's events, which foreign keys do not reach

@@ -1,0 +1,252 @@
+package postgres_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tidings-dev/tidings"
+	"github.com/tidings-dev/tidings/postgres"
+)
+
+// The store's own checks of members' routes, escalation and invitations' emails (the
+// shared suite, storetest/routes.go, runs from TestStore once it lands).
+
+func (f recipientsFixture) user(t *testing.T, email string) int64 {
+	t.Helper()
+	u, err := f.db.FindUserByEmail(context.Background(), email)
+	noErr(t, err)
+	return u.ID
+}
+
+func routeList(rs []*tidings.MemberRoute) string {
+	var out []string
+	for _, r := range rs {
+		out = append(out, fmt.Sprintf("%d %s/%s %s", r.UserID, r.Project, r.Channel, r.Routes))
+	}
+	return strings.Join(out, "; ")
+}
+
+// TestRoutes: choices per project and channel round trip, resolve with RoutesFor,
+// change in place, are forgotten with nil; a stranger, an unknown project or channel
+// is refused; another account sees none of them and sets none for a member not its own.
+func TestRoutes(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newRecipientsFixture(t)
+	db := f.db
+	ada, bob, eve := f.user(t, "ada@example.com"), f.user(t, "bob@example.com"), f.user(t, "eve@example.com")
+	if rs, err := db.AccountRoutes(ctx, f.acme); err != nil || rs != nil {
+		t.Fatalf("routes of a new account: %v, %v", routeList(rs), err)
+	}
+	noErr(t, db.SetRoutes(ctx, f.acme, ada, "my-saas", "", &tidings.Routes{Email: true}))
+	noErr(t, db.SetRoutes(ctx, f.acme, ada, "my-saas", "payments", &tidings.Routes{Push: true, Email: true}))
+	noErr(t, db.SetRoutes(ctx, f.acme, bob, "my-saas", "deploys", &tidings.Routes{}))
+	noErr(t, db.SetRoutes(ctx, f.globex, eve, "my-saas", "payments", &tidings.Routes{Email: true}))
+	want := func(account int64, list string) []*tidings.MemberRoute {
+		t.Helper()
+		rs, err := db.AccountRoutes(ctx, account)
+		noErr(t, err)
+		if got := routeList(rs); got != list {
+			t.Fatalf("AccountRoutes:\n got %s\nwant %s", got, list)
+		}
+		return rs
+	}
+	rs := want(f.acme, fmt.Sprintf("%d my-saas/ email; %d my-saas/payments push,email; %d my-saas/deploys none", ada, ada, bob))
+	for _, c := range []struct {
+		user    int64
+		channel string
+		want    tidings.Routes
+	}{
+		{ada, "payments", tidings.Routes{Push: true, Email: true}},
+		{ada, "deploys", tidings.Routes{Email: true}},
+		{bob, "payments", tidings.DefaultRoutes},
+		{bob, "deploys", tidings.Routes{}},
+	} {
+		if got := tidings.RoutesFor(rs, c.user, "my-saas", c.channel); got != c.want {
+			t.Fatalf("RoutesFor(%d, %s) = %v, want %v", c.user, c.channel, got, c.want)
+		}
+	}
+	// A change replaces the choice; nil forgets it (the channel follows the project).
+	noErr(t, db.SetRoutes(ctx, f.acme, ada, "my-saas", "", &tidings.Routes{Push: true}))
+	noErr(t, db.SetRoutes(ctx, f.acme, ada, "my-saas", "payments", nil))
+	noErr(t, db.SetRoutes(ctx, f.acme, bob, "my-saas", "", nil)) // none saved: nothing to forget
+	want(f.acme, fmt.Sprintf("%d my-saas/ push; %d my-saas/deploys none", ada, bob))
+	want(f.globex, fmt.Sprintf("%d my-saas/payments email", eve))
+
+	// Refused, and nothing saved.
+	err := db.SetRoutes(ctx, f.acme, eve, "my-saas", "", &tidings.Routes{Email: true})
+	wantErrCode(t, err, tidings.ENotFound)
+	if !strings.Contains(err.Error(), fmt.Sprint(eve)) {
+		t.Fatalf("not a member: %q does not name the user", err)
+	}
+	wantErrCode(t, db.SetRoutes(ctx, f.globex, ada, "my-saas", "", &tidings.Routes{}), tidings.ENotFound)
+	wantErrCode(t, db.SetRoutes(ctx, f.acme, 1<<40, "my-saas", "", &tidings.Routes{}), tidings.ENotFound)
+	wantErrCode(t, db.SetRoutes(ctx, f.acme, ada, "nope", "", &tidings.Routes{}), tidings.EProjectNotFound)
+	wantErrCode(t, db.SetRoutes(ctx, f.acme, ada, "my-saas", "nope", &tidings.Routes{}), tidings.EChannelNotFound)
+	wantErrCode(t, db.SetRoutes(ctx, f.acme, ada, "my-saas", "nope", nil), tidings.EChannelNotFound)
+	want(f.acme, fmt.Sprintf("%d my-saas/ push; %d my-saas/deploys none", ada, bob))
+	want(f.globex, fmt.Sprintf("%d my-saas/payments email", eve))
+}
+
+// TestRoutesCascade: a member's, a channel's and a project's deletion take their
+// routes and digests along, and only theirs.
+func TestRoutesCascade(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newRecipientsFixture(t)
+	db := f.db
+	ada, bob := f.user(t, "ada@example.com"), f.user(t, "bob@example.com")
+	_, err := db.CreateProject(ctx, f.acme, "blog")
+	noErr(t, err)
+	for _, u := range []int64{ada, bob} {
+		noErr(t, db.SetRoutes(ctx, f.acme, u, "my-saas", "", &tidings.Routes{Email: true}))
+		noErr(t, db.SetRoutes(ctx, f.acme, u, "my-saas", "payments", &tidings.Routes{Push: true}))
+		noErr(t, db.SetRoutes(ctx, f.acme, u, "my-saas", "deploys", &tidings.Routes{}))
+		noErr(t, db.SetRoutes(ctx, f.acme, u, "blog", "", &tidings.Routes{Push: true, Email: true}))
+		noErr(t, db.SetDigest(ctx, f.acme, u, "my-saas", tidings.DigestDaily))
+		noErr(t, db.SetDigest(ctx, f.acme, u, "blog", tidings.DigestWeekly))
+	}
+	count := func() string {
+		t.Helper()
+		rs, err := db.AccountRoutes(ctx, f.acme)
+		noErr(t, err)
+		ds, err := db.ListDigests(ctx)
+		noErr(t, err)
+		return fmt.Sprintf("%d routes %d digests", len(rs), len(ds))
+	}
+	if got := count(); got != "8 routes 4 digests" {
+		t.Fatalf("before: %s", got)
+	}
+	noErr(t, db.DeleteChannel(ctx, f.acme, "my-saas", "payments"))
+	if got := count(); got != "6 routes 4 digests" {
+		t.Fatalf("after the channel: %s", got)
+	}
+	noErr(t, db.DeleteUser(ctx, f.acme, bob))
+	if got := count(); got != "3 routes 2 digests" {
+		t.Fatalf("after the member: %s", got)
+	}
+	noErr(t, db.DeleteProject(ctx, f.acme, "my-saas"))
+	if got := count(); got != "1 routes 1 digests" {
+		t.Fatalf("after the project: %s", got)
+	}
+	rs, _ := db.AccountRoutes(ctx, f.acme)
+	if got := routeList(rs); got != fmt.Sprintf("%d blog/ push,email", ada) {
+		t.Fatalf("left: %s", got)
+	}
+	mustCheck(t, db, "after the deletions")
+}
+
+// TestEscalation: 0 or 1m–24h, read back on FindProject and ListProjects; a new
+// project never escalates.
+func TestEscalation(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newRecipientsFixture(t)
+	db := f.db
+	p, err := db.FindProject(ctx, f.acme, "my-saas")
+	noErr(t, err)
+	if p.EscalateAfter != 0 {
+		t.Fatalf("a new project escalates after %v", p.EscalateAfter)
+	}
+	for _, bad := range []time.Duration{30 * time.Second, -time.Minute, 24*time.Hour + time.Second} {
+		wantValidation(t, db.SetEscalation(ctx, f.acme, "my-saas", bad), "escalate_after", "between 1m and 24h")
+	}
+	wantErrCode(t, db.SetEscalation(ctx, f.acme, "nope", 10*time.Minute), tidings.EProjectNotFound)
+	for _, after := range []time.Duration{10 * time.Minute, time.Minute, 24 * time.Hour, 0} {
+		noErr(t, db.SetEscalation(ctx, f.acme, "my-saas", after))
+		p, err := db.FindProject(ctx, f.acme, "my-saas")
+		noErr(t, err)
+		ps, err := db.ListProjects(ctx, f.acme)
+		noErr(t, err)
+		if p.EscalateAfter != after || len(ps) != 1 || ps[0].EscalateAfter != after {
+			t.Fatalf("escalate after %v read back %v, listed %v", after, p.EscalateAfter, ps[0].EscalateAfter)
+		}
+	}
+	noErr(t, db.SetEscalation(ctx, f.acme, "my-saas", 90*time.Minute))
+	if p, _ := db.FindProject(ctx, f.globex, "my-saas"); p.EscalateAfter != 0 {
+		t.Fatalf("another account's project escalates after %v", p.EscalateAfter)
+	}
+}
+
+// TestInviteEmail: an invitation keeps the address it was mailed to; one copied by
+// hand has none.
+func TestInviteEmail(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newRecipientsFixture(t)
+	db := f.db
+	ada := f.user(t, "ada@example.com")
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	mailed := &tidings.Invite{Hash: []byte(strings.Repeat("m", 32)), AccountID: f.acme, Role: tidings.UserMember,
+		Email: "carol@example.com", CreatedBy: ada, CreatedAt: now, ExpiresAt: now.Add(time.Hour)}
+	copied := &tidings.Invite{Hash: []byte(strings.Repeat("c", 32)), AccountID: f.acme, Role: tidings.UserOwner,
+		CreatedBy: ada, CreatedAt: now.Add(time.Millisecond), ExpiresAt: now.Add(time.Hour)}
+	noErr(t, db.CreateInvite(ctx, mailed))
+	noErr(t, db.CreateInvite(ctx, copied))
+	for _, inv := range []*tidings.Invite{mailed, copied} {
+		got, err := db.FindInvite(ctx, inv.Hash, now)
+		noErr(t, err)
+		if got.Email != inv.Email || got.Role != inv.Role {
+			t.Fatalf("FindInvite: %+v, want email %q", got, inv.Email)
+		}
+	}
+	list, err := db.ListInvites(ctx, f.acme, now)
+	noErr(t, err)
+	if len(list) != 2 || list[0].Email != "" || list[1].Email != "carol@example.com" {
+		t.Fatalf("ListInvites: %+v", list)
+	}
+}
+
+// TestAcknowledgeEndsEscalation: an acknowledgement deletes the event's pending
+// escalation, and an escalation added after it (the event's expansion, late) is not.
+func TestAcknowledgeEndsEscalation(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newRecipientsFixture(t)
+	db := f.db
+	publish := func() *tidings.Event {
+		ev, err := db.PublishEvent(ctx, f.acme, &tidings.NewEvent{Project: "my-saas", Channel: "deploys", Event: "down",
+			Parser: tidings.ParserText, Notify: true, Priority: "urgent"})
+		noErr(t, err)
+		return ev
+	}
+	escalations := func(ev *tidings.Event) int {
+		t.Helper()
+		var n int
+		noErr(t, postgres.QueryRowForTest(db, `SELECT count(*) FROM deliveries WHERE event_id = $1 AND kind = $2`,
+			ev.ID, tidings.DeliverEscalate).Scan(&n))
+		return n
+	}
+	at := time.Now().Add(10 * time.Minute)
+	acked := publish()
+	noErr(t, db.EnqueueDelivery(ctx, &tidings.Delivery{Kind: tidings.DeliverEscalate, AccountID: f.acme, EventID: acked.ID,
+		MessageID: "escalate-" + acked.ID, NextAt: at}))
+	other := publish()
+	noErr(t, db.EnqueueDelivery(ctx, &tidings.Delivery{Kind: tidings.DeliverEscalate, AccountID: f.acme, EventID: other.ID,
+		MessageID: "escalate-" + other.ID, NextAt: at}))
+	if escalations(acked) != 1 || escalations(other) != 1 {
+		t.Fatal("escalations not queued")
+	}
+	_, first, err := db.AcknowledgeEvent(ctx, f.acme, acked.ID, "ada@example.com", time.Now())
+	noErr(t, err)
+	if !first || escalations(acked) != 0 || escalations(other) != 1 {
+		t.Fatalf("after the acknowledgement: first %v, %d and %d escalations", first, escalations(acked), escalations(other))
+	}
+	// The event's own job, expanded late: its escalation is dropped, its webhook kept.
+	var job int64
+	noErr(t, postgres.QueryRowForTest(db, `SELECT id FROM deliveries WHERE event_id = $1 AND kind = $2`,
+		acked.ID, tidings.DeliverEvent).Scan(&job))
+	noErr(t, db.ReplaceDelivery(ctx, job, []*tidings.Delivery{
+		{Kind: tidings.DeliverEscalate, AccountID: f.acme, EventID: acked.ID, MessageID: "escalate-late-" + acked.ID, NextAt: at},
+		{Kind: tidings.DeliverWebhook, AccountID: f.acme, EventID: acked.ID, Target: "wh_x", MessageID: "wh-late-" + acked.ID, NextAt: at},
+	}, nil))
+	kinds, err := postgres.QueryStringsForTest(db, `SELECT kind FROM deliveries WHERE event_id = $1 ORDER BY kind`, acked.ID)
+	noErr(t, err)
+	if !slices.Equal(kinds, []string{tidings.DeliverAck, tidings.DeliverWebhook}) {
+		t.Fatalf("the acknowledged event's jobs: %v", kinds)
+	}
+}
