@@ -252,8 +252,9 @@ const (
 // of a key.
 type IntentStore interface {
 	// AcknowledgeEvent records the first acknowledgement of an event of the account
-	// and, in the same transaction, deletes the event's pending DeliverRepeat and
-	// DeliverPush jobs and queues one DeliverAck job: no repeat is pushed after it.
+	// and, in the same transaction, deletes the event's pending DeliverRepeat,
+	// DeliverPush and DeliverEscalate jobs and queues one DeliverAck job: no repeat
+	// is pushed and nobody more is told after it.
 	// Acknowledging again changes nothing: it returns the event with its first Ack and
 	// first=false. Errors: ENotFound (also for another account's event).
 	AcknowledgeEvent(ctx context.Context, accountID int64, eventID, by string, at time.Time) (ev *Event, first bool, err error)

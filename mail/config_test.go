@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"go.uber.org/goleak"
+
 	"github.com/tidings-dev/tidings/mail"
 )
 
@@ -71,3 +73,6 @@ func TestSenderAddr(t *testing.T) {
 		}
 	}
 }
+
+// A send leaves nothing running behind it: no goroutine of ours or of the test server.
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

@@ -35,6 +35,10 @@ func compose(from *mail.Address, m *tidings.MailMessage, to *mail.Address, msgID
 	header("To", to.String())
 	header("Subject", encodeSubject(m.Subject))
 	header("Date", now.Format(time.RFC1123Z))
+	if len(msgID) < 5 || msgID[0] != '<' || msgID[len(msgID)-1] != '>' || !strings.Contains(msgID, "@") ||
+		strings.ContainsAny(msgID[1:len(msgID)-1], "<>\r\n\t ") {
+		return nil, fmt.Errorf("mail: %q is not a Message-ID, <LOCAL@DOMAIN>", msgID)
+	}
 	header("Message-ID", msgID)
 	header("MIME-Version", "1.0")
 	// RFC 3834: a machine wrote it; vacation responders leave it alone.

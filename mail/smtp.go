@@ -138,20 +138,21 @@ func (s *Sender) withTimeout(ctx context.Context) (context.Context, context.Canc
 // authenticates. done closes the connection.
 func (s *Sender) connect(ctx context.Context) (c *smtp.Client, done func(), err error) {
 	var d net.Dialer
-	conn, err := d.DialContext(ctx, "tcp", s.e.addr())
+	raw, err := d.DialContext(ctx, "tcp", s.e.addr())
 	if err != nil {
 		return nil, nil, fmt.Errorf("mail: connecting to %s: %w", s.e.addr(), err)
 	}
 	// Every read and write ends by the deadline, and a cancelled context cuts the
 	// connection at once.
 	if dl, ok := ctx.Deadline(); ok {
-		_ = conn.SetDeadline(dl)
+		_ = raw.SetDeadline(dl)
 	}
-	stop := context.AfterFunc(ctx, func() { _ = conn.Close() })
+	stop := context.AfterFunc(ctx, func() { _ = raw.Close() })
 	closeAll := func() {
 		stop()
-		_ = conn.Close()
+		_ = raw.Close()
 	}
+	conn := raw
 	defer func() {
 		if err != nil {
 			closeAll()
@@ -218,8 +219,12 @@ func (s *Sender) fail(ctx context.Context, step string, err error) error {
 	if errors.As(err, &te) && te.Code >= 400 && te.Code < 600 {
 		return &tidings.MailError{Code: te.Code, Reply: strings.Join(strings.Fields(te.Msg), " ")}
 	}
-	if ctx.Err() != nil {
-		return fmt.Errorf("mail: %s at %s: %w (%v)", step, s.e.addr(), ctx.Err(), err)
+	cause := ctx.Err()
+	if cause == nil && errors.Is(err, os.ErrDeadlineExceeded) {
+		cause = context.DeadlineExceeded // the connection's deadline is the context's, met first
+	}
+	if cause != nil {
+		return fmt.Errorf("mail: %s at %s: %w (%v)", step, s.e.addr(), cause, err)
 	}
 	return fmt.Errorf("mail: %s at %s: %w", step, s.e.addr(), err)
 }

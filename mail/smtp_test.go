@@ -463,6 +463,8 @@ func TestBadMessage(t *testing.T) {
 		{To: "not an address", Subject: "x", Text: "x"},
 		{To: "a@example.com", Subject: "x", Text: ""},
 		{To: "a@example.com", Subject: "x", Text: "x", ListUnsubscribe: "https://x.example/u>\r\nBcc: evil@example.com"},
+		{To: "a@example.com", Subject: "x", Text: "x", MessageID: "<a@b.example>\r\nBcc: evil@example.com"},
+		{To: "a@example.com", Subject: "x", Text: "x", MessageID: "no-brackets@example.com"},
 	} {
 		if err := s.Send(context.Background(), m); err == nil {
 			t.Errorf("%+v sent", m)

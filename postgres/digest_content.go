@@ -15,9 +15,11 @@ const digestTopScan = 100_000
 
 // DigestOf returns what the digest of a project's [from, to) says, by the events'
 // timestamps (as charts count them). What it costs:
-//   - events per channel: the hourly roll-up (event_counts, by its key: one range per
-//     channel) for the period's whole hours, and an index range scan of the events of
-//     its partial first and last hours (none when from and to are on the hour);
+//   - events per channel: for each channel of the project (at most MaxChannelsPerProject),
+//     one range of the hourly roll-up's key (event_counts: at most 168 rows a week) for
+//     the period's whole hours, and two ranges of events_channel_ts for its partial
+//     first and last hours (at most an hour of events each; none when from and to are
+//     on the hour, a zone half an hour off UTC has them);
 //   - top events: an index range scan of the period's events (events_project_ts), at
 //     most digestTopScan of them;
 //   - insights: those with a point in the period, one range of insight_points_insight_ts
@@ -50,15 +52,7 @@ func (db *DB) DigestOf(ctx context.Context, accountID int64, project string, fro
 	if f < 0 || hf >= ht {
 		hf, ht = t, t // no whole hour (or before 1970): every event read, [f, t) as the first edge
 	}
-	channels, err := query(ctx, tx, scanDigestCount, `WITH n AS (
-			SELECT c.channel_id, sum(c.n) AS n FROM event_counts c JOIN channels ch ON ch.id = c.channel_id
-			WHERE ch.project_id = $1 AND c.hour >= $2 AND c.hour < $3 GROUP BY 1
-			UNION ALL
-			SELECT channel_id, count(*) FROM events WHERE project_id = $1 AND ts >= $4 AND ts < $2 GROUP BY 1
-			UNION ALL
-			SELECT channel_id, count(*) FROM events WHERE project_id = $1 AND ts >= $3 AND ts < $5 GROUP BY 1)
-		SELECT ch.name, '', sum(n.n)::bigint FROM n JOIN channels ch ON ch.id = n.channel_id
-		GROUP BY ch.name HAVING sum(n.n) > 0 ORDER BY 3 DESC, ch.name COLLATE "C"`, pid, hf, ht, f, t)
+	channels, err := query(ctx, tx, scanDigestCount, sqlDigestChannels, pid, hf, ht, f, t)
 	if err != nil {
 		return nil, mapErr(err)
 	}
@@ -66,32 +60,23 @@ func (db *DB) DigestOf(ctx context.Context, accountID int64, project string, fro
 	for _, c := range d.Channels {
 		d.Events += c.Count
 	}
-	top, err := query(ctx, tx, scanDigestCount, `SELECT event, max(icon COLLATE "C"), count(*)
-		FROM (SELECT event, icon FROM events WHERE project_id = $1 AND ts >= $2 AND ts < $3 ORDER BY ts DESC LIMIT $4) e
-		GROUP BY event ORDER BY 3 DESC, event COLLATE "C" LIMIT 5`, pid, f, t, digestTopScan)
+	top, err := query(ctx, tx, scanDigestCount, sqlDigestTop, pid, f, t, digestTopScan)
 	if err != nil {
 		return nil, mapErr(err)
 	}
 	d.TopEvents = append(d.TopEvents, top...)
-	// An insight changed in the period when it has a point in it: its updated_at may
-	// be later (changed again since), and the latest point in the period orders them.
-	insights, err := query(ctx, tx, func(r pgx.Row) (*tidings.Insight, error) { return scanInsight(r) },
-		`SELECT p.name, `+insightColumns+` FROM insights i JOIN projects p ON p.id = i.project_id
-		CROSS JOIN LATERAL (SELECT max(x.ts) AS last FROM insight_points x WHERE x.insight_id = i.id AND x.ts >= $2 AND x.ts < $3) l
-		WHERE i.project_id = $1 AND l.last IS NOT NULL ORDER BY l.last DESC, i.id DESC LIMIT 10`, pid, f, t)
+	insights, err := query(ctx, tx, func(r pgx.Row) (*tidings.Insight, error) { return scanInsight(r) }, sqlDigestInsights, pid, f, t)
 	if err != nil {
 		return nil, mapErr(err)
 	}
 	d.Insights = append(d.Insights, insights...)
-	if err := tx.QueryRow(ctx, `SELECT count(*) FROM people WHERE project_id = $1 AND first_seen >= $2 AND first_seen < $3`,
-		pid, f, t).Scan(&d.NewUsers); err != nil {
+	if err := tx.QueryRow(ctx, sqlDigestNewCount, pid, f, t).Scan(&d.NewUsers); err != nil {
 		return nil, mapErr(err)
 	}
 	ids, err := query(ctx, tx, func(r pgx.Row) (string, error) {
 		var id string
 		return id, r.Scan(&id)
-	}, `SELECT user_id FROM people WHERE project_id = $1 AND first_seen >= $2 AND first_seen < $3
-		ORDER BY first_seen DESC, id DESC LIMIT 10`, pid, f, t)
+	}, sqlDigestNewIDs, pid, f, t)
 	if err != nil {
 		return nil, mapErr(err)
 	}
@@ -100,6 +85,31 @@ func (db *DB) DigestOf(ctx context.Context, accountID int64, project string, fro
 }
 
 const hourMS = int64(time.Hour / time.Millisecond)
+
+// DigestOf's queries ($1 the project; TestDigestPlans checks their plans).
+const (
+	// sqlDigestChannels counts the events per channel: the roll-up's whole hours
+	// [$2, $3), the events of [$4, $2) and [$3, $5), each by the channel's own range.
+	sqlDigestChannels = `WITH c AS MATERIALIZED (SELECT ch.name,
+			(coalesce((SELECT sum(k.n) FROM event_counts k WHERE k.channel_id = ch.id AND k.hour >= $2 AND k.hour < $3), 0)
+			+ (SELECT count(*) FROM events e WHERE e.channel_id = ch.id AND e.ts >= $4 AND e.ts < $2)
+			+ (SELECT count(*) FROM events e WHERE e.channel_id = ch.id AND e.ts >= $3 AND e.ts < $5))::bigint AS n
+		FROM channels ch WHERE ch.project_id = $1)
+		SELECT name, '', n FROM c WHERE n > 0 ORDER BY n DESC, name COLLATE "C"`
+	// sqlDigestTop names the top 5 events of the newest $4 of [$2, $3).
+	sqlDigestTop = `SELECT event, max(icon COLLATE "C"), count(*)
+		FROM (SELECT event, icon FROM events WHERE project_id = $1 AND ts >= $2 AND ts < $3 ORDER BY ts DESC, id DESC LIMIT $4) e
+		GROUP BY event ORDER BY 3 DESC, event COLLATE "C" LIMIT 5`
+	// sqlDigestInsights: an insight changed in the period when it has a point in it
+	// (its updated_at may be later: changed again since); the latest point in the
+	// period orders them.
+	sqlDigestInsights = `SELECT p.name, ` + insightColumns + ` FROM insights i JOIN projects p ON p.id = i.project_id
+		CROSS JOIN LATERAL (SELECT max(x.ts) AS last FROM insight_points x WHERE x.insight_id = i.id AND x.ts >= $2 AND x.ts < $3) l
+		WHERE i.project_id = $1 AND l.last IS NOT NULL ORDER BY l.last DESC, i.id DESC LIMIT 10`
+	sqlDigestNewCount = `SELECT count(*) FROM people WHERE project_id = $1 AND first_seen >= $2 AND first_seen < $3`
+	sqlDigestNewIDs   = `SELECT user_id FROM people WHERE project_id = $1 AND first_seen >= $2 AND first_seen < $3
+		ORDER BY first_seen DESC, id DESC LIMIT 10`
+)
 
 func scanDigestCount(r pgx.Row) (tidings.DigestCount, error) {
 	var c tidings.DigestCount

@@ -10,10 +10,17 @@ import (
 
 	"github.com/tidings-dev/tidings"
 	"github.com/tidings-dev/tidings/postgres"
+	"github.com/tidings-dev/tidings/storetest"
 )
 
-// The store's own checks of members' routes, escalation and invitations' emails (the
-// shared suite, storetest/routes.go, runs from TestStore once it lands).
+// TestRoutes runs the shared suite of members' routes and digests, projects'
+// escalation and invitations' emails.
+func TestRoutes(t *testing.T) {
+	t.Parallel()
+	storetest.Routes(t, func(t *testing.T) tidings.Store { return open(t) })
+}
+
+// The store's own checks of the same, besides the suite's.
 
 func (f recipientsFixture) user(t *testing.T, email string) int64 {
 	t.Helper()
@@ -30,10 +37,10 @@ func routeList(rs []*tidings.MemberRoute) string {
 	return strings.Join(out, "; ")
 }
 
-// TestRoutes: choices per project and channel round trip, resolve with RoutesFor,
+// TestMemberRoutes: choices per project and channel round trip, resolve with RoutesFor,
 // change in place, are forgotten with nil; a stranger, an unknown project or channel
 // is refused; another account sees none of them and sets none for a member not its own.
-func TestRoutes(t *testing.T) {
+func TestMemberRoutes(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	f := newRecipientsFixture(t)

@@ -180,6 +180,10 @@ func TestCheckFindsDamage(t *testing.T) {
 			SELECT 'webhook', id, '0190a000-0000-7000-8000-000000000000', 'wh', 'msg', 0, 0 FROM accounts LIMIT 1`}},
 		{"an acknowledgement's job of no event", "outbox.event", []string{`INSERT INTO deliveries (kind, account_id, event_id, target, message_id, next_at, created_at)
 			SELECT 'ack', id, '0190a000-0000-7000-8000-000000000001', '', 'ack-x', 0, 0 FROM accounts LIMIT 1`}},
+		{"a mail job of no event", "outbox.event", []string{`INSERT INTO deliveries (kind, account_id, event_id, target, message_id, next_at, created_at)
+			SELECT 'mail', id, '0190a000-0000-7000-8000-000000000002', 'mail:1', '<m.x@tidings.invalid>', 0, 0 FROM accounts LIMIT 1`}},
+		{"an escalation of no event", "outbox.event", []string{`INSERT INTO deliveries (kind, account_id, event_id, target, message_id, next_at, created_at)
+			SELECT 'escalate', id, '0190a000-0000-7000-8000-000000000003', '', '', 0, 0 FROM accounts LIMIT 1`}},
 		{"a press of another account", "press.tenant", []string{`UPDATE event_presses SET account_id = (SELECT a.id FROM accounts a WHERE a.id != event_presses.account_id LIMIT 1)`}},
 		{"a route of another account's member", "route.tenant", []string{`UPDATE member_routes SET user_id = (SELECT u.id FROM users u
 			WHERE u.account_id != member_routes.account_id LIMIT 1) WHERE channel_id IS NULL`}},

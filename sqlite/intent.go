@@ -54,10 +54,11 @@ func (db *DB) AcknowledgeEvent(ctx context.Context, accountID int64, eventID, by
 		if _, err := tx.ExecContext(ctx, `UPDATE events SET ack_by = ?, ack_at = ? WHERE id = ?`, by, ms(at), key); err != nil {
 			return err
 		}
-		// No repeat and no push of the event is sent after this commits: a runner that
-		// holds one of them now finds it gone (ReplaceDelivery adds nothing then).
-		if _, err := tx.ExecContext(ctx, `DELETE FROM deliveries WHERE event_id = ? AND kind IN (?, ?)`,
-			id, tidings.DeliverRepeat, tidings.DeliverPush); err != nil {
+		// No repeat, no push and no escalation of the event is sent after this commits:
+		// a runner that holds one of them now finds it gone (ReplaceDelivery adds
+		// nothing then).
+		if _, err := tx.ExecContext(ctx, `DELETE FROM deliveries WHERE event_id = ? AND kind IN (?, ?, ?)`,
+			id, tidings.DeliverRepeat, tidings.DeliverPush, tidings.DeliverEscalate); err != nil {
 			return err
 		}
 		first = true

@@ -229,10 +229,11 @@ func (db *DB) DeleteProject(ctx context.Context, accountID int64, project string
 }
 
 // eventDeliveryKinds are the outbox's kinds whose event_id names an event (a webhook's
-// test names none), as an SQL list.
+// test names none, nor does a quiet-hours summary or a digest), as an SQL list.
 const eventDeliveryKinds = `'` + tidings.DeliverEvent + `', '` + tidings.DeliverWebhook + `', '` + tidings.DeliverPush + `', '` +
 	tidings.DeliverRepeat + `', '` + tidings.DeliverAck + `', '` + tidings.DeliverPress + `', '` +
-	tidings.DeliverWebhookAck + `', '` + tidings.DeliverWebhookPress + `', '` + tidings.DeliverPushAck + `'`
+	tidings.DeliverWebhookAck + `', '` + tidings.DeliverWebhookPress + `', '` + tidings.DeliverPushAck + `', '` +
+	tidings.DeliverMail + `', '` + tidings.DeliverEscalate + `'`
 
 // sqlDropOrphanDeliveries deletes the account's pending deliveries whose event is gone:
 // those of a deleted project's or channel's events, which foreign keys do not reach

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"crypto/x509"
 	"errors"
 	"flag"
 	"fmt"
@@ -47,7 +48,15 @@ type Config struct {
 	VAPIDKeyFile string
 	// VAPIDSubject is the contact in push requests: mailto:… or https://….
 	VAPIDSubject string
-	envErrs      []error // TIDINGS_* values that could not be read; serve refuses to start
+	// SMTPURL is --smtp-url: mail goes through it ("": no mail). MailFrom is
+	// --mail-from; SMTPInsecure is --smtp-insecure (cmd_mail.go).
+	SMTPURL      string
+	MailFrom     string
+	SMTPInsecure bool
+	// SMTPRootCAs verifies the mail server's certificate (nil: the system's roots).
+	// Not a flag: tests trust their own server with it.
+	SMTPRootCAs *x509.CertPool
+	envErrs     []error // TIDINGS_* values that could not be read; serve refuses to start
 }
 
 // DefaultConfig is the configuration of a fresh install.
@@ -142,6 +151,7 @@ func serveFlags(fs *flag.FlagSet, c *Config) {
 	c.intFlag(fs, &c.MaxConnections, "max-connections", "MAX_CONNECTIONS",
 		"connections open at once on --addr; at the cap the longest idle one is closed for a new one; 0: the file limit less a reserve, at most 16384")
 	c.floatFlag(fs, &c.SignupsPerHour, "signups-per-hour", "SIGNUPS_PER_HOUR", "sign-up attempts per client address and hour (with --open-signup)")
+	mailFlags(fs, c)
 }
 
 // boolFlag is a switch that TIDINGS_<envName>=true (or 1) also turns on.
@@ -211,6 +221,11 @@ func (c Config) validate() error {
 	if c.PublicURL != "" {
 		if u, err := url.Parse(c.PublicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return fmt.Errorf("--public-url must be an http:// or https:// address, like https://tidings.example.com")
+		}
+	}
+	if c.SMTPURL != "" {
+		if err := c.mailConfig().Check(); err != nil {
+			return err
 		}
 	}
 	if c.DatabaseConns < 2 {

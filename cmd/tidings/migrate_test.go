@@ -69,6 +69,13 @@ func TestMigrateStore(t *testing.T) {
 	must(src.SetNotifyPrefs(ctx, u.ID, &tidings.NotifyPrefs{Muted: []string{"my-saas/deploys"}, QuietStart: 60, QuietEnd: 120, TimeZone: "UTC"}))
 	_, err = src.SetSettingOnce(ctx, "vapid", "the key")
 	must(err)
+	// Members' routes and digests, the escalation delay, an invitation's email.
+	must(src.SetRoutes(ctx, a.ID, u.ID, "my-saas", "", &tidings.Routes{Email: true}))
+	must(src.SetRoutes(ctx, a.ID, u.ID, "my-saas", "payments", &tidings.Routes{Push: true, Email: true}))
+	must(src.SetDigest(ctx, a.ID, u.ID, "my-saas", tidings.DigestWeekly))
+	must(src.SetEscalation(ctx, a.ID, "my-saas", 10*time.Minute))
+	must(src.CreateInvite(ctx, &tidings.Invite{Hash: []byte("fedcba9876543210fedcba9876543210"), AccountID: a.ID, Role: tidings.UserMember,
+		Email: "bob@example.com", CreatedBy: u.ID, CreatedAt: now, ExpiresAt: now.Add(time.Hour)}))
 	pending, _, err := src.PendingDeliveries(ctx)
 	must(err)
 	must(src.Close())
@@ -120,6 +127,19 @@ func TestMigrateStore(t *testing.T) {
 	}
 	if n, _, _ := dst.PendingDeliveries(ctx); n != pending || n == 0 {
 		t.Fatalf("outbox %d, want %d", n, pending)
+	}
+	if rs, _ := dst.AccountRoutes(ctx, a.ID); len(rs) != 2 || tidings.RoutesFor(rs, u.ID, "my-saas", "payments") != (tidings.Routes{Push: true, Email: true}) ||
+		tidings.RoutesFor(rs, u.ID, "my-saas", "deploys") != (tidings.Routes{Email: true}) {
+		t.Fatalf("routes %+v", rs)
+	}
+	if d, _ := dst.MemberDigests(ctx, a.ID, u.ID); d["my-saas"] != tidings.DigestWeekly {
+		t.Fatalf("digests %v", d)
+	}
+	if p, _ := dst.FindProject(ctx, a.ID, "my-saas"); p.EscalateAfter != 10*time.Minute {
+		t.Fatalf("escalate after %v", p.EscalateAfter)
+	}
+	if invs, _ := dst.ListInvites(ctx, a.ID, now); len(invs) != 1 || invs[0].Email != "bob@example.com" {
+		t.Fatalf("invites %+v", invs)
 	}
 	// Serial columns continue after the copied rows.
 	if _, err := dst.CreateProject(ctx, a.ID, "second"); err != nil {

@@ -58,7 +58,8 @@ type Main struct {
 	// stopAccessLog writes the access log's last counts of refused requests.
 	stopAccessLog func()
 	services      group
-	stopOnCtx     func() bool // stops Close from running when Run's context ends
+	stopOnCtx     func() bool    // stops Close from running when Run's context ends
+	mailer        tidings.Mailer // nil without --smtp-url (cmd_mail.go)
 	closeOnce     sync.Once
 	closeErr      error
 }
@@ -122,6 +123,11 @@ func (m *Main) Run(ctx context.Context) error {
 		m.Logger.Warn("webhooks and push may reach loopback and private addresses (--allow-private-targets): " +
 			"anyone who can create a webhook can make this server send requests inside its network; turn it off unless you need it")
 	}
+	mailer, err := m.startMail(ctx)
+	if err != nil {
+		return err
+	}
+	m.mailer = mailer
 	m.services = newGroup(ctx, m.Logger)
 	m.stopOnCtx = context.AfterFunc(ctx, func() { m.Close() })
 	if err := m.start(ctx); err != nil {
@@ -168,7 +174,7 @@ func (m *Main) start(ctx context.Context) error {
 		OpenSignup: m.Config.OpenSignup, TrustedProxies: m.Config.TrustedProxies, HTTPS: m.httpsOnly(), Passwords: m.Config.Passwords,
 		MaxStreamsPerSession: m.Config.MaxStreamsPerSession, MaxStreamsPerAccount: m.Config.MaxStreamsPerAccount,
 		SignupsPerHour: m.Config.SignupsPerHour, AllowPrivateTargets: m.Config.AllowPrivateTargets, VAPIDPublicKey: vapid.Public,
-		FlushTokenUse: m.api.FlushUsage})
+		FlushTokenUse: m.api.FlushUsage, Mailer: m.mailer, PublicURL: m.Config.PublicURL})
 	if err != nil {
 		return err
 	}
@@ -363,7 +369,7 @@ func (m *Main) delivery(store tidings.Store, met *metrics.Metrics, vapid *delive
 	})
 	r := deliver.New(deliver.Config{Store: store, Logger: m.Logger, Now: m.Now, PublicURL: m.Config.PublicURL, VAPID: vapid,
 		Client: deliver.NewClient(m.Config.AllowPrivateTargets), Signal: signal, Observe: met.ObserveDelivery,
-		Grace: deliver.DefaultGrace, TestRepeatEvery: testRepeatEvery()})
+		Grace: deliver.DefaultGrace, TestRepeatEvery: testRepeatEvery(), Mailer: m.mailer})
 	return service{name: "delivery", budget: deliveryBudget, run: func(ctx context.Context) error {
 		if s, ok := store.(tidings.LeaseReleaser); ok {
 			// The embedded store has one server (the folder lock): leases are a dead one's.
