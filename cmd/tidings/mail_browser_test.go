@@ -1,7 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"io"
+	"mime"
+	"mime/multipart"
+	"net/mail"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +17,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/tidings-dev/tidings"
+	"github.com/tidings-dev/tidings/internal/smtptest"
 	"github.com/tidings-dev/tidings/internal/testbackend"
 )
 
@@ -35,9 +42,13 @@ func mailBrowser(t *testing.T, mod func(*Config)) (*Main, *browser) {
 // TestMailPagesInChromium: the pages of members' routes, digests, the escalation order,
 // who was notified, forgot password and unsubscribe, in light, dark and at phone width:
 // readable contrast, labelled fields, no axe-core violation, no sideways scroll; kept
-// as screenshots (mail-*.png).
+// as screenshots (mail-*.png). The server mails through a real SMTP server: the reset
+// link asked for in the browser arrives and opens the page that sets a password.
 func TestMailPagesInChromium(t *testing.T) {
-	m, b := mailBrowser(t, func(c *Config) { c.PublicURL = "https://tidings.example.com" })
+	srv := smtptest.Start(t, smtptest.Options{})
+	m, b := mailBrowser(t, func(c *Config) {
+		c.PublicURL, c.SMTPURL, c.MailFrom = "https://tidings.example.com", srv.URL(), "Tidings <tidings@example.com>"
+	})
 	axe := axeSource(t)
 	ctx := context.Background()
 	acme, err := m.store.FindAccount(ctx, "acme")
@@ -77,8 +88,12 @@ func TestMailPagesInChromium(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	set("ada", "", "push")
+	set("ada", "", "push,email")
 	set("ada", "deploys", "none")
+	set("ada", "signups", "email")
+	if err := m.store.SetDigest(ctx, acme.ID, ada.ID, "my-saas", tidings.DigestWeekly); err != nil {
+		t.Fatal(err)
+	}
 	set("eve", "", "none")
 	if err := m.store.SetEscalation(ctx, acme.ID, "my-saas", 10*time.Minute); err != nil {
 		t.Fatal(err)
@@ -127,6 +142,7 @@ func TestMailPagesInChromium(t *testing.T) {
 		{"/settings/notifications", "settings-notifications", `document.querySelector("#routes-my-saas")`},
 		{"/settings/projects/my-saas/notify", "project-notify", `document.querySelector("#escalate")`},
 		{"/p/my-saas/events/" + ev.ID, "event", `document.querySelector(".notified")`},
+		{"/settings/members", "members", `document.querySelector("#invite-email")`},
 	}
 	signedOut := []struct{ path, name, ready string }{
 		{"/forgot", "forgot", `document.querySelector("h1")`},
@@ -178,9 +194,53 @@ func TestMailPagesInChromium(t *testing.T) {
 	for _, p := range signedOut {
 		check(p.path, p.name, p.ready)
 	}
+	// Forgot password: the answer, and the link that arrives by mail.
+	b.do(chromedp.Navigate(m.URL() + "/login"))
+	b.click(`document.querySelector("a[href='/forgot']").click()`)
+	b.submit("#email", "ada@example.com")
+	b.mustUntil(`document.querySelector(".notice-ok") && document.querySelector(".notice-ok").textContent.includes("is on its way")`)
+	for _, v := range b.axe(axe) {
+		t.Errorf("forgot password's answer: axe-core: %s", v)
+	}
+	b.screenshot("mail-forgot-sent")
+	msgs := srv.Wait(t, 1)
+	link := regexp.MustCompile(`https://tidings\.example\.com(/reset/[A-Za-z0-9_-]+)`).FindStringSubmatch(mailText(t, msgs[0].Data))
+	if len(link) < 2 || msgs[0].To[0] != "ada@example.com" {
+		t.Fatalf("the reset mail to %v:\n%s", msgs[0].To, msgs[0].Data)
+	}
+	b.do(chromedp.Navigate(m.URL() + link[1]))
+	b.mustUntil(`document.querySelector("h1").textContent.includes("Choose a new password")`)
+
 	// The unsubscribe button works in the browser and says so.
 	b.do(chromedp.Navigate(m.URL() + unsubscribe))
 	b.click(`document.querySelector("form[action^='/unsubscribe'] button").click()`)
 	b.mustUntil(`document.querySelector("h1").textContent.includes("You will no longer get email about my-saas")`)
 	b.screenshot("mail-unsubscribed")
+}
+
+// mailText returns the text/plain part of a raw multipart/alternative message, decoded.
+func mailText(t *testing.T, raw []byte) string {
+	t.Helper()
+	msg, err := mail.ReadMessage(bytes.NewReader(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, params, err := mime.ParseMediaType(msg.Header.Get("Content-Type"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mr := multipart.NewReader(msg.Body, params["boundary"])
+	for {
+		p, err := mr.NextPart()
+		if err != nil {
+			t.Fatalf("no text/plain part: %v", err)
+		}
+		if strings.HasPrefix(p.Header.Get("Content-Type"), "text/plain") {
+			b, err := io.ReadAll(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return string(b)
+		}
+	}
 }
