@@ -92,12 +92,18 @@ func (s *Server) saveRoutes(w http.ResponseWriter, r *http.Request) error {
 		return s.renderNotifications(w, r, http.StatusBadRequest, "How you’re notified of "+project+": "+msg, false)
 	}
 	mailOff := s.mailer == nil
-	by, err := tidings.ParseRoutes(r.PostFormValue("by"))
-	if err != nil {
-		return fail("choose push, email, push and email, or nothing.")
-	}
-	if by.Email && mailOff {
-		return fail(noMailReason)
+	// A choice the page showed disabled (email, on a server that lost its SMTP) is
+	// not sent: the field is missing, and the saved choice stays as it is.
+	keepBy, keepDigest := !r.PostForm.Has("by"), !r.PostForm.Has("digest")
+	var by tidings.Routes
+	if !keepBy {
+		var err error
+		if by, err = tidings.ParseRoutes(r.PostFormValue("by")); err != nil {
+			return fail("choose push, email, push and email, or nothing.")
+		}
+		if by.Email && mailOff {
+			return fail(noMailReason)
+		}
 	}
 	channels := map[string]*tidings.Routes{}
 	for key, vs := range r.PostForm {
@@ -125,7 +131,7 @@ func (s *Server) saveRoutes(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return fail("the digest is off, daily or weekly.")
 	}
-	if digest != tidings.DigestOff && mailOff {
+	if digest != tidings.DigestOff && mailOff && !keepDigest {
 		return fail(noMailReason)
 	}
 
@@ -149,7 +155,11 @@ func (s *Server) saveRoutes(w http.ResponseWriter, r *http.Request) error {
 		r       *tidings.Routes
 	}
 	var writes []write
-	if old := current(""); old == nil && by != tidings.DefaultRoutes || old != nil && *old != by {
+	if keepBy {
+		if by = tidings.DefaultRoutes; current("") != nil {
+			by = *current("")
+		}
+	} else if old := current(""); old == nil && by != tidings.DefaultRoutes || old != nil && *old != by {
 		writes = append(writes, write{"", &by})
 	}
 	for _, c := range slices.Sorted(maps.Keys(channels)) {
@@ -172,7 +182,11 @@ func (s *Server) saveRoutes(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if old := digests[project]; old != digest && !(old == "" && digest == tidings.DigestOff) {
+	if keepDigest {
+		if digest = digests[project]; digest == "" {
+			digest = tidings.DigestOff
+		}
+	} else if old := digests[project]; old != digest && !(old == "" && digest == tidings.DigestOff) {
 		if err := s.store.SetDigest(ctx, account, user, project, digest); err != nil {
 			return s.routesError(w, r, err, project)
 		}

@@ -124,6 +124,26 @@ func TestMemberRoutesWithoutMail(t *testing.T) {
 	if got := routesOf(t, e, u.ID); got[""] != "none" || got["payments"] != "push" {
 		t.Fatalf("ada's routes: %v", got)
 	}
+
+	// Email chosen while the server sent mail: the page shows it checked but disabled,
+	// so the browser sends no "by" and no "digest"; saving keeps them as they are.
+	acme := e.account("acme")
+	both := tidings.Routes{Push: true, Email: true}
+	if err := e.store.SetRoutes(context.Background(), acme.ID, u.ID, "my-saas", "", &both); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.store.SetDigest(context.Background(), acme.ID, u.ID, "my-saas", tidings.DigestDaily); err != nil {
+		t.Fatal(err)
+	}
+	ada.get("/settings/notifications").want(t, 200, `name="by" value="push,email" checked disabled`, `name="digest" value="daily" checked disabled`)
+	ada.post("/settings/notifications/routes", "project", "my-saas", "c:payments", "none").
+		redirects(t, "/settings/notifications#routes-my-saas")
+	if got := routesOf(t, e, u.ID); got[""] != "push,email" || got["payments"] != "none" {
+		t.Fatalf("ada's routes after saving the page: %v", got)
+	}
+	if d := digestOf(t, e, u.ID); d != tidings.DigestDaily {
+		t.Fatalf("ada's digest after saving the page: %q", d)
+	}
 }
 
 // TestEscalateAfter: owners set when urgent events reach everyone (minutes; empty or 0
