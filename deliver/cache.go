@@ -164,3 +164,44 @@ func (c *recipientCache) get(ctx context.Context, st tidings.Store, accountID in
 	e.r, e.read = r, now
 	return r, nil
 }
+
+// routeCache keeps each account's members' routes for as long as the targets: a burst
+// of events reads them once a second, and a change counts from the next second on.
+type routeCache struct {
+	mu       sync.Mutex
+	accounts map[int64]*cachedRoutes
+}
+
+type cachedRoutes struct {
+	mu     sync.Mutex // held while it is read from the store
+	routes []*tidings.MemberRoute
+	read   time.Time
+}
+
+const maxRoutesCache = 4096
+
+// get returns every saved route of the account's members (tidings.RoutesFor resolves
+// one member's for a channel).
+func (c *routeCache) get(ctx context.Context, st tidings.Store, accountID int64, now time.Time) ([]*tidings.MemberRoute, error) {
+	c.mu.Lock()
+	if c.accounts == nil || len(c.accounts) >= maxRoutesCache {
+		c.accounts = map[int64]*cachedRoutes{} // bounded: start afresh
+	}
+	e := c.accounts[accountID]
+	if e == nil {
+		e = &cachedRoutes{}
+		c.accounts[accountID] = e
+	}
+	c.mu.Unlock()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if !e.read.IsZero() && now.Sub(e.read) < targetsFresh && now.Sub(e.read) >= 0 {
+		return e.routes, nil
+	}
+	routes, err := st.AccountRoutes(ctx, accountID)
+	if err != nil {
+		return nil, err
+	}
+	e.routes, e.read = routes, now
+	return routes, nil
+}

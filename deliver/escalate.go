@@ -35,31 +35,16 @@ func (r *Runner) repeatEvery(p *tidings.Project) time.Duration {
 	return p.RepeatUrgentEvery
 }
 
-// firstRepeat is the first DeliverRepeat job of an urgent event, or nil when its
-// project repeats nothing.
-func (r *Runner) firstRepeat(ctx context.Context, accountID int64, ev *tidings.Event, now time.Time) (*tidings.Delivery, error) {
-	p, err := r.cfg.Store.FindProject(ctx, accountID, ev.Project)
-	if tidings.ErrorCode(err) == tidings.EProjectNotFound {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	if p.RepeatUrgentTimes <= 0 {
-		return nil, nil
-	}
-	return repeatJob(accountID, ev.ID, 1, now.Add(r.repeatEvery(p))), nil
-}
-
 func repeatJob(accountID int64, eventID string, n int, at time.Time) *tidings.Delivery {
 	return &tidings.Delivery{Kind: tidings.DeliverRepeat, AccountID: accountID, EventID: eventID, Count: n,
 		MessageID: fmt.Sprintf("repeat-%s-%d", eventID, n), NextAt: at, CreatedAt: at}
 }
 
-// repeat pushes an urgent event again to every device of the event's recipients whose
-// user's choices do not hold it (quiet hours and flood control do not hold urgent events), and schedules the
-// next repeat, in one ReplaceDelivery. It reads the event fresh: an acknowledgement or
-// a later version of its key ends the escalation.
+// repeat pushes an urgent event again to every device of the event's recipients (every
+// member's, once it escalated) whose user's routes include push and whose choices do
+// not hold it (quiet hours and flood control do not hold urgent events), and schedules
+// the next repeat, in one ReplaceDelivery. It reads the event fresh: an acknowledgement
+// or a later version of its key ends the escalation.
 func (r *Runner) repeat(ctx context.Context, j *tidings.Delivery) error {
 	st := r.cfg.Store
 	ev, err := r.jobEvent(ctx, j)
@@ -69,16 +54,13 @@ func (r *Runner) repeat(ctx context.Context, j *tidings.Delivery) error {
 	if ev.Ack != nil || ev.Priority != tidings.PriorityUrgent || r.cfg.VAPID == nil {
 		return st.FinishDelivery(ctx, j.ID)
 	}
-	if t, ok := ev.Thread(); ok {
-		latest, _, err := st.Versions(ctx, j.AccountID, ev.Project, t, 1)
-		if err != nil && tidings.ErrorCode(err) != tidings.EProjectNotFound {
+	if later, err := r.superseded(ctx, j.AccountID, ev); err != nil || later {
+		if err != nil {
 			return err
 		}
-		if len(latest) == 0 || latest[0].ID != ev.ID {
-			// A later version (urgent or not) ends this one's escalation; an urgent
-			// one escalates itself.
-			return st.FinishDelivery(ctx, j.ID)
-		}
+		// A later version (urgent or not) ends this one's escalation; an urgent one
+		// escalates itself.
+		return st.FinishDelivery(ctx, j.ID)
 	}
 	p, err := st.FindProject(ctx, j.AccountID, ev.Project)
 	if tidings.ErrorCode(err) == tidings.EProjectNotFound {
@@ -88,20 +70,18 @@ func (r *Runner) repeat(ctx context.Context, j *tidings.Delivery) error {
 		return err
 	}
 	now := r.cfg.Now()
-	targets, err := r.targets.get(ctx, st, j.AccountID, now)
+	a, err := r.audience(ctx, j.AccountID, ev, now)
 	if err != nil {
 		return err
 	}
-	rcpt, err := r.recipients.get(ctx, st, j.AccountID, ev.Project, ev.Channel, now)
-	if err != nil {
-		return err
-	}
+	everyone := r.escalatedBy(p, j.Count)
 	var jobs []*tidings.Delivery
-	for _, sub := range targets.subs {
-		if !rcpt.Includes(targets.emails[sub.UserID]) {
-			continue // recipients only, as the first push
+	for _, sub := range a.subs {
+		email, member := a.emails[sub.UserID]
+		if !member || !everyone && !a.rcpt.Includes(email) {
+			continue // recipients only, as the first push, until the event escalated
 		}
-		if prefs := targets.prefs[sub.UserID]; prefs != nil && prefs.Holds(ev) {
+		if !tidings.RoutesFor(a.routes, sub.UserID, ev.Project, ev.Channel).Push || a.prefsOf(sub.UserID).Holds(ev) {
 			continue
 		}
 		jobs = append(jobs, &tidings.Delivery{Kind: tidings.DeliverPush, AccountID: j.AccountID, EventID: ev.ID, Target: sub.ID,
@@ -136,7 +116,7 @@ func (r *Runner) expandAck(ctx context.Context, j *tidings.Delivery) error {
 			return err
 		}
 		for _, rec := range recs {
-			if rec.Status == tidings.PushSent {
+			if _, mail := tidings.MailTargetUser(rec.SubscriptionID); rec.Status == tidings.PushSent && !mail {
 				jobs = append(jobs, &tidings.Delivery{Kind: tidings.DeliverPushAck, AccountID: j.AccountID, EventID: ev.ID,
 					Target: rec.SubscriptionID, MessageID: "ack-" + ev.ID + "-" + rec.SubscriptionID, NextAt: now, CreatedAt: j.CreatedAt})
 			}

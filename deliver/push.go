@@ -223,6 +223,7 @@ func encodeMessage(m Message) ([]byte, error) {
 // flood limits one device to PushesPerMinute notifications a minute; past that it
 // gets a collapsed "N more events in #channel" at most every collapseEvery.
 type flood struct {
+	every   time.Duration // between collapsed ones (0: collapseEvery)
 	mu      sync.Mutex
 	windows map[string]*window
 	swept   time.Time
@@ -261,7 +262,11 @@ func (f *flood) admit(device, channel string, now time.Time) (normal bool, n int
 		return true, 0
 	}
 	w.more[channel]++
-	if now.Sub(w.lastCollapse) < collapseEvery {
+	every := f.every
+	if every == 0 {
+		every = collapseEvery
+	}
+	if now.Sub(w.lastCollapse) < every {
 		return false, 0
 	}
 	w.lastCollapse = now

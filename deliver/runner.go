@@ -1,6 +1,7 @@
 // Package deliver sends what the outbox holds: each event that may go out becomes one
-// job per webhook (and, with push, per device), sent by a bounded pool of workers that
-// is separate from ingest, retried with backoff and jitter for 24 hours.
+// job per webhook (and, by the members' routes, per device with push and per mailbox
+// with mail), sent by a bounded pool of workers per kind that is separate from ingest,
+// retried with backoff and jitter for 24 hours. It also queues members' digests.
 package deliver
 
 import (
@@ -18,6 +19,9 @@ import (
 // Defaults of a Runner.
 const (
 	DefaultWorkers = 64 // outbound requests at once per pool: waiting on the network costs little
+	// mailWorkers bounds the mails sent at once: each is a connection to the one mail
+	// server, and submission servers limit connections per client.
+	mailWorkers = 8
 	// DefaultGrace is how long a stopping runner lets the jobs under way finish.
 	DefaultGrace = 5 * time.Second
 	// lease is how long a claimed job is ours; a runner that dies loses it after this.
@@ -42,7 +46,7 @@ type Config struct {
 	// Backoff is the wait before retry number attempt (0: exponential from 5 s, at
 	// most an hour, with ±50% jitter).
 	Backoff func(attempt int) time.Duration
-	// Observe is told every attempt's channel ("webhook") and outcome ("ok",
+	// Observe is told every attempt's channel ("webhook", "push", "mail") and outcome ("ok",
 	// "retry", "failed", "expired"), for metrics.
 	Observe func(channel, outcome string)
 	// PressKey signs the press tokens of notifications (nil: tidings.PressKey reads
@@ -70,10 +74,13 @@ type Runner struct {
 	pools      []*pool
 	done       chan struct{} // a worker finished: there may be room for more
 	flood      flood
+	mailFlood  flood
 	targets    targetCache
 	recipients recipientCache
+	routes     routeCache
 	events     eventCache
-	keyMu      sync.Mutex // guards cfg.PressKey while it is loaded
+	keyMu      sync.Mutex // guards cfg.PressKey and cfg.MailKey while they are loaded
+	digesting  atomic.Bool
 }
 
 // New returns a Runner; Run starts it.
@@ -99,10 +106,11 @@ func New(cfg Config) *Runner {
 	if cfg.Observe == nil {
 		cfg.Observe = func(string, string) {}
 	}
-	return &Runner{cfg: cfg, log: cfg.Logger, done: make(chan struct{}, 1), pools: []*pool{
+	return &Runner{cfg: cfg, log: cfg.Logger, done: make(chan struct{}, 1), mailFlood: flood{every: mailCollapseEvery}, pools: []*pool{
 		{name: "events", kinds: []string{tidings.DeliverEvent, tidings.DeliverQuietSummary,
-			tidings.DeliverRepeat, tidings.DeliverAck, tidings.DeliverPress}},
+			tidings.DeliverRepeat, tidings.DeliverAck, tidings.DeliverPress, tidings.DeliverEscalate}},
 		{name: "push", kinds: []string{tidings.DeliverPush, tidings.DeliverPushTest, tidings.DeliverPushAck}},
+		{name: "mail", kinds: []string{tidings.DeliverMail, tidings.DeliverMailSummary, tidings.DeliverDigest}, places: mailWorkers},
 		{name: "webhooks", kinds: []string{tidings.DeliverWebhook, tidings.DeliverTest,
 			tidings.DeliverWebhookAck, tidings.DeliverWebhookPress}},
 	}}
@@ -112,9 +120,10 @@ func New(cfg Config) *Runner {
 // receivers of one kind that hang (64 webhooks that never answer) cannot stall
 // another (push), nor the expansion of new events into jobs.
 type pool struct {
-	name  string
-	kinds []string
-	busy  atomic.Int64
+	name   string
+	kinds  []string
+	places int // at most this many jobs at once (0: Config.Workers)
+	busy   atomic.Int64
 }
 
 // backoff waits 5 s, 10 s, 20 s … up to an hour, each ±50%, so that retries of many
@@ -138,10 +147,25 @@ func (r *Runner) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	timer := time.NewTimer(pollEvery)
 	defer timer.Stop()
+	var digested time.Time
 	for ctx.Err() == nil {
+		if now := r.cfg.Now(); r.cfg.Mailer != nil && (digested.IsZero() || now.Sub(digested) >= digestEvery || now.Before(digested)) &&
+			r.digesting.CompareAndSwap(false, true) {
+			digested = now
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer r.digesting.Store(false)
+				r.scheduleDigests(ctx, now)
+			}()
+		}
 		more := false
 		for _, p := range r.pools {
-			free := r.cfg.Workers - int(p.busy.Load())
+			places := r.cfg.Workers
+			if p.places > 0 {
+				places = min(places, p.places)
+			}
+			free := places - int(p.busy.Load())
 			if free <= 0 {
 				continue
 			}
@@ -204,6 +228,10 @@ func (r *Runner) handle(ctx context.Context, j *tidings.Delivery) {
 		err = r.expandAck(ctx, j)
 	case tidings.DeliverPress:
 		err = r.expandPress(ctx, j)
+	case tidings.DeliverEscalate:
+		err = r.escalate(ctx, j)
+	case tidings.DeliverMail, tidings.DeliverMailSummary, tidings.DeliverDigest:
+		err = r.sendMail(ctx, j)
 	default:
 		r.log.Error("unknown delivery kind: dropped", "kind", j.Kind, "id", j.ID)
 		err = r.cfg.Store.FinishDelivery(ctx, j.ID)
@@ -212,6 +240,20 @@ func (r *Runner) handle(ctx context.Context, j *tidings.Delivery) {
 		// The store failed: the lease runs out and the job is tried again.
 		r.log.Warn("delivery", "kind", j.Kind, "id", j.ID, "err", err)
 	}
+}
+
+// mailKey is the key of unsubscribe links, read from the store the first time.
+func (r *Runner) mailKey(ctx context.Context) ([]byte, error) {
+	r.keyMu.Lock()
+	defer r.keyMu.Unlock()
+	if r.cfg.MailKey == nil {
+		k, err := tidings.MailKey(ctx, r.cfg.Store)
+		if err != nil {
+			return nil, err
+		}
+		r.cfg.MailKey = k
+	}
+	return r.cfg.MailKey, nil
 }
 
 // pressKey is the key of press tokens, read from the store the first time.

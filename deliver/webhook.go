@@ -221,23 +221,30 @@ func parseRetryAfter(v string, now time.Time) time.Duration {
 // settle writes an attempt's outcome to the outbox: done, retried later, or given up
 // after 24 hours or a final answer.
 func (r *Runner) settle(ctx context.Context, channel string, j *tidings.Delivery, out outcome) error {
+	_, err := r.settleAs(ctx, channel, j, out)
+	return err
+}
+
+// settleAs is settle, saying what it made of the attempt: "ok", "failed" (a final
+// answer), "expired" (24 hours of retries) or "retry".
+func (r *Runner) settleAs(ctx context.Context, channel string, j *tidings.Delivery, out outcome) (string, error) {
 	st := r.cfg.Store
 	now := r.cfg.Now()
 	switch {
 	case out.err == "":
 		r.cfg.Observe(channel, "ok")
-		return st.FinishDelivery(ctx, j.ID)
+		return "ok", st.FinishDelivery(ctx, j.ID)
 	case !out.retry:
 		r.cfg.Observe(channel, "failed")
 		r.log.Info("delivery failed", "channel", channel, "target", j.Target, "event", j.EventID, "err", out.err)
-		return st.FinishDelivery(ctx, j.ID)
+		return "failed", st.FinishDelivery(ctx, j.ID)
 	}
 	next := now.Add(max(r.cfg.Backoff(j.Attempts), out.retryAfter))
 	if next.Sub(j.CreatedAt) > tidings.DeliveryMaxAge {
 		r.cfg.Observe(channel, "expired")
 		r.log.Warn("delivery given up after 24 hours", "channel", channel, "target", j.Target, "event", j.EventID, "err", out.err)
-		return st.FinishDelivery(ctx, j.ID)
+		return "expired", st.FinishDelivery(ctx, j.ID)
 	}
 	r.cfg.Observe(channel, "retry")
-	return st.RetryDelivery(ctx, j.ID, j.Attempts+1, next)
+	return "retry", st.RetryDelivery(ctx, j.ID, j.Attempts+1, next)
 }

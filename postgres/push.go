@@ -176,6 +176,16 @@ func (db *DB) SetNotifyPrefs(ctx context.Context, userID int64, p *tidings.Notif
 
 func recordPushes(ctx context.Context, x querier, records []*tidings.PushRecord) error {
 	for _, r := range records {
+		if uid, ok := tidings.MailTargetUser(r.SubscriptionID); ok {
+			// A member's mail (tidings.MailTarget): the account is the user's.
+			if _, err := x.Exec(ctx, `INSERT INTO push_records (event_id, subscription_id, account_id, user_id, status, at)
+				SELECT $1, $2, account_id, id, $3, $4 FROM users WHERE id = $5
+				ON CONFLICT (event_id, subscription_id) DO UPDATE SET status = excluded.status, at = excluded.at`,
+				r.EventID, r.SubscriptionID, r.Status, ms(r.At), uid); err != nil {
+				return err
+			}
+			continue
+		}
 		if _, err := x.Exec(ctx, `INSERT INTO push_records (event_id, subscription_id, account_id, user_id, status, at)
 			SELECT $1, $2, account_id, user_id, $3, $4 FROM push_subscriptions WHERE id = $2
 			ON CONFLICT (event_id, subscription_id) DO UPDATE SET status = excluded.status, at = excluded.at`,

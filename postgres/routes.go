@@ -15,8 +15,9 @@ import (
 // Deleting a user, project or channel deletes its rows (ON DELETE CASCADE).
 
 // SetRoutes saves a member's routes for a project (channel "") or one channel; r nil
-// forgets the choice. The user's row is held (FOR KEY SHARE) while the route is
-// written: a deletion of the user waits, then takes the route along.
+// forgets the choice. The user's, project's and channel's rows are held (FOR KEY
+// SHARE) while the route is written: a deletion of one waits, then takes the route
+// along.
 func (db *DB) SetRoutes(ctx context.Context, accountID, userID int64, project, channel string, r *tidings.Routes) error {
 	return db.inTx(ctx, func(tx pgx.Tx) error {
 		if err := memberOf(ctx, tx, accountID, userID); err != nil {
@@ -74,22 +75,29 @@ func memberOf(ctx context.Context, tx pgx.Tx, accountID, userID int64) error {
 }
 
 // projectChannel returns the IDs of the account's project and, unless channel is "",
-// of its channel (nil for none). Errors: EProjectNotFound, EChannelNotFound.
+// of its channel (nil for none), and holds their rows (FOR KEY SHARE, which an event
+// batch's locks do not conflict with) until the transaction ends: a deletion of either
+// waits for the row written here and takes it along, or commits first, and then the
+// row is not found here (rather than the insert failing on its foreign key).
+// Errors: EProjectNotFound, EChannelNotFound.
 func projectChannel(ctx context.Context, tx pgx.Tx, accountID int64, project, channel string) (int64, *int64, error) {
 	var pid int64
-	var cid *int64
-	err := tx.QueryRow(ctx, `SELECT p.id, c.id FROM projects p LEFT JOIN channels c ON c.project_id = p.id AND c.name = $3
-		WHERE p.account_id = $1 AND p.name = $2`, accountID, project, channel).Scan(&pid, &cid)
+	err := tx.QueryRow(ctx, `SELECT id FROM projects WHERE account_id = $1 AND name = $2 FOR KEY SHARE`, accountID, project).Scan(&pid)
 	if noRows(err) {
 		return 0, nil, tidings.ProjectNotFound(project)
+	}
+	if err != nil || channel == "" {
+		return pid, nil, err
+	}
+	var cid int64
+	err = tx.QueryRow(ctx, `SELECT id FROM channels WHERE project_id = $1 AND name = $2 FOR KEY SHARE`, pid, channel).Scan(&cid)
+	if noRows(err) {
+		return 0, nil, tidings.ChannelNotFound(project, channel)
 	}
 	if err != nil {
 		return 0, nil, err
 	}
-	if channel != "" && cid == nil {
-		return 0, nil, tidings.ChannelNotFound(project, channel)
-	}
-	return pid, cid, nil
+	return pid, &cid, nil
 }
 
 var _ tidings.RouteStore = (*DB)(nil)

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -255,5 +257,134 @@ func TestAcknowledgeEndsEscalation(t *testing.T) {
 	noErr(t, err)
 	if !slices.Equal(kinds, []string{tidings.DeliverAck, tidings.DeliverWebhook}) {
 		t.Fatalf("the acknowledged event's jobs: %v", kinds)
+	}
+	// An escalation of the acknowledged event that is still there (queued after the
+	// acknowledgement): run, it tells nobody and records nothing.
+	noErr(t, db.EnqueueDelivery(ctx, &tidings.Delivery{Kind: tidings.DeliverEscalate, AccountID: f.acme, EventID: acked.ID,
+		MessageID: "escalate-again-" + acked.ID, NextAt: at}))
+	noErr(t, postgres.QueryRowForTest(db, `SELECT id FROM deliveries WHERE event_id = $1 AND kind = $2`,
+		acked.ID, tidings.DeliverEscalate).Scan(&job))
+	bob := f.user(t, "bob@example.com")
+	noErr(t, db.ReplaceDelivery(ctx, job, []*tidings.Delivery{
+		{Kind: tidings.DeliverMail, AccountID: f.acme, EventID: acked.ID, Target: tidings.MailTarget(bob), MessageID: "<m.1@x>", NextAt: at},
+	}, []*tidings.PushRecord{{EventID: acked.ID, SubscriptionID: tidings.MailTarget(bob), UserID: bob, Status: tidings.PushPending, At: at}}))
+	kinds, err = postgres.QueryStringsForTest(db, `SELECT kind FROM deliveries WHERE event_id = $1 ORDER BY kind`, acked.ID)
+	noErr(t, err)
+	if !slices.Equal(kinds, []string{tidings.DeliverAck, tidings.DeliverWebhook}) {
+		t.Fatalf("the acknowledged event's jobs after its escalation ran: %v", kinds)
+	}
+	if recs, err := db.EventPushes(ctx, f.acme, acked.ID); err != nil || len(recs) != 0 {
+		t.Fatalf("records of an escalation after the acknowledgement: %+v, %v", recs, err)
+	}
+}
+
+// TestRoutesRaceDeletions: routes and digests saved while their member, channel and
+// project are deleted either land first and go with them, or are refused with the
+// domain's error (never a foreign key's); the check finds nothing left behind.
+func TestRoutesRaceDeletions(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newRecipientsFixture(t)
+	db := f.db
+	for round := range 20 {
+		project := fmt.Sprint("p", round)
+		_, err := db.CreateProject(ctx, f.acme, project)
+		noErr(t, err)
+		_, err = db.CreateChannel(ctx, f.acme, project, "c")
+		noErr(t, err)
+		u := &tidings.User{AccountID: f.acme, Email: fmt.Sprintf("m%d@example.com", round), PasswordHash: "$argon2id$x", Role: tidings.UserMember}
+		noErr(t, db.CreateUser(ctx, u))
+		errs := make(chan error, 8)
+		var wg sync.WaitGroup
+		for _, fn := range []func() error{
+			func() error { return db.SetRoutes(ctx, f.acme, u.ID, project, "c", &tidings.Routes{Email: true}) },
+			func() error { return db.SetRoutes(ctx, f.acme, u.ID, project, "", &tidings.Routes{Push: true}) },
+			func() error { return db.SetDigest(ctx, f.acme, u.ID, project, tidings.DigestDaily) },
+			func() error {
+				switch round % 3 {
+				case 0:
+					return db.DeleteChannel(ctx, f.acme, project, "c")
+				case 1:
+					return db.DeleteProject(ctx, f.acme, project)
+				}
+				return db.DeleteUser(ctx, f.acme, u.ID)
+			},
+		} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				errs <- fn()
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			switch tidings.ErrorCode(err) {
+			case "", tidings.ENotFound, tidings.EProjectNotFound, tidings.EChannelNotFound:
+			default:
+				t.Fatalf("round %d: %v", round, err)
+			}
+		}
+	}
+	rs, err := db.AccountRoutes(ctx, f.acme)
+	noErr(t, err)
+	// Only the project's routes of the rounds that deleted a channel can be left.
+	for _, r := range rs {
+		n, err := strconv.Atoi(strings.TrimPrefix(r.Project, "p"))
+		if err != nil || n%3 != 0 || r.Channel != "" {
+			t.Fatalf("a route of a deleted member, channel or project: %+v", r)
+		}
+	}
+	mustCheck(t, db, "after the races")
+}
+
+// TestMailJobsGoWithTheirEvents: a deleted channel's or project's events take their
+// mail and escalation jobs along, as they take their pushes; the check knows both
+// kinds name an event.
+func TestMailJobsGoWithTheirEvents(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newRecipientsFixture(t)
+	db := f.db
+	ada := f.user(t, "ada@example.com")
+	jobs := func(ev *tidings.Event) int {
+		t.Helper()
+		var n int
+		noErr(t, postgres.QueryRowForTest(db, `SELECT count(*) FROM deliveries WHERE event_id = $1 AND kind IN ($2, $3)`,
+			ev.ID, tidings.DeliverMail, tidings.DeliverEscalate).Scan(&n))
+		return n
+	}
+	urgent := func(project, channel string) *tidings.Event {
+		t.Helper()
+		ev, err := db.PublishEvent(ctx, f.acme, &tidings.NewEvent{Project: project, Channel: channel, Event: "disk full",
+			Parser: tidings.ParserText, Notify: true, Priority: "urgent"})
+		noErr(t, err)
+		noErr(t, db.EnqueueDelivery(ctx, &tidings.Delivery{Kind: tidings.DeliverMail, AccountID: f.acme, EventID: ev.ID,
+			Target: tidings.MailTarget(ada), MessageID: "<m." + ev.ID + "@x>"}))
+		noErr(t, db.EnqueueDelivery(ctx, &tidings.Delivery{Kind: tidings.DeliverEscalate, AccountID: f.acme, EventID: ev.ID,
+			NextAt: time.Now().Add(10 * time.Minute)}))
+		if jobs(ev) != 2 {
+			t.Fatalf("%d mail and escalation jobs queued", jobs(ev))
+		}
+		return ev
+	}
+	deploys, payments := urgent("my-saas", "deploys"), urgent("my-saas", "payments")
+	noErr(t, db.DeleteChannel(ctx, f.acme, "my-saas", "deploys"))
+	if jobs(deploys) != 0 || jobs(payments) != 2 {
+		t.Fatalf("after the channel's deletion: %d and %d jobs", jobs(deploys), jobs(payments))
+	}
+	mustCheck(t, db, "after the channel's deletion")
+	noErr(t, db.DeleteProject(ctx, f.acme, "my-saas"))
+	if jobs(payments) != 0 {
+		t.Fatalf("after the project's deletion: %d jobs", jobs(payments))
+	}
+	// A mail job of a missing event is named by the check.
+	_, err := postgres.ExecForTest(db, `INSERT INTO deliveries (kind, account_id, event_id, target, message_id, next_at, created_at)
+		VALUES ($1, $2, '0190a000-0000-7000-8000-000000000000', $3, '<orphan@x>', 0, 0)`, tidings.DeliverMail, f.acme, tidings.MailTarget(ada))
+	noErr(t, err)
+	r, err := db.Check(ctx)
+	noErr(t, err)
+	if len(r.Problems) != 1 || r.Problems[0].Kind != "outbox.event" {
+		t.Fatalf("check of an orphan mail job: %v", r.Problems)
 	}
 }

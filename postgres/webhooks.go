@@ -186,8 +186,10 @@ func (db *DB) ClaimDeliveries(ctx context.Context, now time.Time, lease time.Dur
 }
 
 // ReplaceDelivery deletes job id and adds jobs, in one transaction; a job already gone,
-// or whose event is, adds nothing, and neither does a push or repeat of its event once
-// the event is acknowledged (AcknowledgeEvent deleted those already pending). The job's event is locked first: a deletion (which
+// or whose event is, adds nothing, and neither does a push, repeat or escalation of its
+// event once the event is acknowledged (AcknowledgeEvent deleted those already
+// pending), nor an escalation of an acknowledged event (neither jobs nor records).
+// The job's event is locked first: a deletion (which
 // locks its events before their jobs) then waits for the jobs added here and takes them
 // along. An event locked already, most likely by its deletion, is not waited for (the
 // batch's other jobs would wait too, and a deletion of its channel could wait for the
@@ -222,6 +224,9 @@ func (db *DB) ReplaceDelivery(ctx context.Context, id int64, jobs []*tidings.Del
 		tag, err := tx.Exec(ctx, `DELETE FROM deliveries WHERE id = $1`, id)
 		if err != nil || tag.RowsAffected() == 0 {
 			return err
+		}
+		if acked && kind == tidings.DeliverEscalate {
+			return nil // acknowledged since the escalation read its event: it is over, nobody more is told
 		}
 		for _, d := range jobs {
 			if acked && d.EventID == eventID && (d.Kind == tidings.DeliverRepeat || d.Kind == tidings.DeliverPush || d.Kind == tidings.DeliverEscalate) {

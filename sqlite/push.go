@@ -186,9 +186,18 @@ const sqlRecordPush = `INSERT INTO push_records (event_id, subscription_id, acco
 	SELECT ?, ?, account_id, user_id, ?, ? FROM push_subscriptions WHERE id = ?
 	ON CONFLICT (event_id, subscription_id) DO UPDATE SET status = excluded.status, at = excluded.at`
 
+// sqlRecordMail keeps what became of an event's mail to a member (tidings.MailTarget).
+const sqlRecordMail = `INSERT INTO push_records (event_id, subscription_id, account_id, user_id, status, at)
+	SELECT ?, ?, account_id, id, ?, ? FROM users WHERE id = ?
+	ON CONFLICT (event_id, subscription_id) DO UPDATE SET status = excluded.status, at = excluded.at`
+
 func recordPushes(ctx context.Context, x execer, records []*tidings.PushRecord) error {
 	for _, r := range records {
-		if _, err := x.ExecContext(ctx, sqlRecordPush, r.EventID, r.SubscriptionID, r.Status, ms(r.At), r.SubscriptionID); err != nil {
+		q, target := sqlRecordPush, any(r.SubscriptionID)
+		if uid, ok := tidings.MailTargetUser(r.SubscriptionID); ok {
+			q, target = sqlRecordMail, uid
+		}
+		if _, err := x.ExecContext(ctx, q, r.EventID, r.SubscriptionID, r.Status, ms(r.At), target); err != nil {
 			return err
 		}
 	}

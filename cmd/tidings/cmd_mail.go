@@ -21,7 +21,7 @@ func mailFlags(fs *flag.FlagSet, c *Config) {
 	fs.StringVar(&c.MailFrom, "mail-from", envString("MAIL_FROM", c.MailFrom),
 		`the sender of Tidings' mail, like tidings@example.com or "Tidings <tidings@example.com>" (TIDINGS_MAIL_FROM)`)
 	c.boolFlag(fs, &c.SMTPInsecure, "smtp-insecure", "SMTP_INSECURE",
-		"let an smtp:// server that is not loopback go without STARTTLS, and do not verify its certificate: for a relay on a network you trust only")
+		"let an smtp:// server that is not loopback go without STARTTLS, and do not verify the mail server's certificate: for a relay on a network you trust only")
 }
 
 // mailConfig is the mail package's view of the settings.

@@ -236,8 +236,9 @@ func (s *Server) Close() {
 	s.closed = true
 	s.mu.Unlock()
 	// go-smtp's Close does not wait for the connections' goroutines, and its Shutdown
-	// does not end them: cut every connection here, then Shutdown waits for them.
-	s.ln.closeConns()
+	// does not end them: stop the listener and cut every connection here (Serve may not
+	// have registered the listener with go-smtp yet), then Shutdown waits for them.
+	s.ln.close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := s.srv.Shutdown(ctx); err != nil && !errors.Is(err, net.ErrClosed) {
@@ -459,10 +460,11 @@ func (l *listener) Accept() (net.Conn, error) {
 	return c, nil
 }
 
-func (l *listener) closeConns() {
+func (l *listener) close() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.closed = true
+	l.Listener.Close()
 	for c := range l.conns {
 		c.Close()
 	}

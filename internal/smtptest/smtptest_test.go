@@ -184,3 +184,13 @@ func TestPlainRefuseAndHangUp(t *testing.T) {
 
 // Close waits for every connection's goroutine: nothing outlives the tests.
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// A server closed before it was ever used closes at once. Close once hung when Serve's
+// goroutine had not yet given go-smtp its listener (seen on a loaded machine); this
+// catches that only when the scheduler is slow to start the goroutine.
+func TestCloseUnused(t *testing.T) {
+	for range 50 {
+		s := smtptest.Start(t, smtptest.Options{})
+		s.Close()
+	}
+}
