@@ -346,8 +346,14 @@ func (s *Server) pushSummary(r *http.Request, ev *tidings.Event) (string, error)
 		}
 		return "Not pushed yet: it is waiting to be delivered.", nil
 	}
-	count := map[string]int{}
+	count, mailed := map[string]int{}, 0
 	for _, rec := range records {
+		if _, isMail := tidings.MailTargetUser(rec.SubscriptionID); isMail {
+			if rec.Status == tidings.PushSent {
+				mailed++
+			}
+			continue // a member's mail, not a device: the lines of who was notified say more
+		}
 		count[rec.Status]++
 	}
 	devices := func(n int) string {
@@ -365,6 +371,9 @@ func (s *Server) pushSummary(r *http.Request, ev *tidings.Event) (string, error)
 		if n := count[st.status]; n > 0 {
 			parts = append(parts, strconv.Itoa(n)+" "+st.words)
 		}
+	}
+	if mailed > 0 {
+		parts = append(parts, "mailed to "+plural(mailed, "member"))
 	}
 	return strings.Join(parts, "; ") + ".", nil
 }

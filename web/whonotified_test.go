@@ -23,7 +23,7 @@ func TestEventWhoWasNotified(t *testing.T) {
 		t.Fatal(err)
 	}
 	users := map[string]*tidings.User{"ada": adaUser}
-	for _, name := range []string{"bob", "carol", "dan", "eve", "fay", "gus"} {
+	for _, name := range []string{"bob", "carol", "dan", "eve", "fay", "gus", "hal"} {
 		_, users[name] = e.member(acme, name+"@example.com")
 	}
 	ev := e.publish(acme, tidings.NewEvent{Event: "paid", Notify: true})
@@ -46,6 +46,10 @@ func TestEventWhoWasNotified(t *testing.T) {
 	record(device("dan", "1"), tidings.PushQuiet)
 	record(device("gus", "1"), tidings.PushSent)
 	record(device("gus", "2"), tidings.PushFailed)
+	// Ada's mail was sent, fay's is on its way (a member's mail is recorded under
+	// tidings.MailTarget).
+	records = append(records, &tidings.PushRecord{EventID: ev.ID, SubscriptionID: tidings.MailTarget(users["ada"].ID), UserID: users["ada"].ID, Status: tidings.PushSent, At: time.Now()},
+		&tidings.PushRecord{EventID: ev.ID, SubscriptionID: tidings.MailTarget(users["fay"].ID), UserID: users["fay"].ID, Status: tidings.PushPending, At: time.Now()})
 	if err := e.store.RecordPushes(ctx, records); err != nil {
 		t.Fatal(err)
 	}
@@ -55,12 +59,14 @@ func TestEventWhoWasNotified(t *testing.T) {
 	}
 	page := ada.get("/p/my-saas/events/" + ev.ID)
 	for _, line := range []string{
-		"ada@example.com — <span class=\"why\">push to 2 devices</span>",
+		"ada@example.com — <span class=\"why\">push to 2 devices, email sent</span>",
 		"bob@example.com — <span class=\"why\">not a recipient</span>",
 		"carol@example.com — <span class=\"why\">muted</span>",
 		"dan@example.com — <span class=\"why\">quiet hours (in the summary)</span>",
 		"eve@example.com — <span class=\"why\">chose no notifications for this project</span>",
-		"fay@example.com — <span class=\"why\">no device with notifications on</span>",
+		"fay@example.com — <span class=\"why\">email being sent</span>",
+		"hal@example.com — <span class=\"why\">no device with notifications on</span>",
+		"Pushed to 3 devices; 1 muted; 1 in quiet hours; 1 failed; 1 not a recipient; mailed to 1 member.",
 		"gus@example.com — <span class=\"why\">push to 1 device, push to 1 device failed</span>",
 	} {
 		if !strings.Contains(page.body, line) {
