@@ -72,6 +72,8 @@ type notificationsData struct {
 	// MoreChannels: a project has channels the list leaves out; one is muted by name.
 	MoreChannels bool
 	Listed       int
+	Routes       []routesProject // how the member is notified of each project
+	MailOff      bool            // no SMTP: email cannot be chosen
 }
 
 type mutableProject struct {
@@ -141,6 +143,10 @@ func (s *Server) renderNotifications(w http.ResponseWriter, r *http.Request, sta
 		d.MoreChannels = d.MoreChannels || mp.More > 0
 		d.Projects = append(d.Projects, mp)
 	}
+	if d.Routes, err = s.routesOf(ctx, sess.account.ID, sess.user.ID, ps); err != nil {
+		return err
+	}
+	d.MailOff = s.mailer == nil
 	return s.render(w, r, "notifications", &view{Title: "Notifications", Section: "settings", Status: status, Error: msg, Data: d})
 }
 

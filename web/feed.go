@@ -258,6 +258,15 @@ func (s *Server) eventPage(w http.ResponseWriter, r *http.Request) error {
 		if d.Pushed, err = s.pushSummary(r, ev); err != nil {
 			return err
 		}
+		if ev.ShouldPush(ev.CreatedAt) {
+			records, err := s.store.EventPushes(r.Context(), sess.account.ID, ev.ID)
+			if err != nil {
+				return err
+			}
+			if d.Who, err = s.whoNotified(r, ev, records); err != nil {
+				return err
+			}
+		}
 	}
 	if d.Deliveries, err = s.eventDeliveries(r, ev); err != nil {
 		return err
@@ -267,7 +276,8 @@ func (s *Server) eventPage(w http.ResponseWriter, r *http.Request) error {
 
 type eventPageData struct {
 	eventView
-	Pushed     string // what became of its push notification, for people
+	Pushed     string       // what became of its push notification, for people
+	Who        []memberLine // who was notified, by which route, and why not
 	Deliveries []eventDelivery
 	Presses    []*tidings.ActionPress
 	// Others are the other versions of its key, newest first (Latest: this is the
@@ -336,8 +346,14 @@ func (s *Server) pushSummary(r *http.Request, ev *tidings.Event) (string, error)
 		}
 		return "Not pushed yet: it is waiting to be delivered.", nil
 	}
-	count := map[string]int{}
+	count, mailed := map[string]int{}, 0
 	for _, rec := range records {
+		if _, isMail := tidings.MailTargetUser(rec.SubscriptionID); isMail {
+			if rec.Status == tidings.PushSent {
+				mailed++
+			}
+			continue // a member's mail, not a device: the lines of who was notified say more
+		}
 		count[rec.Status]++
 	}
 	devices := func(n int) string {
@@ -355,6 +371,9 @@ func (s *Server) pushSummary(r *http.Request, ev *tidings.Event) (string, error)
 		if n := count[st.status]; n > 0 {
 			parts = append(parts, strconv.Itoa(n)+" "+st.words)
 		}
+	}
+	if mailed > 0 {
+		parts = append(parts, "mailed to "+plural(mailed, "member"))
 	}
 	return strings.Join(parts, "; ") + ".", nil
 }

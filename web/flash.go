@@ -21,6 +21,8 @@ type flash struct {
 	TokenID  string    `json:"ti,omitempty"` // and its ID
 	Invite   string    `json:"i,omitempty"`  // the invitation link just made
 	Role     string    `json:"r,omitempty"`  // and the role it grants
+	MailTo   string    `json:"mt,omitempty"` // the address the invitation was to be mailed to
+	MailErr  string    `json:"me,omitempty"` // and why it was not: the mail server's reply
 	Reset    string    `json:"rl,omitempty"` // a password reset link just made
 	ResetFor string    `json:"rf,omitempty"` // and whose it is
 	Webhook  string    `json:"w,omitempty"`  // the ID of the webhook just made

@@ -26,16 +26,17 @@ type loginForm struct {
 	Email, Next string
 	SignupOpen  bool
 	OnlyUser    bool // a fresh install with one user: the CLI reset is theirs to run
+	CanMail     bool // "Forgot password?" mails a reset link
 }
 
 func (s *Server) loginPage(w http.ResponseWriter, r *http.Request) error {
 	open, _ := s.signupOpen(r.Context())
 	n, _ := s.store.CountUsers(r.Context())
-	return s.render(w, r, "login", &view{Title: "Sign in", Data: loginForm{Next: safeNext(r.URL.Query().Get("next")), SignupOpen: open, OnlyUser: n == 1}})
+	return s.render(w, r, "login", &view{Title: "Sign in", Data: loginForm{Next: safeNext(r.URL.Query().Get("next")), SignupOpen: open, OnlyUser: n == 1, CanMail: s.mailsLinks()}})
 }
 
 func (s *Server) login(w http.ResponseWriter, r *http.Request) error {
-	f := loginForm{Email: strings.TrimSpace(r.PostFormValue("email")), Next: safeNext(r.PostFormValue("next"))}
+	f := loginForm{Email: strings.TrimSpace(r.PostFormValue("email")), Next: safeNext(r.PostFormValue("next")), CanMail: s.mailsLinks()}
 	fail := func(status int, msg string) error {
 		return s.render(w, r, "login", &view{Title: "Sign in", Status: status, Error: msg, Focus: focusFor(msg), Data: f})
 	}

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"strconv"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/tidings-dev/tidings"
 	"github.com/tidings-dev/tidings/internal/password"
+	"github.com/tidings-dev/tidings/mail"
 )
 
 type membersData struct {
@@ -16,6 +18,9 @@ type membersData struct {
 	Invites    []*tidings.Invite // pending: owners may revoke them
 	Invite     string            // the link just made, shown to copy
 	InviteRole string            // and the role it grants
+	MailTo     string            // the address it was to be mailed to
+	MailErr    string            // and why it was not
+	CanMail    bool              // invitations with an email are mailed
 	Reset      string            // a password reset link just made, shown to copy
 	ResetFor   string            // and whose it is
 }
@@ -30,7 +35,8 @@ func (s *Server) membersPage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	d := membersData{Members: us, Invite: fl.Invite, InviteRole: fl.Role, Reset: fl.Reset, ResetFor: fl.ResetFor}
+	d := membersData{Members: us, Invite: fl.Invite, InviteRole: fl.Role, Reset: fl.Reset, ResetFor: fl.ResetFor,
+		MailTo: fl.MailTo, MailErr: fl.MailErr, CanMail: s.mailsLinks()}
 	if sess.user.Role == tidings.UserOwner {
 		if d.Invites, err = s.store.ListInvites(r.Context(), sess.account.ID, s.now()); err != nil {
 			return err
@@ -48,11 +54,32 @@ func (s *Server) invite(w http.ResponseWriter, r *http.Request) error {
 	if role != tidings.UserMember && role != tidings.UserOwner {
 		return tidings.Errorf(tidings.EValidation, "An invitation is for a member or an owner.")
 	}
+	email := strings.TrimSpace(r.PostFormValue("email"))
+	if email != "" && !validEmail(email) {
+		return tidings.Errorf(tidings.EValidation, "Email: enter a valid address, or leave it empty to copy the link yourself.")
+	}
 	secret, hash := tidings.NewSecret()
 	now := s.now()
-	if err := s.store.CreateInvite(r.Context(), &tidings.Invite{Hash: hash, AccountID: sess.account.ID, Role: role,
-		CreatedBy: sess.user.ID, CreatedAt: now, ExpiresAt: now.Add(inviteLifetime)}); err != nil {
+	inv := &tidings.Invite{Hash: hash, AccountID: sess.account.ID, Role: role, Email: email,
+		CreatedBy: sess.user.ID, CreatedAt: now, ExpiresAt: now.Add(inviteLifetime)}
+	if err := s.store.CreateInvite(r.Context(), inv); err != nil {
 		return err
+	}
+	if email != "" && s.mailsLinks() {
+		// Mailed links start with the public URL, never the request's Host.
+		link := s.publicURL + "/invite/" + secret
+		ctx, cancel := context.WithTimeout(r.Context(), mailTimeout)
+		err := s.mailer.Send(ctx, mail.InviteMessage(email, sess.account.Name, sess.user.Email, role, link, inv.ExpiresAt))
+		cancel()
+		if err == nil {
+			return s.notice(w, r, "/settings/members", "Invitation mailed to "+email+".")
+		}
+		s.log.Warn("invitation: the mail was not sent", "to", email, "err", err)
+		// The link still works: shown to copy, with the mail server's words.
+		if err := s.setFlash(w, r, flash{Invite: link, Role: role, MailTo: email, MailErr: mailErrorText(err)}); err != nil {
+			return err
+		}
+		return redirect(w, r, "/settings/members#invite-link")
 	}
 	scheme := "http"
 	if s.isHTTPS(r) {
@@ -63,6 +90,18 @@ func (s *Server) invite(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	return redirect(w, r, "/settings/members#invite-link")
+}
+
+// mailErrorText says why a mail was not sent: the server's reply when it refused it.
+func mailErrorText(err error) string {
+	var me *tidings.MailError
+	if errors.As(err, &me) {
+		return me.Error()
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return "the mail server did not answer in time"
+	}
+	return "the mail server could not be reached"
 }
 
 func (s *Server) revokeInvite(w http.ResponseWriter, r *http.Request) error {

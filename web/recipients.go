@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/tidings-dev/tidings"
 )
@@ -22,6 +23,11 @@ type recipientsData struct {
 	Own      recipientRow // the project's setting
 	Channels []recipientRow
 	More     int // channels not offered here
+	// EscalateMinutes: urgent events reach everyone this long after they arrive
+	// without an acknowledgement (0: never); Escalate says it in words, Repeat says
+	// the repeats beside it ("are pushed once").
+	EscalateMinutes  int
+	Escalate, Repeat string
 }
 
 // recipientRow is one form: the project's (Channel "") or a channel's.
@@ -53,7 +59,12 @@ func (s *Server) renderRecipients(w http.ResponseWriter, r *http.Request, status
 	if err != nil {
 		return err
 	}
-	d := recipientsData{Project: project}
+	p, err := s.store.FindProject(ctx, id, project)
+	if err != nil {
+		return err
+	}
+	d := recipientsData{Project: project, EscalateMinutes: int(p.EscalateAfter / time.Minute), Escalate: escalateText(p.EscalateAfter),
+		Repeat: strings.TrimPrefix(escalationText(p.RepeatUrgentEvery, p.RepeatUrgentTimes), "Urgent events ")}
 	for _, u := range us {
 		d.Members = append(d.Members, strings.ToLower(u.Email))
 	}

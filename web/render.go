@@ -40,6 +40,8 @@ func loadPages(a *assets, now func() time.Time) (*pages, error) {
 		"bucketChoices":  func() []choice { return bucketChoices },
 		"displayChoices": func() []choice { return displayChoices },
 		"rangeChoices":   func() []choice { return rangeChoices },
+		"routeChoices":   func() []choice { return routeChoices },
+		"digestChoices":  func() []choice { return digestChoices },
 	}
 	common, err := template.New("").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/fragments.html")
 	if err != nil {

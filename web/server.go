@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/netip"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -97,8 +98,13 @@ type Server struct {
 	cardRenders atomic.Int64
 	closing     chan struct{} // closed when the server shuts down: streams end
 	// pressKeyBytes is the key of press tokens (pressKey), read once.
+	mailer        tidings.Mailer
+	publicURL     string
+	mails         chan string // emails that asked for a reset link, mailed in the background (forgot.go)
+	forgotLimit   *forgotLimiter
 	pressMu       sync.Mutex
 	pressKeyBytes []byte
+	mailKeyBytes  []byte // the key of unsubscribe links (mailKey), read once
 	closeOnce     sync.Once
 }
 
@@ -108,10 +114,14 @@ func (s *Server) CloseStreams() {
 	s.closeOnce.Do(func() { close(s.closing) })
 }
 
-// Run keeps the live views' fan-out until ctx ends; then it ends every stream and
-// returns once the fan-out of every account has stopped.
+// Run keeps the live views' fan-out and sends the account mail queued by the sign-in
+// page (forgot.go) until ctx ends; then it ends every stream and returns once the
+// fan-out of every account and the mail sender have stopped.
 func (s *Server) Run(ctx context.Context) error {
+	mailing := make(chan struct{})
+	go func() { defer close(mailing); s.sendMails(ctx) }()
 	<-ctx.Done()
+	<-mailing
 	s.CloseStreams()
 	s.hub.running.Wait()
 	return nil
@@ -128,6 +138,8 @@ func New(cfg Config) (*Server, error) {
 	s.hub = newHub(s, cfg.MaxStreamsPerSession, cfg.MaxStreamsPerAccount)
 	s.allowPrivate, s.vapidPublic, s.flushUse = cfg.AllowPrivateTargets, cfg.VAPIDPublicKey, cfg.FlushTokenUse
 	s.questions = cfg.Questions
+	s.mailer, s.publicURL = cfg.Mailer, strings.TrimRight(cfg.PublicURL, "/")
+	s.mails, s.forgotLimit = make(chan string, mailQueue), newForgotLimiter()
 	if s.questions == nil {
 		s.questions = charts.NewGate(2, 2)
 	}
@@ -158,6 +170,9 @@ func New(cfg Config) (*Server, error) {
 	s.cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.renderError(w, r, http.StatusForbidden, "This form was sent from another site, so it was refused. Reload the page and try again.")
 	}))
+	// A mail client's one-click unsubscribe (RFC 8058) comes from elsewhere, without a
+	// session: the link's signed token is its credential (unsubscribe.go).
+	s.cop.AddInsecureBypassPattern("POST /unsubscribe")
 	return s, nil
 }
 
@@ -230,6 +245,7 @@ func (s *Server) Register(mux *http.ServeMux) {
 		{"POST /settings/projects/{project}/escalation", owner, s.setEscalation},
 		{"GET /settings/projects/{project}/notify", user, s.recipientsPage},
 		{"POST /settings/projects/{project}/notify", owner, s.setRecipients},
+		{"POST /settings/projects/{project}/escalate-after", owner, s.setEscalateAfter},
 		{"GET /settings/projects/{project}/delete", owner, s.deleteProjectPage},
 		{"POST /settings/projects/{project}/delete", owner, s.deleteProject},
 		{"GET /settings/projects/{project}/channels/{channel}/delete", owner, s.deleteChannelPage},
@@ -249,6 +265,7 @@ func (s *Server) Register(mux *http.ServeMux) {
 		{"POST /settings/devices/{id}/test", user, s.testDevice},
 		{"GET /settings/notifications", user, s.notificationsPage},
 		{"POST /settings/notifications", user, s.saveNotifications},
+		{"POST /settings/notifications/routes", user, s.saveRoutes},
 		{"GET /settings/webhooks", owner, s.webhooksPage},
 		{"POST /settings/webhooks", owner, s.createWebhook},
 		{"POST /settings/webhooks/{id}/delete", owner, s.deleteWebhook},
@@ -259,6 +276,10 @@ func (s *Server) Register(mux *http.ServeMux) {
 		{"POST /settings/members/{id}/reset", owner, s.createResetLink},
 		{"GET /reset/{secret}", public, s.resetPage},
 		{"POST /reset/{secret}", public, s.useReset},
+		{"GET /forgot", public, s.forgotPage},
+		{"POST /forgot", public, s.forgot},
+		{"GET /unsubscribe", public, s.unsubscribePage},
+		{"POST /unsubscribe", public, s.unsubscribeMail},
 		{"POST /settings/members/invites/{id}/revoke", owner, s.revokeInvite},
 
 		{"GET /manifest.webmanifest", public, s.manifest},
