@@ -282,9 +282,15 @@ const SettingPressKey = "press_key"
 // PressKey returns the server's key for press tokens, making it on the first call
 // (servers starting together agree on one).
 func PressKey(ctx context.Context, st PushStore) ([]byte, error) {
+	return serverKey(ctx, st, SettingPressKey)
+}
+
+// serverKey returns the 32-byte key kept in a server setting, making it on the first
+// call (servers starting together agree on one).
+func serverKey(ctx context.Context, st PushStore, setting string) ([]byte, error) {
 	b := make([]byte, 32)
 	rand.Read(b)
-	v, err := st.SetSettingOnce(ctx, SettingPressKey, base64.RawURLEncoding.EncodeToString(b))
+	v, err := st.SetSettingOnce(ctx, setting, base64.RawURLEncoding.EncodeToString(b))
 	if err != nil {
 		return nil, err
 	}

@@ -3,7 +3,6 @@ package tidings
 import (
 	"context"
 	"crypto/hmac"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
 	"fmt"
@@ -285,13 +284,7 @@ const SettingMailKey = "mail_key"
 
 // MailKey returns the server's key for unsubscribe links, making it on the first call.
 func MailKey(ctx context.Context, st PushStore) ([]byte, error) {
-	b := make([]byte, 32)
-	rand.Read(b)
-	v, err := st.SetSettingOnce(ctx, SettingMailKey, base64.RawURLEncoding.EncodeToString(b))
-	if err != nil {
-		return nil, err
-	}
-	return base64.RawURLEncoding.DecodeString(v)
+	return serverKey(ctx, st, SettingMailKey)
 }
 
 // UnsubscribeToken signs "switch this project's email off for this member": the
