@@ -49,6 +49,7 @@ func testWorkload(t *testing.T, open Opener) {
 	ctx := context.Background()
 	s := open(t)
 	var accounts []*tidings.Account
+	var members []int64 // one per account
 	for _, name := range []string{"acme", "globex", "initech"} {
 		a := newAccount(t, s, name)
 		// Every account has a project "shop" too (names are per account), keeping 7 days.
@@ -58,6 +59,10 @@ func testWorkload(t *testing.T, open Opener) {
 		must(t, err)
 		must(t, s.SetRetention(ctx, a.ID, "shop", 7))
 		accounts = append(accounts, a)
+		// A member whose routes and digests come and go with the churned projects.
+		u := &tidings.User{AccountID: a.ID, Email: "ada@" + name + ".example", PasswordHash: "x", Role: tidings.UserOwner}
+		must(t, s.CreateUser(ctx, u))
+		members = append(members, u.ID)
 	}
 	d := workloadDuration(t)
 	deadline := time.Now().Add(d)
@@ -292,6 +297,19 @@ func testWorkload(t *testing.T, open Opener) {
 				if ev, err := publish(a, "shop", fmt.Sprintf("tmp-%d", n), j == 0, w); must2(err) {
 					record(acked{a, "shop", ev, true})
 				}
+			}
+			// A member's routes and digest of the project and its channel, and a digest
+			// claimed with its job: rows that must go with them (route.tenant,
+			// digest.tenant).
+			email := tidings.Routes{Email: true}
+			must2(s.SetRoutes(ctx, a.ID, members[i], project, "", &email))
+			must2(s.SetRoutes(ctx, a.ID, members[i], project, channel, &tidings.Routes{Push: true}))
+			must2(s.SetRoutes(ctx, a.ID, members[i], "shop", fmt.Sprintf("tmp-%d", n), &email))
+			must2(s.SetDigest(ctx, a.ID, members[i], project, tidings.DigestDaily))
+			if _, err := s.ClaimDigest(ctx, &tidings.DigestPref{AccountID: a.ID, UserID: members[i], Project: project, Every: tidings.DigestDaily},
+				time.Now(), &tidings.Delivery{Kind: tidings.DeliverDigest, AccountID: a.ID, Target: tidings.MailTarget(members[i]), Ref: project,
+					MessageID: fmt.Sprintf("<digest.%d.%s@test>", members[i], project), Count: 24, NextAt: time.Now(), CreatedAt: time.Now()}); err != nil {
+				fail("claim digest: %v", err)
 			}
 			must2(addWorkloadViews(ctx, s, a.ID, &tidings.NewPageViews{Project: project, Views: []tidings.PageView{
 				{UserID: "user-1", Path: "/tmp"}, {UserID: "user-2", Path: "/tmp", Timestamp: time.Now().Add(-30 * 24 * time.Hour)}}}))
