@@ -156,6 +156,7 @@ type Store interface {
 	IntentStore
 	RecipientStore
 	RouteStore
+	HookStore
 	IdempotencyStore
 	ChartStore
 	Checker

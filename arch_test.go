@@ -61,6 +61,7 @@ var rules = map[string][]string{
 	"/inmem":                {"/sqlite", "/postgres", "/api", "/web", "/deliver", "/cmd"},
 	"/export":               {"/sqlite", "/postgres", "/api", "/web", "/deliver", "/cmd"},
 	"/charts":               {"/sqlite", "/postgres", "/api", "/web", "/deliver", "/inmem", "/cmd", "/storetest"},
+	"/hooks":                {"/sqlite", "/postgres", "/api", "/web", "/deliver", "/inmem", "/cmd", "/storetest"},
 	"/mail":                 {"/sqlite", "/postgres", "/api", "/web", "/deliver", "/inmem", "/cmd", "/storetest"},
 	"/internal/markdown":    {"/sqlite", "/postgres", "/api", "/web", "/deliver", "/inmem", "/cmd", "/storetest"},
 	"/internal/smtptest":    {"*"},

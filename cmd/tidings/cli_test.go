@@ -263,7 +263,7 @@ func TestCLIUsage(t *testing.T) {
 	run(context.Background(), []string{"help"}, nil, &out, &errs)
 	last := -1
 	for _, want := range []string{"Run the service:", "tidings serve", "tidings version", "Accounts, users and projects:", "tidings project update NAME",
-		"API tokens and webhooks:", "Talk to a server (TIDINGS_URL, TIDINGS_TOKEN):", "tidings publish", "tidings insight ",
+		"API tokens, webhooks and inbound hooks:", "Talk to a server (TIDINGS_URL, TIDINGS_TOKEN):", "tidings publish", "tidings insight ",
 		"Events and insights in the store:", "tidings insight delete", "The store:", "tidings check"} {
 		i := strings.Index(out.String(), want)
 		if i < 0 || i < last {

@@ -84,6 +84,8 @@ var commands = []command{
 		}, run: eventAck},
 	{name: "event delete", args: "EVENT_ID", about: "delete one event (from the feed, tag filters, search and counts)", nargs: 1, flags: accountFlag, run: eventDelete},
 	{name: "insight delete", args: "PROJECT TITLE", about: "delete an insight and its history", nargs: 2, flags: accountFlag, run: insightDelete},
+	{name: "tail", about: "follow a project's events live from a server (TIDINGS_URL, TIDINGS_TOKEN): one line per event; reconnects and resumes on its own",
+		flags: tailFlags, run: tailEvents, remote: true},
 	{name: "insight", about: "set, increment or decrement an insight on a server (TIDINGS_URL, TIDINGS_TOKEN); prints its new value",
 		flags: insightFlagSet, run: insight, remote: true},
 	{name: "token create", about: "create an API token and print it (it is shown only once)", flags: tokenFlags, run: tokenCreate},
@@ -104,6 +106,10 @@ var commands = []command{
 	{name: "mail test", args: "ADDRESS", about: "send one test mail through --smtp-url; exit 1 with the server's reply if it was refused", nargs: 1,
 		flags: func(fs *flag.FlagSet, c *cli) { mailFlags(fs, &c.cfg) }, run: mailTest},
 	{name: "webhook create", about: "send a project's events to a URL; prints its id, then (standard) its signing secret", flags: webhookFlags, run: webhookCreate},
+	{name: "hook create", about: "make an inbound hook: a secret URL that turns Stripe, GitHub, Alertmanager, Grafana or JSON webhooks into events; prints its path, then the secret it made",
+		flags: hookFlags, run: hookCreate},
+	{name: "hook list", about: "list inbound hooks: id, name, source, project, channel, created", flags: accountFlag, run: hookList},
+	{name: "hook delete", args: "HOOK_ID", about: "delete an inbound hook (its URL stops working at once)", nargs: 1, flags: accountFlag, run: hookDelete},
 	{name: "webhook list", about: "list webhooks: id, name, project, channel, format, events, url", flags: accountFlag, run: webhookList},
 	{name: "webhook delete", args: "WEBHOOK_ID", about: "delete a webhook and its pending deliveries", nargs: 1, flags: accountFlag, run: webhookDelete},
 }
@@ -163,8 +169,8 @@ func argumentsError(cmd command, pos []string) string {
 var helpGroups = []struct{ title, prefixes string }{
 	{"Run the service", "serve version mail"},
 	{"Accounts, users and projects", "account user invite project channel"},
-	{"API tokens and webhooks", "token webhook"},
-	{"Talk to a server (TIDINGS_URL, TIDINGS_TOKEN)", "publish insight"},
+	{"API tokens, webhooks and inbound hooks", "token webhook hook"},
+	{"Talk to a server (TIDINGS_URL, TIDINGS_TOKEN)", "publish insight tail"},
 	{"Events and insights in the store", "event insight delete"},
 	{"The store", "check backup migrate-store"},
 }
