@@ -48,6 +48,8 @@ type cli struct {
 	yes, verbose, full                                   bool
 	pub                                                  publishFlags
 	settings                                             projectSettings
+	hook                                                 hookOptions // tidings hook create (cmd_hooks.go)
+	tail                                                 tailOptions // tidings tail (tail.go)
 }
 
 var commands = []command{
