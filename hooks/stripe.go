@@ -107,7 +107,7 @@ type stripeObject struct {
 	Details        *struct {
 		Email string `json:"email"`
 	} `json:"customer_details"`
-	CancelAtPeriodEnd bool `json:"cancel_at_period_end"`
+	CancelAtPeriodEnd bool        `json:"cancel_at_period_end"`
 	Plan              *stripePlan `json:"plan"`
 	Items             *struct {
 		Data []struct {
