@@ -4,6 +4,7 @@ import (
 	"crypto/subtle"
 	"encoding/base64"
 	"net/url"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -167,6 +168,14 @@ func (t *tagger) add(key, value string) {
 		return
 	}
 	t.tags = append(t.tags, tidings.Tag{Key: key, Kind: tidings.KindString, Value: value})
+}
+
+func (t *tagger) addNumber(key string, n int64) {
+	key = tagKey(key)
+	if _, ok := t.tags.Get(key); ok || key == "" || len(t.tags) >= tidings.MaxTags {
+		return
+	}
+	t.tags = append(t.tags, tidings.Tag{Key: key, Kind: tidings.KindNumber, Value: strconv.FormatInt(n, 10)})
 }
 
 func (t *tagger) addBool(key string, v bool) {
