@@ -50,13 +50,13 @@ type githubUser struct {
 }
 
 type githubPayload struct {
-	Action     string `json:"action"`
-	Zen        string `json:"zen"`
-	Ref        string `json:"ref"`
-	Deleted    bool   `json:"deleted"`
-	Forced     bool   `json:"forced"`
-	Compare    string `json:"compare"`
-	Commits    []struct {
+	Action  string `json:"action"`
+	Zen     string `json:"zen"`
+	Ref     string `json:"ref"`
+	Deleted bool   `json:"deleted"`
+	Forced  bool   `json:"forced"`
+	Compare string `json:"compare"`
+	Commits []struct {
 		Message string `json:"message"`
 	} `json:"commits"`
 	HeadCommit *struct {
