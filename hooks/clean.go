@@ -1,6 +1,8 @@
 package hooks
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"crypto/subtle"
 	"encoding/base64"
 	"net/url"
@@ -222,4 +224,18 @@ func checkBearer(h *tidings.Hook, r *Request, basic bool) error {
 // event starts an event of the hook's project and channel.
 func event(h *tidings.Hook) *tidings.NewEvent {
 	return &tidings.NewEvent{Project: h.Project, Channel: h.Channel}
+}
+
+// deliveryID makes a provider's delivery id fit the idempotency key
+// ("hook:ID:DELIVERY", printable ASCII, at most tidings.MaxIdempotencyKeyLen): kept as
+// it is when it is printable ASCII of at most 128 bytes, else replaced by its hash.
+func deliveryID(s string) string {
+	if s == "" {
+		return ""
+	}
+	if len(s) <= 128 && !strings.ContainsFunc(s, func(r rune) bool { return r <= ' ' || r >= 0x7f }) {
+		return s
+	}
+	sum := sha256.Sum256([]byte(s))
+	return "sha256:" + hex.EncodeToString(sum[:16])
 }

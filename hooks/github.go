@@ -247,7 +247,7 @@ func (githubSource) Map(h *tidings.Hook, r *Request) (*Delivery, error) {
 		e.UserID = userID(p.Sender.Login)
 	}
 	e.Tags = tags.tags
-	return &Delivery{ID: line(r.Header.Get("X-GitHub-Delivery"), 200), Events: []*tidings.NewEvent{e}}, nil
+	return &Delivery{ID: deliveryID(r.Header.Get("X-GitHub-Delivery")), Events: []*tidings.NewEvent{e}}, nil
 }
 
 func plural(n int) string {

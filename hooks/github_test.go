@@ -172,6 +172,9 @@ func TestGitHubHostile(t *testing.T) {
 	if e.URL != "" || e.UserID != "ab" || tag(e, "pusher") != "" || !strings.HasPrefix(tag(e, "branch"), "main[31m🎉") {
 		t.Errorf("url %q user %q pusher %q branch %.20q", e.URL, e.UserID, tag(e, "pusher"), tag(e, "branch"))
 	}
+	if !strings.HasPrefix(d.ID, "sha256:") || len(d.ID) != 39 {
+		t.Errorf("a long delivery id is not hashed: %q", d.ID)
+	}
 	// An unknown event whose name is hostile still makes a checked event.
 	d, err = deliver(t, githubHook(), githubSigned("\u202e\x00", "d2", []byte("{}"), githubSecret), []byte("{}"))
 	if err != nil || d.Events[0].Event != "github event" {

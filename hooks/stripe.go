@@ -225,7 +225,7 @@ func (stripeSource) Map(h *tidings.Hook, r *Request) (*Delivery, error) {
 	if ev.Created > 946684800 && ev.Created <= r.Now.Unix() {
 		e.Timestamp = time.Unix(ev.Created, 0).UTC()
 	}
-	return &Delivery{ID: line(ev.ID, 200), Events: []*tidings.NewEvent{e}}, nil
+	return &Delivery{ID: deliveryID(ev.ID), Events: []*tidings.NewEvent{e}}, nil
 }
 
 var stripeMapped = map[string]bool{"checkout.session.completed": true, "invoice.paid": true,
