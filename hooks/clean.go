@@ -2,9 +2,9 @@ package hooks
 
 import (
 	"crypto/sha256"
-	"encoding/hex"
 	"crypto/subtle"
 	"encoding/base64"
+	"encoding/hex"
 	"net/url"
 	"strconv"
 	"strings"
