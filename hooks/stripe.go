@@ -103,6 +103,7 @@ type stripeObject struct {
 	Status         string          `json:"status"`
 	Reason         string          `json:"reason"`
 	Mode           string          `json:"mode"`
+	PaymentStatus  string          `json:"payment_status"`
 	CustomerEmail  string          `json:"customer_email"`
 	Details        *struct {
 		Email string `json:"email"`
@@ -152,11 +153,21 @@ func (stripeSource) Map(h *tidings.Hook, r *Request) (*Delivery, error) {
 	e := event(h)
 	var tags tagger
 	switch ev.Type {
-	case "checkout.session.completed", "invoice.paid":
+	case "checkout.session.completed", "checkout.session.async_payment_succeeded", "invoice.paid":
 		e.Event, e.Icon, e.Notify = "New payment", "💰", true
 		amount := o.AmountTotal
 		if ev.Type == "invoice.paid" {
 			amount = o.AmountPaid
+		} else if o.Mode != "payment" || o.PaymentStatus != "paid" {
+			// A subscription's first payment is its invoice's (invoice.paid follows),
+			// a setup session pays nothing, and an unpaid session (a bank debit) is
+			// paid when checkout.session.async_payment_succeeded comes.
+			e.Event, e.Icon, e.Notify = "Checkout completed", "🛒", false
+			tags.add("mode", o.Mode)
+			tags.add("payment-status", o.PaymentStatus)
+		}
+		if ev.Type == "invoice.paid" && amount != nil && *amount == 0 {
+			e.Event, e.Icon, e.Notify = "Invoice paid", "🧾", false // a trial's or a coupon's: no money moved
 		}
 		tags.add("amount", stripeAmount(amount, o.Currency))
 		tags.add("currency", strings.ToLower(o.Currency))
@@ -228,7 +239,7 @@ func (stripeSource) Map(h *tidings.Hook, r *Request) (*Delivery, error) {
 	return &Delivery{ID: deliveryID(ev.ID), Events: []*tidings.NewEvent{e}}, nil
 }
 
-var stripeMapped = map[string]bool{"checkout.session.completed": true, "invoice.paid": true,
+var stripeMapped = map[string]bool{"checkout.session.completed": true, "checkout.session.async_payment_succeeded": true, "invoice.paid": true,
 	"customer.subscription.created": true, "customer.subscription.updated": true, "customer.subscription.deleted": true,
 	"charge.refunded": true, "charge.dispute.created": true}
 

@@ -81,6 +81,39 @@ func TestStripeMapping(t *testing.T) {
 	}
 }
 
+// Checkout sessions that are not a payment yet, and invoices of nothing.
+func TestStripeCheckoutKinds(t *testing.T) {
+	base := testdata(t, "stripe", "checkout.session.completed.json")
+	for _, tc := range []struct {
+		name         string
+		from, to     []string
+		event        string
+		notify       bool
+		amountExists bool
+	}{
+		{"subscription", []string{`"mode": "payment"`}, []string{`"mode": "subscription"`}, "Checkout completed", false, true},
+		{"unpaid", []string{`"payment_status": "paid"`}, []string{`"payment_status": "unpaid"`}, "Checkout completed", false, true},
+		{"async paid", []string{`"type": "checkout.session.completed"`}, []string{`"type": "checkout.session.async_payment_succeeded"`}, "New payment", true, true},
+	} {
+		body := base
+		for i := range tc.from {
+			body = bytes.Replace(body, []byte(tc.from[i]), []byte(tc.to[i]), 1)
+		}
+		d, err := deliver(t, stripeHook(), stripeSigned(body, stripeSecret, now), body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e := d.Events[0]; e.Event != tc.event || e.Notify != tc.notify || tag(e, "amount") != "21.98" {
+			t.Errorf("%s: %q notify %v amount %q", tc.name, e.Event, e.Notify, tag(e, "amount"))
+		}
+	}
+	body := bytes.Replace(testdata(t, "stripe", "invoice.paid.json"), []byte(`"amount_paid": 1500`), []byte(`"amount_paid": 0`), 1)
+	d, err := deliver(t, stripeHook(), stripeSigned(body, stripeSecret, now), body)
+	if err != nil || d.Events[0].Event != "Invoice paid" || d.Events[0].Notify || tag(d.Events[0], "amount") != "0.00" {
+		t.Errorf("%v %q", err, d.Events[0].Event)
+	}
+}
+
 func TestStripeUserIDNone(t *testing.T) {
 	body := testdata(t, "stripe", "invoice.paid.json")
 	h := stripeHook()
