@@ -124,14 +124,15 @@ func tagKey(s string) string {
 	dash := false
 	for _, r := range strings.ToLower(s) {
 		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
-			if dash && b.Len() > 0 {
+			sep := dash && b.Len() > 0
+			if n := b.Len() + 1; n > tidings.NameMaxLen || sep && n+1 > tidings.NameMaxLen {
+				break
+			}
+			if sep {
 				b.WriteByte('-')
 			}
 			dash = false
 			b.WriteRune(r)
-			if b.Len() >= tidings.NameMaxLen {
-				break
-			}
 		} else {
 			dash = true
 		}
