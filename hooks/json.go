@@ -19,6 +19,11 @@ import (
 // Idempotency-Key or X-Request-Id header when the sender has one. When the hook has a
 // secret, requests carry "Authorization: Bearer SECRET".
 //
+// Besides text/template's builtins, templates have lower, upper, trim, default
+// ({{default "none" .plan}}), json (a value as JSON, for the tags object) and num (a
+// number of the body, which keeps its exact text, as a float64 to compare:
+// {{if gt (num .amount) 100.0}}).
+//
 // A template's cost is bounded: CheckTemplate refuses, when the hook is saved,
 // {{template}} and {{define}}, ranges over integers or over anything but the body's
 // fields, and ranges nested deeper than MaxTemplateRangeDepth; a run stops with an
@@ -229,6 +234,24 @@ func templateFuncs(b *budget) template.FuncMap {
 				return def
 			}
 			return v
+		},
+		// num makes a body's number (kept as its text, json.Number) comparable:
+		// {{if gt (num .amount) 100.0}}.
+		"num": func(v any) (float64, error) {
+			switch v := v.(type) {
+			case json.Number:
+				return v.Float64()
+			case string:
+				return strconv.ParseFloat(strings.TrimSpace(v), 64)
+			case bool:
+				if v {
+					return 1, nil
+				}
+				return 0, nil
+			case nil:
+				return 0, nil
+			}
+			return 0, fmt.Errorf("num: %T is not a number", v)
 		},
 		"json": func(v any) (string, error) {
 			out, err := json.Marshal(v)

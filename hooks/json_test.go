@@ -64,6 +64,11 @@ func TestJSONTemplate(t *testing.T) {
 	if err != nil || len(events) != 1 || events[0].Event != "New signup" || events[0].Project != "" {
 		t.Fatalf("%v %+v", err, events)
 	}
+	// Functions: num compares numbers, default fills in, lower and upper.
+	events, err = TryTemplate(&tidings.HookTemplate{Event: `{{if gt (num .amount) 10.0}}Big{{else}}Small{{end}} {{upper .type}} {{default "free" .nope}} {{lower "ÄB"}} {{trim "  x "}}`}, []byte(jsonSample))
+	if err != nil || events[0].Event != "Big SIGNUP free äb x" {
+		t.Fatalf("%v %q", err, events[0].Event)
+	}
 	// A missing key renders nothing, not "<no value>".
 	events, err = TryTemplate(&tidings.HookTemplate{Event: `Signup {{.nope}}`, Description: `{{.user.nope}}`}, []byte(jsonSample))
 	if err != nil || events[0].Event != "Signup" || events[0].Description != "" {
