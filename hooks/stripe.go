@@ -230,7 +230,7 @@ func (stripeSource) Map(h *tidings.Hook, r *Request) (*Delivery, error) {
 		tags.addBool("livemode", false)
 	}
 	e.Tags = tags.tags
-	if h.UserIDFrom != "none" {
+	if h.UserIDFrom == "customer" { // "none" or "": no user (tidings.Hook.UserIDFrom)
 		e.UserID = userID(rawID(o.Customer))
 	}
 	if ev.Created > 946684800 && ev.Created <= r.Now.Unix() {

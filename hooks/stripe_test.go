@@ -116,11 +116,13 @@ func TestStripeCheckoutKinds(t *testing.T) {
 
 func TestStripeUserIDNone(t *testing.T) {
 	body := testdata(t, "stripe", "invoice.paid.json")
-	h := stripeHook()
-	h.UserIDFrom = "none"
-	d, err := deliver(t, h, stripeSigned(body, stripeSecret, now), body)
-	if err != nil || d.Events[0].UserID != "" {
-		t.Fatalf("%v, user %q", err, d.Events[0].UserID)
+	for _, from := range []string{"none", ""} {
+		h := stripeHook()
+		h.UserIDFrom = from
+		d, err := deliver(t, h, stripeSigned(body, stripeSecret, now), body)
+		if err != nil || d.Events[0].UserID != "" {
+			t.Fatalf("%q: %v, user %q", from, err, d.Events[0].UserID)
+		}
 	}
 }
 
