@@ -74,7 +74,7 @@ func (s alertSource) Map(h *tidings.Hook, r *Request) (*Delivery, error) {
 	if err := json.Unmarshal(r.Body, &b); err != nil {
 		return nil, BadBody("the body is not an %s notification: %s", s.name, jsonError(err))
 	}
-	if b.Alerts == nil {
+	if len(b.Alerts) == 0 {
 		return nil, BadBody("the body is not an %s notification: no alerts", s.name)
 	}
 	if len(b.Alerts) > maxAlerts {
@@ -88,9 +88,9 @@ func (s alertSource) Map(h *tidings.Hook, r *Request) (*Delivery, error) {
 		if fp == "" {
 			fp = labelsFingerprint(a.Labels)
 		}
-		for _, s := range []string{fp, a.Status, a.StartsAt, a.EndsAt} {
+		for _, part := range []string{fp, a.Status, a.StartsAt, a.EndsAt} {
 			id.Write([]byte{0})
-			id.Write([]byte(s))
+			id.Write([]byte(part))
 		}
 		d.Events = append(d.Events, alertEvent(h, &a, fp, r.Now))
 	}

@@ -103,6 +103,7 @@ func TestAlertRefusals(t *testing.T) {
 		{"malformed basic", tidings.HookGrafana, http.Header{"Authorization": {"Basic !!"}}, body, 401},
 		{"other scheme", tidings.HookGrafana, http.Header{"Authorization": {"Token s3cret-token"}}, body, 401},
 		{"unparsable", tidings.HookAlertmanager, bearer("s3cret-token"), []byte(`{"alerts":[`), 400},
+		{"empty alerts", tidings.HookAlertmanager, bearer("s3cret-token"), []byte(`{"status":"firing","alerts":[]}`), 400},
 		{"no alerts", tidings.HookGrafana, bearer("s3cret-token"), []byte(`{"status":"firing"}`), 400},
 		{"label not a string", tidings.HookAlertmanager, bearer("s3cret-token"), []byte(`{"alerts":[{"labels":{"a":1}}]}`), 400},
 	} {
