@@ -16,6 +16,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/tidings-dev/tidings"
+	"github.com/tidings-dev/tidings/hooks"
 )
 
 // hookOptions are the flags of tidings hook create that other commands do not share.
@@ -76,7 +77,25 @@ func hookCreate(ctx context.Context, c *cli, _ []string) error {
 		nh.Template = t
 	}
 	var p tidings.Problems
-	nh.Check(&p)
+	// The template's fields are hooks.CheckTemplate's to check: it parses them with the
+	// functions a run has (json, num, lower, …), which NewHook.Check's parse does not
+	// know, and refuses what could run without bound. Check sees a stand-in.
+	checked := nh
+	if nh.Template != nil {
+		checked.Template = &tidings.HookTemplate{Event: "-"}
+	}
+	checked.Check(&p)
+	nh.UserIDFrom = checked.UserIDFrom // its default filled in
+	if nh.Source == tidings.HookJSON && nh.Template != nil {
+		var e *tidings.Error
+		if err := hooks.CheckTemplate(nh.Template); errors.As(err, &e) {
+			for _, f := range e.Fields {
+				p.Add(f.Path, f.Type, "%s", strings.TrimPrefix(f.Message, f.Path+": "))
+			}
+		} else if err != nil {
+			return err
+		}
+	}
 	if nh.Source == tidings.HookStripe && nh.Secret == "" {
 		// Stripe makes the signing secret; a secret of ours would never match its signatures.
 		p.Add("secret", "required", "is required for stripe: the endpoint's signing secret (whsec_…), shown in Stripe's dashboard once the endpoint is added")

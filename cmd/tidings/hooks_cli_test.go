@@ -93,7 +93,7 @@ func TestCLIHooks(t *testing.T) {
 		h.Template.Tags != `{"branch": {{printf "%q" .build.branch}}}` {
 		t.Errorf("json hook's template %+v", h.Template)
 	}
-	js := write("t.json", `{"event":"Deployed {{.version}}","user_id":"{{.who}}"}`)
+	js := write("t.json", `{"event":"Deployed {{.version}}","user_id":"{{.who}}","tags":"{\"v\": {{json .version}}}"}`)
 	if h := stored(create("--source", "json", "--template", js)[0]); h.Template.Event != "Deployed {{.version}}" || h.Template.UserID != "{{.who}}" {
 		t.Errorf("json file's template %+v", h.Template)
 	}
@@ -107,6 +107,8 @@ func TestCLIHooks(t *testing.T) {
 		{[]string{"--source", "json", "--template", write("typo.yaml", "event: x\nnotfy: 'true'\n")}, "notfy"},
 		{[]string{"--source", "json", "--template", write("broken.yaml", "event: '{{.x'\n")}, "template.event"},
 		{[]string{"--source", "json", "--template", filepath.Join(dir, "missing.yaml")}, "--template"},
+		{[]string{"--source", "json", "--template", write("costly.yaml", "event: '{{range 1000000000}}x{{end}}'\n")}, "template.event"},
+		{[]string{"--source", "json", "--template", write("define.yaml", "event: x\ndescription: '{{define \"a\"}}b{{end}}'\n")}, "template.description"},
 		{[]string{"--source", "github", "--template", yml}, "json hooks only"},
 		{[]string{"--source", "github", "--user-id-from", "customer"}, "stripe hooks only"},
 		{[]string{"--source", "stripe", "--secret", "whsec_x", "--user-id-from", "email"}, "--user-id-from"},
