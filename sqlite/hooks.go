@@ -41,14 +41,16 @@ func scanHook(s scanner) (*tidings.Hook, error) {
 }
 
 // encodeHookTemplate keeps a json hook's template as a JSON object of the contract's
-// field names (HookTemplate.Fields); nil is NULL.
+// field names (HookTemplate.Fields), an empty field left out; nil is NULL.
 func encodeHookTemplate(t *tidings.HookTemplate) (any, error) {
 	if t == nil {
 		return nil, nil
 	}
 	m := map[string]string{}
 	for _, f := range t.Fields() {
-		m[f.Name] = f.Text
+		if f.Text != "" {
+			m[f.Name] = f.Text
+		}
 	}
 	b, err := json.Marshal(m)
 	return string(b), err

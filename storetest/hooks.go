@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"sync"
 	"testing"
 	"time"
 
@@ -26,6 +27,7 @@ func Hooks(t *testing.T, open Opener) {
 	run("Cascades", testHookCascades)
 	run("Log", testHookLog)
 	run("Limit", testHookLimit)
+	run("LimitRace", testHookLimitRace)
 }
 
 // newHook makes a hook of f's account with a fresh path; its secret is returned too.
@@ -347,5 +349,44 @@ func testHookLimit(t *testing.T, open Opener) {
 		Source: tidings.HookGitHub}), tidings.ELimitReached)
 	if hs, err := f.s.ListHooks(ctx, f.account.ID); err != nil || len(hs) != tidings.MaxHooksPerAccount {
 		t.Fatalf("ListHooks at the limit = %d, %v", len(hs), err)
+	}
+}
+
+// testHookLimitRace creates hooks side by side for the account's last place: one gets
+// it, the others are refused, and the account holds the most it may.
+func testHookLimitRace(t *testing.T, open Opener) {
+	ctx := context.Background()
+	f := setup(t, open)
+	for range tidings.MaxHooksPerAccount - 1 {
+		f.newHook(t, "my-saas", "payments", tidings.HookGitHub)
+	}
+	const racers = 8
+	errs := make([]error, racers)
+	var wg sync.WaitGroup
+	for i := range racers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, hash := tidings.NewHookPath()
+			errs[i] = f.s.CreateHook(ctx, &tidings.Hook{PathHash: hash, AccountID: f.account.ID, Project: "my-saas",
+				Channel: "payments", Source: tidings.HookGitHub})
+		}()
+	}
+	wg.Wait()
+	created := 0
+	for _, err := range errs {
+		switch tidings.ErrorCode(err) {
+		case "":
+			created++
+		case tidings.ELimitReached:
+		default:
+			t.Fatalf("a racing create: %v", err)
+		}
+	}
+	if created != 1 {
+		t.Fatalf("%d of %d racing creates for the last place succeeded, want 1", created, racers)
+	}
+	if hs, err := f.s.ListHooks(ctx, f.account.ID); err != nil || len(hs) != tidings.MaxHooksPerAccount {
+		t.Fatalf("ListHooks after the race = %d, %v", len(hs), err)
 	}
 }

@@ -3,9 +3,9 @@
 -- webhook into events of one project and channel. The path's secret is kept as its
 -- hash (path_hash, found by FindHookByPath); id is tidings.HookID(path_hash), the
 -- public name. template is a json hook's mapping as a JSON object of the contract's
--- field names ({"event":…,"description":…,"icon":…,"tags":…,"user_id":…,"notify":…}),
--- NULL for the other sources. Times are unix ms. A hook goes with its account,
--- project and channel, its log with it.
+-- field names ({"event":…,"description":…,"icon":…,"tags":…,"user_id":…,"notify":…},
+-- an empty field left out), NULL for the other sources. Times are unix ms. A hook
+-- goes with its account, project and channel, its log with it.
 CREATE TABLE hooks (
     id           TEXT    PRIMARY KEY,
     path_hash    BLOB    NOT NULL UNIQUE,
