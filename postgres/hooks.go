@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"encoding/json"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -11,10 +12,13 @@ import (
 
 // Inbound hooks (issue 40). A hook names its project and channel by id: deleting
 // either deletes the hook with its log (ON DELETE CASCADE), and a renamed project or
-// channel keeps its hooks. The path's secret is never kept, only its hash.
+// channel keeps its hooks. The path's secret is never kept, only its hash. Every read
+// joins the project and channel of the hook's own account (a row damaged otherwise,
+// which hook.tenant names, is not found), as the embedded store does.
 
 const hookColumns = `h.id, h.path_hash, h.account_id, p.name, c.name, h.source, h.name, h.secret, h.user_id_from, h.template, h.created_at
-	FROM hooks h JOIN projects p ON p.id = h.project_id JOIN channels c ON c.id = h.channel_id`
+	FROM hooks h JOIN projects p ON p.id = h.project_id AND p.account_id = h.account_id
+	JOIN channels c ON c.id = h.channel_id AND c.project_id = h.project_id`
 
 func scanHook(r pgx.Row) (*tidings.Hook, error) {
 	h := &tidings.Hook{}
@@ -69,7 +73,7 @@ func decodeHookTemplate(s string) (*tidings.HookTemplate, error) {
 }
 
 func hookNotFound(id string) error {
-	return tidings.Errorf(tidings.ENotFound, "no hook %q", id)
+	return tidings.Errorf(tidings.ENotFound, "no hook %q in this account", id)
 }
 
 func (db *DB) queryHooks(ctx context.Context, where string, args ...any) ([]*tidings.Hook, error) {
@@ -90,7 +94,10 @@ func (db *DB) CreateHook(ctx context.Context, h *tidings.Hook) error {
 		return tidings.Errorf(tidings.EValidation, "a hook needs its path's hash")
 	}
 	id := tidings.HookID(h.PathHash)
-	created := db.stamp()
+	created := h.CreatedAt.UTC().Truncate(time.Millisecond)
+	if h.CreatedAt.IsZero() {
+		created = db.stamp()
+	}
 	err = db.inTx(ctx, func(tx pgx.Tx) error {
 		var one, n int
 		err := tx.QueryRow(ctx, `SELECT 1 FROM accounts WHERE id = $1 FOR NO KEY UPDATE`, h.AccountID).Scan(&one)
@@ -130,9 +137,10 @@ func (db *DB) CreateHook(ctx context.Context, h *tidings.Hook) error {
 	return nil
 }
 
-// ListHooks returns the account's hooks, oldest first.
+// ListHooks returns the account's hooks, oldest first (an empty list, not nil, for
+// none).
 func (db *DB) ListHooks(ctx context.Context, accountID int64) ([]*tidings.Hook, error) {
-	return orNil(db.queryHooks(ctx, `h.account_id = $1`, accountID))
+	return db.queryHooks(ctx, `h.account_id = $1`, accountID)
 }
 
 // FindHook returns one of the account's hooks by its ID.
@@ -196,10 +204,18 @@ func (db *DB) RecordHookAttempt(ctx context.Context, accountID int64, a *tidings
 	})
 }
 
-// ListHookAttempts returns the log of one of the account's hooks, newest first; none
-// for a hook that is not the account's.
+// ListHookAttempts returns the log of one of the account's hooks, newest first (an
+// empty list, not nil, for none); ENotFound for an id that names no hook of the
+// account.
 func (db *DB) ListHookAttempts(ctx context.Context, accountID int64, hookID string) ([]*tidings.HookAttempt, error) {
-	return orNil(query(ctx, db.pool, func(r pgx.Row) (*tidings.HookAttempt, error) {
+	var exists bool
+	if err := db.row(ctx, `SELECT EXISTS (SELECT 1 FROM hooks WHERE id = $1 AND account_id = $2)`, hookID, accountID).Scan(&exists); err != nil {
+		return nil, err
+	}
+	if !exists {
+		return nil, hookNotFound(hookID)
+	}
+	return query(ctx, db.pool, func(r pgx.Row) (*tidings.HookAttempt, error) {
 		a := &tidings.HookAttempt{}
 		var at int64
 		err := r.Scan(&a.HookID, &a.DeliveryID, &a.Status, &a.Events, &a.Error, &at)
@@ -208,7 +224,7 @@ func (db *DB) ListHookAttempts(ctx context.Context, accountID int64, hookID stri
 	}, `SELECT a.hook_id, a.delivery_id, a.status, a.events, a.error, a.at
 		FROM hook_attempts a JOIN hooks h ON h.id = a.hook_id
 		WHERE h.account_id = $1 AND a.account_id = $1 AND a.hook_id = $2 ORDER BY a.id DESC LIMIT $3`,
-		accountID, hookID, tidings.MaxHookAttempts))
+		accountID, hookID, tidings.MaxHookAttempts)
 }
 
 var _ tidings.HookStore = (*DB)(nil)
