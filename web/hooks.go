@@ -3,6 +3,7 @@ package web
 import (
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/tidings-dev/tidings"
 )
@@ -141,7 +142,7 @@ func (s *Server) createHook(w http.ResponseWriter, r *http.Request) error {
 	path, hash := tidings.NewHookPath()
 	h := &tidings.Hook{ID: tidings.HookID(hash), PathHash: hash, AccountID: sessionFrom(r).account.ID,
 		Project: f.Project, Channel: f.Channel, Source: f.Source, Name: f.Name, Secret: f.Secret,
-		UserIDFrom: f.UserIDFrom, Template: f.Template}
+		UserIDFrom: f.UserIDFrom, Template: f.Template, CreatedAt: time.Now()}
 	if err := s.store.CreateHook(r.Context(), h); err != nil {
 		switch tidings.ErrorCode(err) {
 		case tidings.EProjectNotFound, tidings.EChannelNotFound, tidings.ELimitReached:
