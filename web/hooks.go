@@ -126,13 +126,15 @@ func (s *Server) createHook(w http.ResponseWriter, r *http.Request) error {
 	if f.Source == tidings.HookStripe && f.Secret == "" {
 		p.Add("secret", "required", "is required for Stripe: the endpoint's signing secret (whsec_…) from Stripe's dashboard")
 	}
-	if f.Template != nil && p.Err() == nil {
-		if err := checkTemplate(f.Template); err != nil {
-			p.Add("template", "format", "%s", err.Error())
-		}
+	err := p.Err()
+	if err == nil && f.Template != nil {
+		err = checkTemplate(f.Template)
 	}
-	if err := p.Err(); err != nil {
+	if err != nil {
 		return s.renderHooks(w, r, http.StatusBadRequest, hookMessage(err), nil, f, "", nil)
+	}
+	if f.UserIDFrom == "none" {
+		f.UserIDFrom = "" // as tidings.Hook keeps it: no user
 	}
 	made := ""
 	if f.Secret == "" && f.Source != tidings.HookStripe {
@@ -170,7 +172,7 @@ func (s *Server) tryHook(w http.ResponseWriter, r *http.Request, f hookForm) err
 	default:
 		evs, err := tryTemplate(&t, []byte(f.Sample))
 		if err != nil {
-			res.TryError = err.Error()
+			res.TryError = tryMessage(err)
 		}
 		for _, e := range evs {
 			e.Project, e.Channel = f.Project, f.Channel
