@@ -9,13 +9,12 @@ import (
 	"time"
 
 	"github.com/tidings-dev/tidings"
-	"github.com/tidings-dev/tidings/web"
 )
 
-// hooksEnv is a dashboard whose store keeps inbound hooks.
+// hooksEnv is a dashboard on a fresh store.
 func hooksEnv(t *testing.T) *env {
 	t.Helper()
-	return newEnvOn(t, web.Config{}, hookStore(t))
+	return newEnv(t, false)
 }
 
 var hookURL = regexp.MustCompile(`https?://[^<"\s]+/hooks/hk_[A-Za-z0-9_-]+`)
