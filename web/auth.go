@@ -140,6 +140,8 @@ func ownerOnlyMessage(path string) string {
 		what = "manage API tokens"
 	case strings.HasPrefix(path, "/settings/webhooks"):
 		what = "manage webhooks"
+	case strings.HasPrefix(path, "/settings/hooks"):
+		what = "create or delete inbound hooks"
 	case strings.HasPrefix(path, "/settings/members"):
 		what = "invite or remove members"
 	case strings.HasPrefix(path, "/settings/projects"):

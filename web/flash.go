@@ -16,18 +16,21 @@ import (
 // post again), sealed with a key that only the session's cookie gives, so the store
 // never holds a readable secret; it is gone once shown, and after flashLifetime.
 type flash struct {
-	Notice   string    `json:"n,omitempty"`
-	Token    string    `json:"t,omitempty"`  // the secret of the token just made
-	TokenID  string    `json:"ti,omitempty"` // and its ID
-	Invite   string    `json:"i,omitempty"`  // the invitation link just made
-	Role     string    `json:"r,omitempty"`  // and the role it grants
-	MailTo   string    `json:"mt,omitempty"` // the address the invitation was to be mailed to
-	MailErr  string    `json:"me,omitempty"` // and why it was not: the mail server's reply
-	Reset    string    `json:"rl,omitempty"` // a password reset link just made
-	ResetFor string    `json:"rf,omitempty"` // and whose it is
-	Webhook  string    `json:"w,omitempty"`  // the ID of the webhook just made
-	Secret   string    `json:"ws,omitempty"` // and its signing secret
-	At       time.Time `json:"at"`
+	Notice     string    `json:"n,omitempty"`
+	Token      string    `json:"t,omitempty"`  // the secret of the token just made
+	TokenID    string    `json:"ti,omitempty"` // and its ID
+	Invite     string    `json:"i,omitempty"`  // the invitation link just made
+	Role       string    `json:"r,omitempty"`  // and the role it grants
+	MailTo     string    `json:"mt,omitempty"` // the address the invitation was to be mailed to
+	MailErr    string    `json:"me,omitempty"` // and why it was not: the mail server's reply
+	Reset      string    `json:"rl,omitempty"` // a password reset link just made
+	ResetFor   string    `json:"rf,omitempty"` // and whose it is
+	Webhook    string    `json:"w,omitempty"`  // the ID of the webhook just made
+	Secret     string    `json:"ws,omitempty"` // and its signing secret
+	Hook       string    `json:"h,omitempty"`  // the ID of the inbound hook just made
+	HookPath   string    `json:"hp,omitempty"` // and its path's secret (hk_…)
+	HookSecret string    `json:"hs,omitempty"` // and the signature secret the server made
+	At         time.Time `json:"at"`
 }
 
 const (

@@ -435,4 +435,16 @@
     hookForm.querySelectorAll("input[name=format]").forEach(function (r) { r.addEventListener("change", showExtras); });
     showExtras();
   }
+  // The inbound hook form: Stripe's user option and the JSON template are shown only
+  // for their source. Without scripts all are shown, each saying which source it is for.
+  var inForm = document.getElementById("create-hook");
+  if (inForm) {
+    var sourceExtras = inForm.querySelectorAll(".source-extra[data-source]");
+    var showSourceExtras = function () {
+      var picked = inForm.querySelector("input[name=source]:checked");
+      sourceExtras.forEach(function (fs) { fs.hidden = !picked || fs.getAttribute("data-source") !== picked.value; });
+    };
+    inForm.querySelectorAll("input[name=source]").forEach(function (r) { r.addEventListener("change", showSourceExtras); });
+    showSourceExtras();
+  }
 })();
