@@ -47,12 +47,16 @@ type Server struct {
 	// questions bounds the charts and funnels under way.
 	questions *charts.Gate
 	session   func(*http.Request) (int64, string, bool)
+	// streams is the open live streams (GET /v1/events/stream).
+	streams streams
+	// hookLimits rate limits each inbound hook like a token (keyed by the hook's ID).
+	hookLimits *limiter
 }
 
 // New returns a Server.
 func New(cfg Config) *Server {
 	s := &Server{store: cfg.Store, broker: cfg.Broker, log: cfg.Logger, now: cfg.Now,
-		limits: newLimiter(cfg.Limits), trusted: cfg.TrustedProxies, inFlight: inFlight{max: MaxInFlightKeys},
+		limits: newLimiter(cfg.Limits), hookLimits: newLimiter(cfg.Limits), trusted: cfg.TrustedProxies, inFlight: inFlight{max: MaxInFlightKeys},
 		questions: cmp.Or(cfg.Questions, charts.DefaultGate()), session: cfg.Session}
 	if s.log == nil {
 		s.log = slog.Default()
@@ -91,6 +95,7 @@ func (s *Server) routes() []route {
 	return append(routes,
 		route{"GET", "/v1/events", s.handleEvents, false, 0},
 		route{"GET", "/v1/events/export", s.handleExport, false, 0},
+		route{"GET", "/v1/events/stream", s.handleStream, false, 0},
 		route{"DELETE", "/v1/events/{id}", s.handleDeleteEvent, false, 0},
 		route{"POST", "/v1/events/{id}/ack", s.handleAck, false, 0},
 		route{"POST", "/v1/events/{id}/actions/{action_id}", s.handlePress, false, 0},
