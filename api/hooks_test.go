@@ -241,6 +241,8 @@ func TestHookDelivery(t *testing.T) {
 	if n := len(e.events(t)); n != 2 {
 		t.Fatalf("%d events stored, want 2", n)
 	}
+	// A client cannot take a hook's key.
+	e.want(e.do("POST", "/v1/log", e.full, merge(goodLog, nil), "Idempotency-Key", "hook:"+h.ID+":evt_9"), http.StatusBadRequest, tidings.EValidation)
 
 	// Without a delivery id every request stores its events.
 	for range 2 {
