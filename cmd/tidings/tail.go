@@ -11,4 +11,6 @@ import (
 
 func tailFlags(fs *flag.FlagSet, c *cli) {}
 
-func tailEvents(ctx context.Context, c *cli, _ []string) error { return errors.New("tail: not built yet") }
+func tailEvents(ctx context.Context, c *cli, _ []string) error {
+	return errors.New("tail: not built yet")
+}
