@@ -185,6 +185,18 @@ var pgChecks = append([]pgCheck{
 			'user of account ' || u.account_id || ', project of account ' || p.account_id
 		FROM member_digests d JOIN users u ON u.id = d.user_id JOIN projects p ON p.id = d.project_id
 		WHERE u.account_id <> d.account_id OR p.account_id <> d.account_id`},
+	// A hook is found by its path whatever its account, and its events are published
+	// as its account's: a hook naming another account's project, or a channel of
+	// another project, would write into a stranger's feed; an attempt of another
+	// account would show one account's deliveries to another.
+	{kind: "hook.tenant", query: `SELECT 'hook ' || h.id || ' project ' || h.project_id || ' channel ' || h.channel_id,
+			'account ' || h.account_id || ', channel of project ' || h.project_id,
+			'project of account ' || p.account_id || ', channel of project ' || c.project_id
+		FROM hooks h JOIN projects p ON p.id = h.project_id JOIN channels c ON c.id = h.channel_id
+		WHERE p.account_id <> h.account_id OR c.project_id <> h.project_id
+		UNION ALL
+		SELECT 'attempt ' || a.id || ' of hook ' || a.hook_id, 'account ' || h.account_id, 'account ' || a.account_id
+		FROM hook_attempts a JOIN hooks h ON h.id = a.hook_id WHERE a.account_id <> h.account_id`},
 	{kind: "event.channel", query: `SELECT 'event ' || e.id, 'channel of project ' || e.project_id, 'channel ' || e.channel_id || ' of project ' || coalesce(c.project_id::text, 'none')
 		FROM events e LEFT JOIN channels c ON c.id = e.channel_id WHERE c.project_id IS DISTINCT FROM e.project_id`},
 	// A key is claimed without its answer and given it before its write commits: an

@@ -104,6 +104,16 @@ func checkedStore(t *testing.T) (*postgres.DB, *pgx.Conn) {
 		if err := db.SetDigest(ctx, a.ID, member.ID, "shop", tidings.DigestWeekly); err != nil {
 			t.Fatal(err)
 		}
+		// An inbound hook of the orders channel, with a delivery in its log.
+		_, path := tidings.NewHookPath()
+		hook := &tidings.Hook{PathHash: path, AccountID: a.ID, Project: "shop", Channel: "orders", Source: tidings.HookGitHub, Secret: "s"}
+		if err := db.CreateHook(ctx, hook); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.RecordHookAttempt(ctx, a.ID, &tidings.HookAttempt{HookID: hook.ID, DeliveryID: "d-1", Status: 200, Events: 1,
+			At: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
 		// Page views: of a user with events and of a visitor, entries from another site
 		// and none, on two days, and one deleted by the retention purge below.
 		day := time.Now().UTC().Truncate(24 * time.Hour).Add(-24 * time.Hour)
@@ -176,6 +186,12 @@ func TestCheckFindsDamage(t *testing.T) {
 			FROM users u WHERE u.account_id <> d.account_id AND d.account_id = (SELECT min(id) FROM accounts)`},
 		{"a digest of another account's project", "digest.tenant", `UPDATE member_digests d SET project_id = p.id
 			FROM projects p WHERE p.account_id <> d.account_id AND d.account_id = (SELECT min(id) FROM accounts)`},
+		{"a hook of another account's project", "hook.tenant", `UPDATE hooks h SET project_id = p.id
+			FROM projects p WHERE p.account_id <> h.account_id AND h.account_id = (SELECT min(id) FROM accounts)`},
+		{"a hook's channel of another project", "hook.tenant", `UPDATE hooks h SET channel_id = c.id
+			FROM channels c WHERE c.project_id <> h.project_id AND c.name = 'orders' AND h.account_id = (SELECT min(id) FROM accounts)`},
+		{"a hook's delivery of another account", "hook.tenant", `UPDATE hook_attempts a SET account_id = x.id
+			FROM accounts x WHERE x.id <> a.account_id AND a.id = (SELECT min(id) FROM hook_attempts)`},
 		{"a group member of another project", "groups.tenant", `INSERT INTO group_members (group_ref, person_ref)
 			SELECT g.id, p.id FROM groups g, people p WHERE g.project_id <> p.project_id LIMIT 1`},
 		{"an hourly tag count one too many", "tag_hour", `UPDATE tag_hours SET n = n + 1

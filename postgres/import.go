@@ -13,7 +13,8 @@ import (
 // loadOrder lists the tables in an order that satisfies their foreign keys.
 var loadOrder = []string{"accounts", "users", "projects", "cards", "channels", "tokens", "events", "event_presses", "event_tags", "event_counts", "tag_counts",
 	"insights", "insight_points", "people", "groups", "group_members", "sessions", "invites", "webhooks", "deliveries", "webhook_attempts",
-	"push_subscriptions", "notify_prefs", "push_records", "settings", "idempotency_keys", "member_routes", "member_digests"}
+	"push_subscriptions", "notify_prefs", "push_records", "settings", "idempotency_keys", "member_routes", "member_digests",
+	"hooks", "hook_attempts"}
 
 // Load copies every table of a dump (another store's, in the neutral shape) into this
 // database, in one transaction, then checks that each table holds as many rows as the

@@ -184,6 +184,18 @@ func sqliteChecks(pass *tagPass, rollup int64) []storeCheck {
 			'user of account ' || u.account_id || ', project of account ' || p.account_id
 		FROM member_digests d JOIN users u ON u.id = d.user_id JOIN projects p ON p.id = d.project_id
 		WHERE u.account_id != d.account_id OR p.account_id != d.account_id`),
+		// A hook is found by its path whatever the account, and publishes into its
+		// project and channel as its account: one naming another account's project, a
+		// channel of another project, or a log row under another account than its
+		// hook's, would publish or show across tenants.
+		sqlCheck("hook.tenant", `SELECT 'hook ' || h.id || ' (project ' || h.project_id || ', channel ' || h.channel_id || ')',
+			'account ' || h.account_id || ', a channel of project ' || h.project_id,
+			'project of account ' || p.account_id || ', a channel of project ' || c.project_id
+		FROM hooks h JOIN projects p ON p.id = h.project_id JOIN channels c ON c.id = h.channel_id
+		WHERE p.account_id != h.account_id OR c.project_id != h.project_id
+		UNION ALL
+		SELECT 'attempt ' || x.id || ' of hook ' || x.hook_id, 'account ' || h.account_id, 'account ' || x.account_id
+		FROM hook_attempts x JOIN hooks h ON h.id = x.hook_id WHERE x.account_id != h.account_id`),
 		// An event's jobs go with it (deleteEvents, sqlDropOrphanDeliveries), and a job
 		// expanded after its event went adds nothing (ReplaceDelivery).
 		sqlCheck("outbox.event", `SELECT 'delivery ' || d.id || ' (' || d.kind || ')', 'event ' || d.event_id, 'none'

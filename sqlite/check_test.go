@@ -90,6 +90,16 @@ func checkedStore(t *testing.T) *DB {
 		if err := db.SetDigest(ctx, a.ID, ada.ID, "shop", tidings.DigestWeekly); err != nil {
 			t.Fatal(err)
 		}
+		// An inbound hook with a delivery in its log.
+		_, path := tidings.NewHookPath()
+		hook := &tidings.Hook{PathHash: path, AccountID: a.ID, Project: "shop", Channel: "orders", Source: tidings.HookGitHub}
+		if err := db.CreateHook(ctx, hook); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.RecordHookAttempt(ctx, a.ID, &tidings.HookAttempt{HookID: hook.ID, DeliveryID: "d-1", Status: 200, Events: 1,
+			At: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
 		if _, err := db.ApplyInsight(ctx, a.ID, &tidings.InsightChange{Project: "shop", Title: "Signups", Value: "3",
 			ValueKind: tidings.KindNumber, Change: tidings.ChangeUpdate}); err != nil {
 			t.Fatal(err)
@@ -197,6 +207,15 @@ func TestCheckFindsDamage(t *testing.T) {
 			WHERE u.account_id != member_digests.account_id LIMIT 1)`}},
 		{"a digest of another account's project", "digest.tenant", []string{`UPDATE member_digests SET project_id = (SELECT p.id FROM projects p
 			WHERE p.account_id != member_digests.account_id LIMIT 1)`}},
+		{"a hook on another account's project", "hook.tenant", []string{`UPDATE hooks SET project_id = (SELECT p.id FROM projects p
+			WHERE p.account_id != hooks.account_id LIMIT 1), channel_id = (SELECT c.id FROM channels c JOIN projects p ON p.id = c.project_id
+			WHERE p.account_id != hooks.account_id LIMIT 1)`}},
+		{"a hook on another project's channel", "hook.tenant", []string{`UPDATE hooks SET channel_id = (SELECT c.id FROM channels c
+			WHERE c.project_id != hooks.project_id LIMIT 1)`}},
+		{"a hook under another account", "hook.tenant", []string{`UPDATE hooks SET account_id = (SELECT a.id FROM accounts a
+			WHERE a.id != hooks.account_id LIMIT 1)`}},
+		{"a hook's delivery under another account", "hook.tenant", []string{`UPDATE hook_attempts SET account_id = (SELECT a.id FROM accounts a
+			WHERE a.id != hook_attempts.account_id LIMIT 1)`}},
 		{"a group membership across accounts", "groups.tenant", []string{`INSERT INTO group_members (group_ref, person_ref)
 			SELECT g.id, p.id FROM groups g JOIN projects gp ON gp.id = g.project_id, people p JOIN projects pp ON pp.id = p.project_id
 			WHERE gp.account_id != pp.account_id LIMIT 1`}},
