@@ -10,7 +10,6 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -63,60 +62,9 @@ func (testSource) Map(h *tidings.Hook, r *hooks.Request) (*hooks.Delivery, error
 	return d, nil
 }
 
-// hookStore is the store with, until the store keeps hooks (its placeholder refuses
-// CreateHook), hooks kept in memory; with a store that keeps them, the store's own.
+// hookStore is the store the API serves (the real one: hooks are kept by both stores).
 type hookStore struct {
 	tidings.Store
-	mu       sync.Mutex
-	mem      bool
-	byID     map[string]*tidings.Hook
-	attempts map[string][]*tidings.HookAttempt
-}
-
-func (s *hookStore) CreateHook(ctx context.Context, h *tidings.Hook) error {
-	err := s.Store.CreateHook(ctx, h)
-	if err == nil || !strings.Contains(err.Error(), "not in this store yet") {
-		return err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.mem = true
-	h.ID = tidings.HookID(h.PathHash)
-	s.byID[h.ID] = h
-	return nil
-}
-
-func (s *hookStore) FindHookByPath(ctx context.Context, pathHash []byte) (*tidings.Hook, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !s.mem {
-		return s.Store.FindHookByPath(ctx, pathHash)
-	}
-	for _, h := range s.byID {
-		if bytes.Equal(h.PathHash, pathHash) {
-			return h, nil
-		}
-	}
-	return nil, tidings.Errorf(tidings.ENotFound, "no such hook")
-}
-
-func (s *hookStore) RecordHookAttempt(ctx context.Context, accountID int64, a *tidings.HookAttempt) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !s.mem {
-		return s.Store.RecordHookAttempt(ctx, accountID, a)
-	}
-	s.attempts[a.HookID] = append([]*tidings.HookAttempt{a}, s.attempts[a.HookID]...)
-	return nil
-}
-
-func (s *hookStore) ListHookAttempts(ctx context.Context, accountID int64, hookID string) ([]*tidings.HookAttempt, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !s.mem {
-		return s.Store.ListHookAttempts(ctx, accountID, hookID)
-	}
-	return append([]*tidings.HookAttempt(nil), s.attempts[hookID]...), nil
 }
 
 type hookEnv struct {
@@ -128,7 +76,7 @@ func newHookEnv(t *testing.T, limits api.Limits) *hookEnv {
 	t.Helper()
 	var hs *hookStore
 	e := newEnvWith(t, limits, nil, func(s tidings.Store) tidings.Store {
-		hs = &hookStore{Store: s, byID: map[string]*tidings.Hook{}, attempts: map[string][]*tidings.HookAttempt{}}
+		hs = &hookStore{Store: s}
 		return hs
 	}, func(c *api.Config) {
 		c.HookSources = func(name string) hooks.Source {
