@@ -258,4 +258,7 @@ func (l *limiter) sweepLocked(now time.Time) {
 // ShareLimits tells the server that n instances (itself included) serve the same
 // database: each then allows 1/n of every rate limit and burst, so that the cluster's
 // total stays within the configured limits.
-func (s *Server) ShareLimits(n int) { s.limits.setShares(n, s.now()) }
+func (s *Server) ShareLimits(n int) {
+	s.limits.setShares(n, s.now())
+	s.hookLimits.setShares(n, s.now())
+}

@@ -5,6 +5,7 @@ package api
 import (
 	"cmp"
 	"log/slog"
+	"math"
 	"net/http"
 	"net/netip"
 	"slices"
@@ -14,6 +15,7 @@ import (
 	"github.com/tidings-dev/tidings"
 	"github.com/tidings-dev/tidings/charts"
 	"github.com/tidings-dev/tidings/docs"
+	"github.com/tidings-dev/tidings/hooks"
 )
 
 // Config wires a Server.
@@ -31,6 +33,9 @@ type Config struct {
 	// dashboard session (web.Server.SessionActor), for the routes a signed-in member
 	// may also call: acknowledging an event, pressing its button. Nil: tokens only.
 	Session func(*http.Request) (accountID int64, by string, ok bool)
+	// HookSources finds an inbound hook's source by name (nil: hooks.For); tests
+	// bring their own.
+	HookSources func(source string) hooks.Source
 }
 
 // Server serves the JSON API.
@@ -47,13 +52,18 @@ type Server struct {
 	// questions bounds the charts and funnels under way.
 	questions *charts.Gate
 	session   func(*http.Request) (int64, string, bool)
+	// streams is the open live streams (GET /v1/events/stream).
+	streams streams
+	// hookLimits rate limits each inbound hook like a token (keyed by the hook's ID).
+	hookLimits  *limiter
+	hookSources func(string) hooks.Source
 }
 
 // New returns a Server.
 func New(cfg Config) *Server {
 	s := &Server{store: cfg.Store, broker: cfg.Broker, log: cfg.Logger, now: cfg.Now,
-		limits: newLimiter(cfg.Limits), trusted: cfg.TrustedProxies, inFlight: inFlight{max: MaxInFlightKeys},
-		questions: cmp.Or(cfg.Questions, charts.DefaultGate()), session: cfg.Session}
+		limits: newLimiter(cfg.Limits), hookLimits: newLimiter(cfg.Limits), trusted: cfg.TrustedProxies, inFlight: inFlight{max: MaxInFlightKeys},
+		questions: cmp.Or(cfg.Questions, charts.DefaultGate()), session: cfg.Session, hookSources: cfg.HookSources}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -91,6 +101,7 @@ func (s *Server) routes() []route {
 	return append(routes,
 		route{"GET", "/v1/events", s.handleEvents, false, 0},
 		route{"GET", "/v1/events/export", s.handleExport, false, 0},
+		route{"GET", "/v1/events/stream", s.handleStream, false, 0},
 		route{"DELETE", "/v1/events/{id}", s.handleDeleteEvent, false, 0},
 		route{"POST", "/v1/events/{id}/ack", s.handleAck, false, 0},
 		route{"POST", "/v1/events/{id}/actions/{action_id}", s.handlePress, false, 0},
@@ -102,6 +113,10 @@ func (s *Server) routes() []route {
 		route{"DELETE", "/v1/insights", s.handleDeleteInsight, false, 0},
 		route{"GET", "/v1/charts/query", s.handleChartQuery, false, 0},
 		route{"GET", "/v1/funnels/query", s.handleFunnelQuery, false, 0},
+		// No token: the path's secret and the source's signature are the credentials.
+		// handleHook bounds the body itself (tidings.MaxHookBody), once it has found the
+		// hook, so that its log records a delivery too large.
+		route{"POST", "/hooks/{id}", s.handleHook, false, math.MaxInt64},
 		route{"GET", "/healthz", s.handleHealth, false, 0},
 		route{"GET", "/readyz", s.handleReady, false, 0},
 		route{"GET", "/v1/openapi.yaml", s.handleOpenAPI, false, 0},

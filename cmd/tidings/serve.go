@@ -258,6 +258,7 @@ func (m *Main) serveHTTP(h http.Handler, dash *web.Server, met *metrics.Metrics)
 		ErrorLog:          slog.NewLogLogger(m.Logger.Handler(), slog.LevelWarn),
 	}
 	srv.RegisterOnShutdown(dash.CloseStreams)
+	srv.RegisterOnShutdown(m.api.CloseStreams)
 	ln, err := net.Listen("tcp", m.Config.Addr)
 	if err != nil {
 		return err

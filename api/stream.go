@@ -1,0 +1,258 @@
+package api
+
+import (
+	"bufio"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tidings-dev/tidings"
+)
+
+// Live stream limits (api-contract.md, "Inbound hooks and the live stream").
+const (
+	// MaxStreamsPerToken is how many streams one token may hold open: the next one
+	// closes the token's oldest.
+	MaxStreamsPerToken = 10
+	// streamHeartbeat keeps proxies from closing an idle stream.
+	streamHeartbeat = 15 * time.Second
+	// streamTokenCheck is how often a stream looks at its token: a revoked token's
+	// streams end within a second (the stores trust a read token for at most a second
+	// more, tokencache.TTL, and forget it at once on a revocation in their process).
+	streamTokenCheck = 250 * time.Millisecond
+	// streamWriteTimeout bounds one write: a client that stops reading is cut off.
+	streamWriteTimeout = 10 * time.Second
+	// streamCatchUpPage is how many missed events are read at a time.
+	streamCatchUpPage = 100
+)
+
+// streams is the API's open live streams, by token, to close a token's oldest.
+type streams struct {
+	mu      sync.Mutex
+	byToken map[string][]*apiStream
+	closing chan struct{}
+	once    sync.Once
+}
+
+// apiStream is one open stream; ended closes when something else ends it.
+type apiStream struct {
+	ended chan struct{}
+	once  sync.Once
+}
+
+func (st *apiStream) end() { st.once.Do(func() { close(st.ended) }) }
+
+// open registers a stream of the token, ending its oldest past MaxStreamsPerToken.
+func (ss *streams) open(token string) *apiStream {
+	st := &apiStream{ended: make(chan struct{})}
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if ss.byToken == nil {
+		ss.byToken = map[string][]*apiStream{}
+	}
+	mine := ss.byToken[token]
+	for len(mine) >= MaxStreamsPerToken {
+		mine[0].end()
+		mine = mine[1:]
+	}
+	ss.byToken[token] = append(mine, st)
+	return st
+}
+
+func (ss *streams) close(token string, st *apiStream) {
+	st.end()
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	mine := ss.byToken[token]
+	for i, o := range mine {
+		if o == st {
+			mine = append(mine[:i:i], mine[i+1:]...)
+			break
+		}
+	}
+	if len(mine) == 0 {
+		delete(ss.byToken, token)
+	} else {
+		ss.byToken[token] = mine
+	}
+}
+
+// closed is closed when the server shuts down.
+func (ss *streams) closed() <-chan struct{} {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if ss.closing == nil {
+		ss.closing = make(chan struct{})
+	}
+	return ss.closing
+}
+
+// CloseStreams ends every open live stream (GET /v1/events/stream): the server shuts
+// down, and its clients reconnect elsewhere and resume with Last-Event-ID.
+func (s *Server) CloseStreams() {
+	s.streams.closed()
+	s.streams.once.Do(func() {
+		s.streams.mu.Lock()
+		close(s.streams.closing)
+		s.streams.mu.Unlock()
+	})
+}
+
+// handleStream follows a project's new events: GET /v1/events/stream?project=P
+// [&channel=C][&tag=k:v…][&q=…], as server-sent events (id: the event's ID, data: the
+// event as POST /v1/log answers it) or, when Accept asks for application/x-ndjson, one
+// JSON line per event. Last-Event-ID (or last_event_id) resumes after that event: the
+// missed events from the store, then the live ones, none twice.
+func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) error {
+	tok, err := s.authenticate(w, r)
+	if err != nil {
+		return err
+	}
+	q, err := parseEventQuery(r, s.now())
+	if err != nil {
+		return err
+	}
+	if err := tok.AllowRead(q.Project, q.Channel); err != nil {
+		return err
+	}
+	ctx := r.Context()
+	if _, err := s.store.FindProject(ctx, tok.AccountID, q.Project); err != nil {
+		return err
+	}
+	last := r.Header.Get("Last-Event-ID")
+	if last == "" {
+		last = r.URL.Query().Get("last_event_id")
+	}
+	if last != "" {
+		if _, ok := tidings.EventIDTime(last); !ok {
+			return tidings.Errorf(tidings.EValidation, "Last-Event-ID must be an event's ID as the stream sent it (got %q)", last)
+		}
+	}
+	ndjson := strings.Contains(r.Header.Get("Accept"), "application/x-ndjson")
+
+	// Subscribe before catching up, so that nothing falls between the two.
+	sub := s.broker.Subscribe(tok.AccountID)
+	defer sub.Close()
+	st := s.streams.open(tok.ID)
+	defer s.streams.close(tok.ID, st)
+	closing := s.streams.closed()
+
+	rc := http.NewResponseController(w)
+	rc.SetReadDeadline(time.Time{}) // a stream outlives the server's request timeouts
+	h := w.Header()
+	if ndjson {
+		h.Set("Content-Type", "application/x-ndjson")
+	} else {
+		h.Set("Content-Type", "text/event-stream")
+	}
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	out := bufio.NewWriterSize(w, 32<<10)
+	write := func(b []byte) bool {
+		rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
+		_, err := out.Write(b)
+		return err == nil
+	}
+	flush := func() bool {
+		rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
+		return out.Flush() == nil && rc.Flush() == nil
+	}
+	frame := func(ev *tidings.Event) []byte {
+		j := ev.JSON()
+		b, err := encodeJSON(&j)
+		if err != nil {
+			s.log.Error("encoding a streamed event", "err", err)
+			return nil
+		}
+		if ndjson {
+			return b
+		}
+		b = append([]byte("id: "+ev.ID+"\ndata: "), strings.TrimSuffix(string(b), "\n")...)
+		return append(b, "\n\n"...)
+	}
+	if !ndjson && !write([]byte("retry: 2000\n\n")) {
+		return nil
+	}
+
+	// Catch up: the events after last, oldest first. sent keeps their IDs so that the
+	// live notices already queued are not sent twice.
+	var sent map[string]bool
+	if last != "" {
+		sent = map[string]bool{}
+		from := last
+		for {
+			missed, err := s.store.EventsAfter(ctx, tok.AccountID, q.Project, from, streamCatchUpPage)
+			if err != nil {
+				s.log.Warn("catching up a stream", "err", err)
+				return nil // the stream has begun: the client reconnects
+			}
+			for _, ev := range missed {
+				sent[ev.ID] = true
+				if q.Matches(ev) && !write(frame(ev)) {
+					return nil
+				}
+			}
+			if len(missed) < streamCatchUpPage {
+				break
+			}
+			from = missed[len(missed)-1].ID
+		}
+	}
+	if !flush() {
+		return nil
+	}
+
+	beat := time.NewTicker(streamHeartbeat)
+	defer beat.Stop()
+	check := time.NewTicker(streamTokenCheck)
+	defer check.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-closing:
+			return nil
+		case <-st.ended:
+			return nil // the token opened too many: this, its oldest, goes
+		case <-check.C:
+			t, err := s.store.FindToken(ctx, tok.ID)
+			if tidings.ErrorCode(err) == tidings.ENotFound || err == nil && t.Revoked() {
+				return nil
+			}
+		case <-beat.C:
+			ping := []byte(": ping\n\n")
+			if ndjson {
+				ping = []byte("\n") // an empty line: readers of NDJSON skip it
+			}
+			if !write(ping) || !flush() {
+				return nil
+			}
+		case n, ok := <-sub.C():
+			if !ok {
+				return nil // it fell behind the broker: the client reconnects and catches up
+			}
+			// Write what is queued in one go, flushing once.
+			for more := true; more; {
+				if ev := n.Event; ev != nil && ev.Project == q.Project && !sent[ev.ID] && q.Matches(ev) {
+					if !write(frame(ev)) {
+						return nil
+					}
+				}
+				select {
+				case n, ok = <-sub.C():
+					if !ok {
+						flush()
+						return nil
+					}
+				default:
+					more = false
+				}
+			}
+			if !flush() {
+				return nil
+			}
+		}
+	}
+}
