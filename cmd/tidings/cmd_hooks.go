@@ -77,16 +77,8 @@ func hookCreate(ctx context.Context, c *cli, _ []string) error {
 		nh.Template = t
 	}
 	var p tidings.Problems
-	// The template's fields are hooks.CheckTemplate's to check: it parses them with the
-	// functions a run has (json, num, lower, …), which NewHook.Check's parse does not
-	// know, and refuses what could run without bound. Check sees a stand-in.
-	checked := nh
-	if nh.Template != nil {
-		checked.Template = &tidings.HookTemplate{Event: "-"}
-	}
-	checked.Check(&p)
-	nh.UserIDFrom = checked.UserIDFrom // its default filled in
-	if nh.Source == tidings.HookJSON && nh.Template != nil {
+	nh.Check(&p) // the shape; parsing the template and bounding its cost is hooks.CheckTemplate's
+	if nh.Source == tidings.HookJSON && nh.Template != nil && !p.Has("template.event") {
 		var e *tidings.Error
 		if err := hooks.CheckTemplate(nh.Template); errors.As(err, &e) {
 			for _, f := range e.Fields {
