@@ -68,7 +68,9 @@ func TestLogSnagSDK(t *testing.T) {
 		testenv.Need(t, "npm is needed to install the LogSnag SDKs for the SDK test: apt-get install npm")
 	}
 	dir := t.TempDir()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	// Generous: npm and node start slowly on a loaded two-core machine (the whole suite
+	// runs beside this test), and a deadline here is a hang guard, not a timing target.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	args := []string{"install", "--no-audit", "--no-fund", "--silent"}
 	for _, sdk := range logsnagSDKs {
@@ -218,7 +220,7 @@ func TestPythonSnippet(t *testing.T) {
 		testenv.Need(t, "the Python snippet test needs requests (apt-get install python3-requests): %s", out)
 	}
 	dir := t.TempDir()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	pythonPath, sdk := dir, "the published logsnag package"
 	pipCtx, pipCancel := context.WithTimeout(ctx, 30*time.Second)
