@@ -220,7 +220,7 @@ func TestPythonSnippet(t *testing.T) {
 		testenv.Need(t, "the Python snippet test needs requests (apt-get install python3-requests): %s", out)
 	}
 	dir := t.TempDir()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	pythonPath, sdk := dir, "the published logsnag package"
 	pipCtx, pipCancel := context.WithTimeout(ctx, 30*time.Second)
