@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -108,12 +109,12 @@ var commands = []command{
 	{name: "mail test", args: "ADDRESS", about: "send one test mail through --smtp-url; exit 1 with the server's reply if it was refused", nargs: 1,
 		flags: func(fs *flag.FlagSet, c *cli) { mailFlags(fs, &c.cfg) }, run: mailTest},
 	{name: "webhook create", about: "send a project's events to a URL; prints its id, then (standard) its signing secret", flags: webhookFlags, run: webhookCreate},
+	{name: "webhook list", about: "list webhooks: id, name, project, channel, format, events, url", flags: accountFlag, run: webhookList},
+	{name: "webhook delete", args: "WEBHOOK_ID", about: "delete a webhook and its pending deliveries", nargs: 1, flags: accountFlag, run: webhookDelete},
 	{name: "hook create", about: "make an inbound hook: a secret URL that turns Stripe, GitHub, Alertmanager, Grafana or JSON webhooks into events; prints its path, then the secret it made",
 		flags: hookFlags, run: hookCreate},
 	{name: "hook list", about: "list inbound hooks: id, name, source, project, channel, created", flags: accountFlag, run: hookList},
 	{name: "hook delete", args: "HOOK_ID", about: "delete an inbound hook (its URL stops working at once)", nargs: 1, flags: accountFlag, run: hookDelete},
-	{name: "webhook list", about: "list webhooks: id, name, project, channel, format, events, url", flags: accountFlag, run: webhookList},
-	{name: "webhook delete", args: "WEBHOOK_ID", about: "delete a webhook and its pending deliveries", nargs: 1, flags: accountFlag, run: webhookDelete},
 }
 
 func webhookFlags(fs *flag.FlagSet, c *cli) {
@@ -209,11 +210,21 @@ func printCommands(w io.Writer, group string) {
 		}
 		return
 	}
+	// Within a group, a word's commands stay together (webhook …, then hook …), in the
+	// order the table first names each word.
+	var words []string
+	for _, cmd := range commands {
+		if w := strings.Fields(cmd.name)[0]; !slices.Contains(words, w) {
+			words = append(words, w)
+		}
+	}
 	for i, g := range helpGroups {
 		fmt.Fprintf(w, "\n%s:\n", g.title)
-		for _, cmd := range commands {
-			if helpGroupOf(cmd) == i {
-				line(cmd.name, cmd.args, cmd.about)
+		for _, word := range words {
+			for _, cmd := range commands {
+				if helpGroupOf(cmd) == i && strings.Fields(cmd.name)[0] == word {
+					line(cmd.name, cmd.args, cmd.about)
+				}
 			}
 		}
 		if i == 0 {
