@@ -129,6 +129,8 @@ func webhookFlags(fs *flag.FlagSet, c *cli) {
 	fs.StringVar(&c.chatID, "chat-id", "", "telegram (required): the `chat` to post to, a number like -1001234567890 or @channelname; --url is https://api.telegram.org/bot<TOKEN>/sendMessage")
 	fs.StringVar(&c.userKey, "user-key", "", "pushover (required): the user or group `key`, 30 letters and digits")
 	fs.StringVar(&c.secret, "secret", "", "pushover: the application's API `token`, when it is not in the URL's token= (gotify's is in its /message?token= URL)")
+	c.cfg.boolFlag(fs, &c.cfg.AllowPrivateTargets, "allow-private-targets", "ALLOW_PRIVATE_TARGETS",
+		"save a --url on a loopback or private address (refused without it); the server delivers there only when it runs with --allow-private-targets too: for tests and closed networks")
 }
 
 func yesFlags(fs *flag.FlagSet, c *cli) {
