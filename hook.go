@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Inbound hooks (api-contract.md, "Inbound hooks and the live stream"): a secret URL,
@@ -30,6 +31,9 @@ const (
 	MaxHooksPerAccount = 100
 	// HookPathPrefix starts the secret of a hook's path: /hooks/hk_….
 	HookPathPrefix = "hk_"
+	// MinHookSecret is the fewest characters of a secret an owner chooses for a hook
+	// (GitHub's webhook secret, a bearer token): a short one could be guessed.
+	MinHookSecret = 16
 )
 
 // HookTemplate is a json hook's mapping: one Go text/template per field, run on the
@@ -100,8 +104,12 @@ func (h *NewHook) Check(p *Problems) {
 	default:
 		p.Add("source", "enum", "must be stripe, github, alertmanager, grafana or json")
 	}
-	if h.Source == HookStripe && h.Secret != "" && !strings.HasPrefix(h.Secret, "whsec_") {
-		p.Add("secret", "format", "must be the endpoint's signing secret from Stripe's dashboard (whsec_…)")
+	switch {
+	case h.Secret == "":
+	case h.Source == HookStripe && !stripeSecret(h.Secret):
+		p.Add("secret", "format", "must be the endpoint's signing secret from Stripe's dashboard: whsec_ and at least 16 letters and digits")
+	case h.Source != HookStripe && utf8.RuneCountInString(h.Secret) < MinHookSecret:
+		p.Add("secret", "too_short", "must be at least %d characters (leave it out to have a long random one made)", MinHookSecret)
 	}
 	if len(h.Secret) > 256 || strings.ContainsFunc(h.Secret, func(r rune) bool { return r <= ' ' || r == 0x7f }) {
 		p.Add("secret", "format", "must be at most 256 characters without spaces or control characters")
@@ -132,6 +140,15 @@ func (h *NewHook) Check(p *Problems) {
 		p.Add("name", "too_long", "must be at most 100 characters")
 	}
 	checkText(p, "name", h.Name, ruleLine)
+}
+
+// stripeSecret reports whether s has the shape of a Stripe endpoint's signing secret:
+// whsec_ and at least 16 letters and digits (a cut-off paste does not).
+func stripeSecret(s string) bool {
+	rest, ok := strings.CutPrefix(s, "whsec_")
+	return ok && len(rest) >= 16 && !strings.ContainsFunc(rest, func(r rune) bool {
+		return !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9')
+	})
 }
 
 // HookAttempt is one delivery to a hook, as its log shows it.

@@ -41,10 +41,11 @@ type acked struct {
 
 // workload provokes races on purpose: several accounts and projects, fresh and
 // backdated publishers, retention purges running all the time, deletes of events,
-// channels and projects, insight increments, identify and group. Then the store's
-// own check must find nothing, every acknowledged event that was neither deleted nor
-// expired must be readable in its own project, and no read of a project may return an
-// event of another.
+// channels and projects, insight increments, identify and group, inbound hooks made
+// on channels and projects being deleted, their keyed deliveries and logs
+// (workload_hooks.go). Then the store's own check must find nothing, every
+// acknowledged event that was neither deleted nor expired must be readable in its own
+// project, and no read of a project may return an event of another.
 func testWorkload(t *testing.T, open Opener) {
 	ctx := context.Background()
 	s := open(t)
@@ -119,6 +120,14 @@ func testWorkload(t *testing.T, open Opener) {
 				fn(w)
 			}
 		}()
+	}
+	hooks := newHookWorkload(ctx, s, fail, record, &seq)
+	for _, a := range accounts {
+		hooks.start(t, a, run, func(scope string) {
+			mu.Lock()
+			goneScopes[scope] = true
+			mu.Unlock()
+		})
 	}
 	for i, a := range accounts {
 		// Fresh and backdated publishers into the purged project, and fresh ones elsewhere.
@@ -404,6 +413,7 @@ func testWorkload(t *testing.T, open Opener) {
 	if report.Omitted > 0 {
 		t.Errorf("check: %d more inconsistencies", report.Omitted)
 	}
+	hooks.verify(t, report, accounts)
 	// The Pages view counts what the list of views holds.
 	for _, a := range accounts {
 		today := time.Now().UTC().Truncate(24 * time.Hour)

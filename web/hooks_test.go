@@ -11,6 +11,9 @@ import (
 	"github.com/tidings-dev/tidings"
 )
 
+// stripeSecret has the shape of a Stripe endpoint's signing secret.
+const stripeSecret = "whsec_test123abc456def789"
+
 // hooksEnv is a dashboard on a fresh store.
 func hooksEnv(t *testing.T) *env {
 	t.Helper()
@@ -40,10 +43,20 @@ func TestHooksPage(t *testing.T) {
 	owner.post("/settings/hooks", "project", "my-saas", "channel", "payments", "source", "json", "t_event", "{{range 1000000}}x{{end}}").
 		want(t, 400, "Event template:") // too costly: package hooks' CheckTemplate
 	owner.post("/settings/hooks", "project", "my-saas", "channel", "payments", "source", "nope").want(t, 400, "source:")
+	// A secret the owner chooses is long enough to resist guessing; Stripe's has Stripe's shape.
+	owner.post("/settings/hooks", "project", "my-saas", "channel", "payments", "source", "github", "secret", "short").
+		want(t, 400, "Secret: must be at least 16 characters (leave it out to have a long random one made)")
+	owner.post("/settings/hooks", "project", "my-saas", "channel", "payments", "source", "grafana", "secret", "0123456789abcde").
+		want(t, 400, "Secret: must be at least 16 characters")
+	owner.post("/settings/hooks", "project", "my-saas", "channel", "payments", "source", "stripe", "secret", "whsec_abc").
+		want(t, 400, "Secret: must be the endpoint&#39;s signing secret from Stripe&#39;s dashboard: whsec_ and at least 16 letters and digits")
+	if hs, err := e.store.ListHooks(context.Background(), acme.ID); err != nil || len(hs) != 0 {
+		t.Fatalf("refused forms saved hooks: %v %v", hs, err)
+	}
 
 	// Stripe: the typed secret is kept and never shown; the URL is shown once.
 	r := owner.post("/settings/hooks", "name", "Stripe payments", "project", "my-saas", "channel", "payments",
-		"source", "stripe", "secret", "whsec_test123", "user_id_from", "none")
+		"source", "stripe", "secret", stripeSecret, "user_id_from", "none")
 	if r.status != 303 || !strings.HasPrefix(r.location, "/settings/hooks#hook-hook_") {
 		t.Fatalf("creating a hook: %d to %q %s", r.status, r.location, excerpt(r.body))
 	}
@@ -53,7 +66,7 @@ func TestHooksPage(t *testing.T) {
 	if u == "" {
 		t.Fatalf("no URL shown: %s", excerpt(p.body))
 	}
-	if strings.Contains(p.body, "whsec_test123") {
+	if strings.Contains(p.body, stripeSecret) {
 		t.Fatal("the typed secret is shown")
 	}
 	hooks, err := e.store.ListHooks(context.Background(), acme.ID)
@@ -61,7 +74,7 @@ func TestHooksPage(t *testing.T) {
 		t.Fatalf("stored %v %v", hooks, err)
 	}
 	h := hooks[0]
-	if h.ID != tidings.HookID(tidings.HashSecret(u[strings.LastIndex(u, "/")+1:])) || h.Secret != "whsec_test123" ||
+	if h.ID != tidings.HookID(tidings.HashSecret(u[strings.LastIndex(u, "/")+1:])) || h.Secret != stripeSecret ||
 		h.Source != "stripe" || h.Project != "my-saas" || h.Channel != "payments" || h.UserIDFrom != "" {
 		t.Fatalf("stored %+v for %s", h, u)
 	}
@@ -87,7 +100,7 @@ func TestHooksPage(t *testing.T) {
 	m, _ := e.member(acme, "bob@example.com")
 	mp := m.get("/settings/hooks")
 	mp.want(t, 200, "Stripe payments", "no valid v1 signature", "Owners create and delete hooks")
-	if strings.Contains(mp.body, "Add a hook") || strings.Contains(mp.body, "/delete") || strings.Contains(mp.body, "whsec_test123") {
+	if strings.Contains(mp.body, "Add a hook") || strings.Contains(mp.body, "/delete") || strings.Contains(mp.body, stripeSecret) {
 		t.Fatal("a member is offered the form or delete")
 	}
 	m.post("/settings/hooks", "project", "my-saas", "channel", "payments", "source", "github").want(t, 403)

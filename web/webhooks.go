@@ -3,7 +3,6 @@ package web
 import (
 	"context"
 	"net/http"
-	"net/netip"
 	"net/url"
 	"strings"
 
@@ -85,22 +84,6 @@ func (s *Server) renderWebhooks(w http.ResponseWriter, r *http.Request, status i
 	return s.render(w, r, "webhooks", &view{Title: "Webhooks", Section: "settings", Status: status, Error: msg, Flash: &flash{}, Data: d})
 }
 
-// privateTarget reports a URL whose host is written as a non-public address (or
-// "localhost"): refused here with a clear message. A name that resolves to one is
-// refused when connecting.
-func privateTarget(raw string) bool {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return false
-	}
-	host := u.Hostname()
-	if strings.EqualFold(host, "localhost") || strings.HasSuffix(strings.ToLower(host), ".localhost") {
-		return true
-	}
-	a, err := netip.ParseAddr(host)
-	return err == nil && !netguard.Public(a)
-}
-
 func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request) error {
 	f := tidings.NewWebhook{Project: r.PostFormValue("project"), Channel: formChannel(r),
 		URL: strings.TrimSpace(r.PostFormValue("url")), Format: r.PostFormValue("format"), Events: r.PostFormValue("events"),
@@ -118,7 +101,7 @@ func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request) error {
 		f.Secret = "" // never sent back to the browser
 		return s.renderWebhooks(w, r, http.StatusBadRequest, webhookMessage(err), nil, f, "")
 	}
-	if !s.allowPrivate && privateTarget(f.URL) {
+	if !s.allowPrivate && netguard.PrivateURL(f.URL) {
 		return s.renderWebhooks(w, r, http.StatusBadRequest, "url: "+hostOf(f.URL)+
 			" is a loopback or private address, which webhooks may not reach (the server would need --allow-private-targets)", nil, f, "")
 	}

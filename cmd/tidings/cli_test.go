@@ -271,6 +271,14 @@ func TestCLIUsage(t *testing.T) {
 		}
 		last = i
 	}
+	// A word's commands together: the webhook commands, then the hook commands.
+	at := func(cmd string) int { return strings.Index(out.String(), "\n  tidings "+cmd+" ") }
+	order := []string{"webhook create", "webhook list", "webhook delete", "hook create", "hook list", "hook delete"}
+	for i := 1; i < len(order); i++ {
+		if at(order[i-1]) < 0 || at(order[i]) < at(order[i-1]) {
+			t.Fatalf("help: %q and %q missing or out of order:\n%s", order[i-1], order[i], out.String())
+		}
+	}
 	out.Reset()
 	run(context.Background(), []string{"token", "--help"}, nil, &out, &errs)
 	for _, want := range []string{"tidings token create", "tidings token list", "tidings token revoke"} {

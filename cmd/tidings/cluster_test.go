@@ -62,7 +62,7 @@ func TestTwoInstances(t *testing.T) {
 		mu.Unlock()
 	}))
 	defer rx.Close()
-	if code, _, errs := runCLI(t, loc, "", "webhook", "create", "--project", "my-saas", "--url", rx.URL, "--events", "all"); code != 0 {
+	if code, _, errs := runCLI(t, loc, "", "webhook", "create", "--project", "my-saas", "--url", rx.URL, "--events", "all", "--allow-private-targets"); code != 0 {
 		t.Fatal(errs)
 	}
 	_, a := serveProcess(t, loc, "--allow-private-targets")

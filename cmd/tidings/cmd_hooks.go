@@ -29,7 +29,7 @@ func hookFlags(fs *flag.FlagSet, c *cli) {
 	fs.StringVar(&c.project, "project", "", "the project its events go to (required)")
 	fs.StringVar(&c.channel, "channel", "", "the channel its events go to (required)")
 	fs.StringVar(&c.hook.source, "source", "", "who sends it (required): stripe, github, alertmanager, grafana or json")
-	fs.StringVar(&c.secret, "secret", "", "stripe (required): the endpoint's signing `secret` (whsec_…) from Stripe's dashboard; github: the webhook secret (made and printed when left out); alertmanager, grafana, json: a bearer token the sender must present (made and printed when left out)")
+	fs.StringVar(&c.secret, "secret", "", "stripe (required): the endpoint's signing `secret` (whsec_…) from Stripe's dashboard; github: the webhook secret; alertmanager, grafana, json: a bearer token the sender must present (github and the others: at least 16 characters; made and printed when left out)")
 	fs.StringVar(&c.hook.template, "template", "", "json (required): a JSON or YAML `file` with the fields event, description, icon, tags, user_id and notify, each a Go text/template run on the delivery's body")
 	fs.StringVar(&c.name, "name", "", "a name to recognise the hook by")
 	fs.StringVar(&c.hook.userIDFrom, "user-id-from", "", "stripe: customer (the customer id is the events' user_id; the default) or none")
@@ -111,25 +111,30 @@ func hookCreate(ctx context.Context, c *cli, _ []string) error {
 		if made {
 			fmt.Fprintln(c.stdout, nh.Secret)
 		}
-		fmt.Fprintf(c.stderr, "hook %s: %s\n", h.ID, hookHint(nh.Source))
+		fmt.Fprintf(c.stderr, "hook %s: %s\n", h.ID, hookHint(nh.Source, made))
 		return nil
 	})
 }
 
 // hookHint says where the URL (the server's address and the path) and the secret go
-// at the sender's end (docs/guide.md, "Hooks in", says it step by step).
-func hookHint(source string) string {
+// at the sender's end (docs/guide.md, "Hooks in", says it step by step): the secret
+// is the second line when the command made it, else the one given with --secret.
+func hookHint(source string, made bool) string {
+	secret := "the secret you gave with --secret"
+	if made {
+		secret = "the second line"
+	}
 	switch source {
 	case tidings.HookStripe:
 		return "give Stripe https://YOUR-SERVER and the path as the endpoint URL (Workbench → Webhooks → the endpoint → Update details)"
 	case tidings.HookGitHub:
-		return "in GitHub's Settings → Webhooks → Add webhook: Payload URL https://YOUR-SERVER and the path, content type application/json, Secret the second line"
+		return "in GitHub's Settings → Webhooks → Add webhook: Payload URL https://YOUR-SERVER and the path, content type application/json, Secret " + secret
 	case tidings.HookAlertmanager:
-		return "in alertmanager.yml: a receiver's webhook_configs url https://YOUR-SERVER and the path, http_config.authorization.credentials the second line"
+		return "in alertmanager.yml: a receiver's webhook_configs url https://YOUR-SERVER and the path, http_config.authorization.credentials " + secret
 	case tidings.HookGrafana:
-		return "in Grafana's Alerting → Contact points → Webhook: URL https://YOUR-SERVER and the path, Authorization header credentials the second line"
+		return "in Grafana's Alerting → Contact points → Webhook: URL https://YOUR-SERVER and the path, Authorization header credentials " + secret
 	}
-	return "POST JSON to https://YOUR-SERVER and the path, with Authorization: Bearer and the second line"
+	return "POST JSON to https://YOUR-SERVER and the path, with Authorization: Bearer and " + secret
 }
 
 func hookList(ctx context.Context, c *cli, _ []string) error {

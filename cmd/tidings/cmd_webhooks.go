@@ -4,11 +4,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/netip"
 	"net/url"
-	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -28,9 +28,18 @@ func webhookCreate(ctx context.Context, c *cli, _ []string) error {
 	if err := p.Err(); err != nil {
 		return flagError(err, "chat_id", "user_key", "secret")
 	}
+	if len(c.cfg.envErrs) > 0 { // a TIDINGS_ALLOW_PRIVATE_TARGETS that is not a boolean
+		return errors.Join(c.cfg.envErrs...)
+	}
+	w := &tidings.Webhook{ID: tidings.NewID("wh_"), Project: nw.Project, Channel: nw.Channel, URL: nw.URL,
+		Format: nw.Format, Events: nw.Events, Name: nw.Name, ChatID: nw.ChatID, UserKey: nw.UserKey, Secret: nw.Secret}
+	// As the dashboard decides: an address written in the URL is refused here; a name
+	// that resolves to one, by the server when it connects.
+	if netguard.PrivateURL(w.URL) && !c.cfg.AllowPrivateTargets {
+		return fmt.Errorf("--url %s is a loopback or private address, which webhooks may not reach: give --allow-private-targets for a closed network (the server needs it too)",
+			w.DisplayURL())
+	}
 	return withAccount(ctx, c, func(s tidings.Store, a *tidings.Account) error {
-		w := &tidings.Webhook{ID: tidings.NewID("wh_"), Project: nw.Project, Channel: nw.Channel, URL: nw.URL,
-			Format: nw.Format, Events: nw.Events, Name: nw.Name, ChatID: nw.ChatID, UserKey: nw.UserKey, Secret: nw.Secret}
 		if w.Format == tidings.FormatStandard {
 			w.Secret = tidings.NewWebhookSecret()
 		}
@@ -41,33 +50,29 @@ func webhookCreate(ctx context.Context, c *cli, _ []string) error {
 		if w.Format == tidings.FormatStandard {
 			fmt.Fprintln(c.stdout, w.Secret) // shown only now; a chat service's secrets are what the user typed
 		}
-		if privateTarget(ctx, w.URL) {
-			fmt.Fprintf(c.stderr, "warning: %s is a loopback or private address: the server refuses to deliver to it unless started with --allow-private-targets\n", w.DisplayURL())
+		if !c.cfg.AllowPrivateTargets && resolvesPrivate(ctx, w.URL) {
+			fmt.Fprintf(c.stderr, "warning: %s resolves to a loopback or private address: the server refuses to deliver to it unless started with --allow-private-targets\n", w.DisplayURL())
 		}
 		return nil
 	})
 }
 
-// privateTarget reports whether a URL's host is, or resolves only to, loopback,
-// private or link-local addresses, which the server refuses by default.
-func privateTarget(ctx context.Context, raw string) bool {
+// resolvesPrivate reports whether a URL's host is a name that resolves only to
+// loopback, private or link-local addresses, which the server refuses by default.
+func resolvesPrivate(ctx context.Context, raw string) bool {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return false
 	}
 	host := u.Hostname()
-	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
-		return true
+	if _, err := netip.ParseAddr(host); err == nil || host == "" {
+		return false // an address: netguard.PrivateURL's
 	}
-	var addrs []netip.Addr
-	if a, err := netip.ParseAddr(host); err == nil {
-		addrs = []netip.Addr{a}
-	} else {
-		ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		defer cancel()
-		if addrs, err = net.DefaultResolver.LookupNetIP(ctx, "ip", host); err != nil {
-			return false // unknown here; the server says so when it tries
-		}
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	addrs, err := net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+	if err != nil {
+		return false // unknown here; the server says so when it tries
 	}
 	for _, a := range addrs {
 		if netguard.Public(a.Unmap()) {

@@ -51,22 +51,19 @@ func TestCLIHooks(t *testing.T) {
 		return h
 	}
 
-	if _, err := s.FindHook(ctx, f.Account.ID, "hook_000000000000"); strings.Contains(errMessage(err), "not in this store yet") {
-		t.Skip("this build's store does not keep hooks yet (the sqlite and postgres branches add it)")
-	}
-
 	// Stripe: the secret is Stripe's, so it is required and never printed.
+	const stripeSecret = "whsec_abc123def456ghi789"
 	c.fails(1, "--secret is required for stripe", append(base, "--source", "stripe")...)
 	c.fails(1, "whsec_", append(base, "--source", "stripe", "--secret", "nope")...)
-	out := create("--source", "stripe", "--secret", "whsec_abc123", "--name", "Stripe live")
+	out := create("--source", "stripe", "--secret", stripeSecret, "--name", "Stripe live")
 	if len(out) != 1 {
 		t.Fatalf("stripe: %q, want the path alone", out)
 	}
 	stripe := stored(out[0])
-	if stripe.Source != "stripe" || stripe.Secret != "whsec_abc123" || stripe.UserIDFrom != "customer" || stripe.Name != "Stripe live" {
+	if stripe.Source != "stripe" || stripe.Secret != stripeSecret || stripe.UserIDFrom != "customer" || stripe.Name != "Stripe live" {
 		t.Errorf("stripe hook %+v", stripe)
 	}
-	if h := stored(create("--source", "stripe", "--secret", "whsec_x", "--user-id-from", "none")[0]); h.UserIDFrom != "none" {
+	if h := stored(create("--source", "stripe", "--secret", stripeSecret, "--user-id-from", "none")[0]); h.UserIDFrom != "none" {
 		t.Errorf("--user-id-from none: %q", h.UserIDFrom)
 	}
 
@@ -78,9 +75,26 @@ func TestCLIHooks(t *testing.T) {
 	if h := stored(out[0]); h.Secret != out[1] || h.Source != "github" || h.UserIDFrom != "" {
 		t.Errorf("github hook %+v, printed secret %q", h, out[1])
 	}
-	out = create("--source", "alertmanager", "--secret", "my-own-bearer")
-	if len(out) != 1 || stored(out[0]).Secret != "my-own-bearer" {
+	out = create("--source", "alertmanager", "--secret", "my-own-bearer-token")
+	if len(out) != 1 || stored(out[0]).Secret != "my-own-bearer-token" {
 		t.Errorf("alertmanager with --secret: %q", out)
+	}
+	// The hint on standard error says where the secret is: the second line when one was
+	// printed, else the one given.
+	for _, hc := range []struct {
+		args      []string
+		want, not string
+	}{
+		{[]string{"--source", "github"}, "Secret the second line", "--secret"},
+		{[]string{"--source", "github", "--secret", "my-own-webhook-secret"}, "Secret the secret you gave with --secret", "second line"},
+		{[]string{"--source", "grafana"}, "credentials the second line", "--secret"},
+		{[]string{"--source", "json", "--template", write("hint.yaml", "event: x\n"), "--secret", "my-own-bearer-token"}, "Bearer and the secret you gave with --secret", "second line"},
+		{[]string{"--source", "stripe", "--secret", stripeSecret}, "endpoint URL", "second line"},
+	} {
+		code, out, errs := runCLI(t, loc, "", append(base, hc.args...)...)
+		if code != 0 || !strings.Contains(errs, hc.want) || strings.Contains(errs, hc.not) || strings.Count(errs, "\n") != 1 {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want a hint with %q, without %q", hc.args, code, out, errs, hc.want, hc.not)
+		}
 	}
 
 	// JSON: a template from a YAML or JSON file, checked.
@@ -111,7 +125,10 @@ func TestCLIHooks(t *testing.T) {
 		{[]string{"--source", "json", "--template", write("define.yaml", "event: x\ndescription: '{{define \"a\"}}b{{end}}'\n")}, "template.description"},
 		{[]string{"--source", "github", "--template", yml}, "json hooks only"},
 		{[]string{"--source", "github", "--user-id-from", "customer"}, "stripe hooks only"},
-		{[]string{"--source", "stripe", "--secret", "whsec_x", "--user-id-from", "email"}, "--user-id-from"},
+		{[]string{"--source", "stripe", "--secret", stripeSecret, "--user-id-from", "email"}, "--user-id-from"},
+		{[]string{"--source", "stripe", "--secret", "whsec_abc123"}, "--secret must be the endpoint's signing secret from Stripe's dashboard: whsec_ and at least 16 letters and digits"},
+		{[]string{"--source", "github", "--secret", "short"}, "--secret must be at least 16 characters"},
+		{[]string{"--source", "alertmanager", "--secret", "0123456789abcde"}, "--secret must be at least 16 characters"},
 		{[]string{"--source", "gitlab"}, "must be stripe, github, alertmanager, grafana or json"},
 		{[]string{}, "--source is required"},
 	} {
@@ -124,7 +141,7 @@ func TestCLIHooks(t *testing.T) {
 
 	// list: one line per hook, id first; delete: one of the account's, once.
 	hs, err := s.ListHooks(ctx, f.Account.ID)
-	if err != nil || len(hs) != 6 {
+	if err != nil || len(hs) != 11 {
 		t.Fatalf("%d hooks, %v", len(hs), err)
 	}
 	lines := strings.Split(strings.TrimSuffix(c.ok("", "hook", "list"), "\n"), "\n")

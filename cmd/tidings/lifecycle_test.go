@@ -29,7 +29,7 @@ func TestServeLeavesNoGoroutine(t *testing.T) {
 	hooked := make(chan struct{}, 10)
 	rx := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hooked <- struct{}{} }))
 	defer rx.Close()
-	if code, _, errs := runCLI(t, loc, "", "webhook", "create", "--project", "my-saas", "--url", rx.URL, "--events", "all"); code != 0 {
+	if code, _, errs := runCLI(t, loc, "", "webhook", "create", "--project", "my-saas", "--url", rx.URL, "--events", "all", "--allow-private-targets"); code != 0 {
 		t.Fatal(errs)
 	}
 	m := startServer(t, loc, func(c *Config) { c.MetricsAddr = "127.0.0.1:0"; c.AllowPrivateTargets = true })

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -108,12 +109,12 @@ var commands = []command{
 	{name: "mail test", args: "ADDRESS", about: "send one test mail through --smtp-url; exit 1 with the server's reply if it was refused", nargs: 1,
 		flags: func(fs *flag.FlagSet, c *cli) { mailFlags(fs, &c.cfg) }, run: mailTest},
 	{name: "webhook create", about: "send a project's events to a URL; prints its id, then (standard) its signing secret", flags: webhookFlags, run: webhookCreate},
+	{name: "webhook list", about: "list webhooks: id, name, project, channel, format, events, url", flags: accountFlag, run: webhookList},
+	{name: "webhook delete", args: "WEBHOOK_ID", about: "delete a webhook and its pending deliveries", nargs: 1, flags: accountFlag, run: webhookDelete},
 	{name: "hook create", about: "make an inbound hook: a secret URL that turns Stripe, GitHub, Alertmanager, Grafana or JSON webhooks into events; prints its path, then the secret it made",
 		flags: hookFlags, run: hookCreate},
 	{name: "hook list", about: "list inbound hooks: id, name, source, project, channel, created", flags: accountFlag, run: hookList},
 	{name: "hook delete", args: "HOOK_ID", about: "delete an inbound hook (its URL stops working at once)", nargs: 1, flags: accountFlag, run: hookDelete},
-	{name: "webhook list", about: "list webhooks: id, name, project, channel, format, events, url", flags: accountFlag, run: webhookList},
-	{name: "webhook delete", args: "WEBHOOK_ID", about: "delete a webhook and its pending deliveries", nargs: 1, flags: accountFlag, run: webhookDelete},
 }
 
 func webhookFlags(fs *flag.FlagSet, c *cli) {
@@ -128,6 +129,8 @@ func webhookFlags(fs *flag.FlagSet, c *cli) {
 	fs.StringVar(&c.chatID, "chat-id", "", "telegram (required): the `chat` to post to, a number like -1001234567890 or @channelname; --url is https://api.telegram.org/bot<TOKEN>/sendMessage")
 	fs.StringVar(&c.userKey, "user-key", "", "pushover (required): the user or group `key`, 30 letters and digits")
 	fs.StringVar(&c.secret, "secret", "", "pushover: the application's API `token`, when it is not in the URL's token= (gotify's is in its /message?token= URL)")
+	c.cfg.boolFlag(fs, &c.cfg.AllowPrivateTargets, "allow-private-targets", "ALLOW_PRIVATE_TARGETS",
+		"save a --url on a loopback or private address (refused without it); the server delivers there only when it runs with --allow-private-targets too: for tests and closed networks")
 }
 
 func yesFlags(fs *flag.FlagSet, c *cli) {
@@ -209,11 +212,21 @@ func printCommands(w io.Writer, group string) {
 		}
 		return
 	}
+	// Within a group, a word's commands stay together (webhook …, then hook …), in the
+	// order the table first names each word.
+	var words []string
+	for _, cmd := range commands {
+		if w := strings.Fields(cmd.name)[0]; !slices.Contains(words, w) {
+			words = append(words, w)
+		}
+	}
 	for i, g := range helpGroups {
 		fmt.Fprintf(w, "\n%s:\n", g.title)
-		for _, cmd := range commands {
-			if helpGroupOf(cmd) == i {
-				line(cmd.name, cmd.args, cmd.about)
+		for _, word := range words {
+			for _, cmd := range commands {
+				if helpGroupOf(cmd) == i && strings.Fields(cmd.name)[0] == word {
+					line(cmd.name, cmd.args, cmd.about)
+				}
 			}
 		}
 		if i == 0 {

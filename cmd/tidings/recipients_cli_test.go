@@ -300,20 +300,59 @@ func TestCLIChatWebhooks(t *testing.T) {
 		t.Fatalf("refused webhooks were saved: %d, then %d", before, after)
 	}
 
-	// A private target is made, with the warning of today, which shows no secret.
-	code, out, errs := runCLI(t, loc, "", append(slices.Clip(base), "--format", "gotify", "--url", "http://127.0.0.1:9/message?token="+gotifyTok)...)
-	if code != 0 || !strings.HasPrefix(out, "wh_") ||
-		errs != "warning: http://127.0.0.1:9/message?token=… is a loopback or private address: the server refuses to deliver to it unless started with --allow-private-targets\n" {
-		t.Fatalf("private gotify: %d %q %q", code, out, errs)
+	// A private target is refused in one line that names the flag and shows no secret,
+	// and nothing is saved; with --allow-private-targets it is made
+	// (TestCLIWebhookPrivateTargetsFromEnv: TIDINGS_ALLOW_PRIVATE_TARGETS).
+	for _, private := range [][]string{
+		{"--format", "gotify", "--url", "http://192.168.1.5/message?token=" + gotifyTok},
+		{"--format", "gotify", "--url", "http://127.0.0.1:9/message?token=" + gotifyTok},
+		{"--format", "telegram", "--url", "http://localhost:8081/bot" + botToken + "/sendMessage", "--chat-id", "42"},
+		{"--format", "slack", "--url", "http://[fd00::1]/services/T/B/X"},
+	} {
+		code, out, errs := runCLI(t, loc, "", append(slices.Clip(base), private...)...)
+		if code != 1 || out != "" || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, "is a loopback or private address") ||
+			!strings.Contains(errs, "--allow-private-targets") || strings.Contains(errs, gotifyTok) || strings.Contains(errs, botToken) {
+			t.Fatalf("%v: exit %d, %q, %q; want a one-line refusal naming --allow-private-targets", private, code, out, errs)
+		}
 	}
-	code, out, errs = runCLI(t, loc, "", append(slices.Clip(base), "--format", "telegram", "--url", "http://localhost:8081/bot"+botToken+"/sendMessage", "--chat-id", "42")...)
-	if code != 0 || !strings.HasPrefix(out, "wh_") || !strings.Contains(errs, "warning: http://localhost:8081/bot…/sendMessage is a loopback") || strings.Contains(errs, botToken) {
-		t.Fatalf("private telegram: %d %q %q", code, out, errs)
+	if after := len(strings.Split(strings.TrimSpace(list()), "\n")); after != before {
+		t.Fatalf("refused private webhooks were saved: %d, then %d", before, after)
+	}
+	code, out, errs := runCLI(t, loc, "", append(slices.Clip(base), "--format", "gotify", "--url", "http://192.168.1.5/message?token="+gotifyTok, "--allow-private-targets")...)
+	if code != 0 || !strings.HasPrefix(out, "wh_") || strings.Count(out, "\n") != 1 || errs != "" {
+		t.Fatalf("private gotify with --allow-private-targets: %d %q %q", code, out, errs)
+	}
+	if n := len(strings.Split(strings.TrimSpace(list()), "\n")); n != before+1 {
+		t.Fatalf("%d webhooks after the one allowed, want %d", n, before+1)
 	}
 
 	// The help names the formats and their flags.
 	if code, out, _ := runCLI(t, "", "", "webhook", "create", "--help"); code != 0 || !strings.Contains(out, "--chat-id chat") ||
 		!strings.Contains(out, "--user-key key") || !strings.Contains(out, "--secret token") || !strings.Contains(out, "google-chat, mattermost, pushover or gotify") {
 		t.Fatalf("webhook create --help: %d\n%s", code, out)
+	}
+}
+
+// TestCLIWebhookPrivateTargetsFromEnv: TIDINGS_ALLOW_PRIVATE_TARGETS=1, as serve takes
+// it, lets webhook create save a private target; a value that is not a boolean is a
+// one-line error that saves nothing. Not parallel: it sets the process's environment.
+func TestCLIWebhookPrivateTargetsFromEnv(t *testing.T) {
+	loc := testbackend.Location(t)
+	testbackend.Seed(t, testbackend.Open(t, loc), "acme")
+	create := []string{"webhook", "create", "--project", "my-saas", "--format", "gotify", "--url", "http://192.168.1.5/message?token=AbCdEf.gHiJkL"}
+	t.Setenv("TIDINGS_ALLOW_PRIVATE_TARGETS", "maybe")
+	if code, out, errs := runCLI(t, loc, "", create...); code != 1 || out != "" || strings.Count(errs, "\n") != 1 ||
+		!strings.Contains(errs, `TIDINGS_ALLOW_PRIVATE_TARGETS="maybe": use true or false`) {
+		t.Fatalf("TIDINGS_ALLOW_PRIVATE_TARGETS=maybe: exit %d, %q, %q", code, out, errs)
+	}
+	if _, list, _ := runCLI(t, loc, "", "webhook", "list"); list != "" {
+		t.Fatalf("saved with a bad TIDINGS_ALLOW_PRIVATE_TARGETS: %q", list)
+	}
+	t.Setenv("TIDINGS_ALLOW_PRIVATE_TARGETS", "1")
+	if code, out, errs := runCLI(t, loc, "", create...); code != 0 || !strings.HasPrefix(out, "wh_") || errs != "" {
+		t.Fatalf("TIDINGS_ALLOW_PRIVATE_TARGETS=1: exit %d, %q, %q", code, out, errs)
+	}
+	if _, list, _ := runCLI(t, loc, "", "webhook", "list"); !strings.Contains(list, "http://192.168.1.5/message?token=…") {
+		t.Fatalf("webhook list: %q", list)
 	}
 }

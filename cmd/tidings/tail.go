@@ -66,7 +66,7 @@ func tailEvents(ctx context.Context, c *cli, _ []string) error {
 	}
 	t := &tailer{URL: strings.TrimRight(c.pub.url, "/") + "/v1/events/stream?" + q.Encode(), Token: token, JSON: c.tail.json,
 		Out: c.stdout, Log: c.stderr}
-	return t.Run(ctx)
+	return tailHint(t.Run(ctx))
 }
 
 // tailer follows one stream: it prints each event once, and when the connection ends

@@ -44,14 +44,19 @@ func TestWebhookDeliveredAfterKill(t *testing.T) {
 		bodies <- b
 	}))
 	defer rx.Close()
-	code, out, errs := runCLI(t, data, "", "webhook", "create", "--project", "my-saas", "--url", rx.URL, "--events", "all", "--name", "audit log")
-	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if code != 0 || len(lines) != 2 || !strings.HasPrefix(lines[0], "wh_") || !strings.HasPrefix(lines[1], "whsec_") {
-		t.Fatalf("webhook create: %d %q %s", code, out, errs)
+	// The receiver is on loopback: webhook create refuses it unless told it may.
+	create := []string{"webhook", "create", "--project", "my-saas", "--url", rx.URL, "--events", "all", "--name", "audit log"}
+	if code, out, errs := runCLI(t, data, "", create...); code != 1 || out != "" ||
+		errs != "tidings webhook create: --url "+rx.URL+" is a loopback or private address, which webhooks may not reach: give --allow-private-targets for a closed network (the server needs it too)\n" {
+		t.Fatalf("webhook create to %s: exit %d, %q, %q; want a one-line refusal", rx.URL, code, out, errs)
 	}
-	// The receiver is on loopback: the CLI warns that a server refuses it by default.
-	if !strings.Contains(errs, "warning: "+rx.URL+" is a loopback or private address") || !strings.Contains(errs, "--allow-private-targets") {
-		t.Fatalf("webhook create to %s: no warning: %q", rx.URL, errs)
+	if _, list, _ := runCLI(t, data, "", "webhook", "list"); list != "" {
+		t.Fatalf("the refused webhook was saved: %q", list)
+	}
+	code, out, errs := runCLI(t, data, "", append(create, "--allow-private-targets")...)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if code != 0 || len(lines) != 2 || !strings.HasPrefix(lines[0], "wh_") || !strings.HasPrefix(lines[1], "whsec_") || errs != "" {
+		t.Fatalf("webhook create --allow-private-targets: %d %q %q", code, out, errs)
 	}
 	if _, list, _ := runCLI(t, data, "", "webhook", "list"); !strings.Contains(list, lines[0]) || !strings.Contains(list, "audit log") ||
 		strings.Contains(list, lines[1]) {
@@ -133,7 +138,7 @@ func TestStandardWebhooksLibraryVerifies(t *testing.T) {
 	defer rx.Close()
 	data := testbackend.Location(t)
 	token := setupAccount(t, data)
-	code, out, errs := runCLI(t, data, "", "webhook", "create", "--project", "my-saas", "--url", rx.URL)
+	code, out, errs := runCLI(t, data, "", "webhook", "create", "--project", "my-saas", "--url", rx.URL, "--allow-private-targets")
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	if code != 0 || len(lines) != 2 {
 		t.Fatalf("webhook create: %d %q %s", code, out, errs)

@@ -3,7 +3,11 @@
 // that points elsewhere.
 package netguard
 
-import "net/netip"
+import (
+	"net/netip"
+	"net/url"
+	"strings"
+)
 
 // notPublic lists ranges that are not on the public internet beyond what netip's
 // predicates say: shared address space (CGNAT), "this network", benchmarking, IETF
@@ -28,4 +32,21 @@ func Public(a netip.Addr) bool {
 		}
 	}
 	return true
+}
+
+// PrivateURL reports whether a URL's host is written as a non-public address or is
+// localhost: a webhook target that webhook create (the CLI and the dashboard) refuses
+// unless private targets are allowed. A name that resolves to such an address is
+// refused by the outbound client when it connects (DNS may change meanwhile).
+func PrivateURL(raw string) bool {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return false
+	}
+	host := strings.ToLower(u.Hostname())
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return true
+	}
+	a, err := netip.ParseAddr(host)
+	return err == nil && !Public(a)
 }
