@@ -12,17 +12,10 @@ import (
 
 	"github.com/tidings-dev/tidings"
 	"github.com/tidings-dev/tidings/postgres"
-	"github.com/tidings-dev/tidings/storetest"
 )
 
-// TestRoutes runs the shared suite of members' routes and digests, projects'
-// escalation and invitations' emails.
-func TestRoutes(t *testing.T) {
-	t.Parallel()
-	storetest.Routes(t, func(t *testing.T) tidings.Store { return open(t) })
-}
-
-// The store's own checks of the same, besides the suite's.
+// The store's own checks of members' routes and digests, projects' escalation and
+// invitations' emails, besides the shared suite's (storetest.Routes, run by Run).
 
 func (f recipientsFixture) user(t *testing.T, email string) int64 {
 	t.Helper()

@@ -11,8 +11,7 @@ import (
 	"github.com/tidings-dev/tidings"
 )
 
-// Inbound hooks and their delivery logs (issue 40). A backend runs this part with
-// Hooks until storetest.Run names it.
+// Inbound hooks and their delivery logs (issue 40); Run runs this part.
 
 // Hooks runs the hooks' part of the suite against stores made by open.
 func Hooks(t *testing.T, open Opener) {

@@ -16,7 +16,7 @@ import (
 )
 
 // Members' routes and digests, projects' escalation and invitations' emails (issue
-// 39). A backend runs this part with Routes until storetest.Run names it.
+// 39); Run runs this part.
 
 // Routes runs the routes' part of the suite against stores made by open.
 func Routes(t *testing.T, open Opener) {

@@ -72,6 +72,8 @@ func Run(t *testing.T, open Opener) {
 	run("IntentDeletes", testIntentDeletes)
 	run("Recipients", testRecipients)
 	run("ChatWebhooks", testChatWebhooks)
+	run("Routes", func(t *testing.T, open Opener) { Routes(t, open) })
+	run("Hooks", func(t *testing.T, open Opener) { Hooks(t, open) })
 	run("Workload", testWorkload)
 	run("Close", testClose)
 }
