@@ -90,11 +90,11 @@ func (r *Runner) sendMail(ctx context.Context, j *tidings.Delivery) error {
 	return err
 }
 
-// Why an event's mail was not sent, as its record and the log say it.
+// Why an event's mail was not sent, as its record's Detail and the log say it.
 const (
-	noMailer     = "not sent: this server has no mail server now (--smtp-url)"
-	notAMember   = "not sent: no longer a member"
-	acknowledged = "not sent: acknowledged before it went out"
+	noMailer     = "this server has no mail server now (--smtp-url)" // PushFailed
+	notAMember   = "no longer a member"                              // PushUnsent
+	acknowledged = "acknowledged before it went out"                 // PushUnsent
 )
 
 // mailNotSent finishes a mail job that is not sent, and says why in the log and, for
