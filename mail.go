@@ -287,8 +287,9 @@ func MailKey(ctx context.Context, st PushStore) ([]byte, error) {
 	return serverKey(ctx, st, SettingMailKey)
 }
 
-// UnsubscribeToken signs "switch this project's email off for this member": the
-// credential of the unsubscribe link and of its one-click POST (RFC 8058).
+// UnsubscribeToken signs "switch this project's email off for this member" (project
+// UnsubscribeAll: every project's): the credential of the unsubscribe link and of its
+// one-click POST (RFC 8058).
 func UnsubscribeToken(key []byte, userID int64, project string) string {
 	m := hmac.New(sha256.New, key)
 	m.Write([]byte("unsubscribe\n" + strconv.FormatInt(userID, 10) + "\n" + project))
@@ -299,6 +300,11 @@ func UnsubscribeToken(key []byte, userID int64, project string) string {
 func CheckUnsubscribeToken(key []byte, userID int64, project, token string) bool {
 	return hmac.Equal([]byte(UnsubscribeToken(key, userID, project)), []byte(token))
 }
+
+// UnsubscribeAll is the project of an unsubscribe link that switches off the member's
+// email of every project, and their digests: the quiet-hours summary's, which stands
+// for events of several projects.
+const UnsubscribeAll = "*"
 
 // UnsubscribeURL is the link of a member's mail of a project: base is the public URL.
 func UnsubscribeURL(base string, key []byte, userID int64, project string) string {

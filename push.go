@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strings"
 	"time"
+	"unicode"
 )
 
 // Push delivery kinds, statuses and limits.
@@ -24,6 +25,7 @@ const (
 	PushCollapsed = "collapsed" // over the device's flood limit: counted in a collapsed notification
 	PushFailed    = "failed"    // the push service refused it for good, or 24 hours passed
 	PushGone      = "gone"      // the subscription expired (404/410) and was removed
+	PushUnsent    = "unsent"    // not sent, for a reason that is no failure (PushRecord.Detail says which)
 
 	// MaxDevicesPerUser bounds a user's push subscriptions.
 	MaxDevicesPerUser = 20
@@ -140,13 +142,31 @@ func (p *NotifyPrefs) Check(pr *Problems) {
 	}
 }
 
-// PushRecord is what became of one event for one device.
+// PushRecord is what became of one event for one device, or for a member's mail
+// (SubscriptionID MailTarget(user)).
 type PushRecord struct {
 	EventID        string
 	SubscriptionID string
 	UserID         int64
 	Status         string
 	At             time.Time
+	// Detail says more, for people: the mail server's last reply to a mail being
+	// retried or refused, or why a mail was not sent. At most MaxRecordDetail
+	// characters (RecordDetail); "" for most records.
+	Detail string
+}
+
+// MaxRecordDetail bounds PushRecord.Detail.
+const MaxRecordDetail = 300
+
+// RecordDetail makes s fit PushRecord.Detail: one line of printable characters, at
+// most MaxRecordDetail of them (an ellipsis marks a cut).
+func RecordDetail(s string) string {
+	s = strings.Join(strings.FieldsFunc(s, func(r rune) bool { return unicode.IsSpace(r) || !unicode.IsPrint(r) }), " ")
+	if r := []rune(s); len(r) > MaxRecordDetail {
+		s = string(r[:MaxRecordDetail-1]) + "…"
+	}
+	return s
 }
 
 // PushStore keeps push subscriptions, notification preferences and what was pushed.
@@ -183,6 +203,11 @@ type PushStore interface {
 	EventPushes(ctx context.Context, accountID int64, eventID string) ([]*PushRecord, error)
 	// CountPushes counts the user's records of a status since a time (quiet summaries).
 	CountPushes(ctx context.Context, userID int64, status string, since time.Time) (int, error)
+	// RecordedEvents returns the events of the user's records of one target (a
+	// device's ID, or MailTarget(userID)) with a status since a time: their IDs, oldest
+	// record first, at most limit of them, and how many there are in all (a
+	// quiet-hours summary mail lists what arrived).
+	RecordedEvents(ctx context.Context, userID int64, target, status string, since time.Time, limit int) ([]string, int, error)
 
 	// Setting returns a server setting (such as the VAPID key). Errors: ENotFound.
 	Setting(ctx context.Context, key string) (string, error)

@@ -152,28 +152,6 @@ func (f footer) text() string {
 	return s
 }
 
-// summaryMail is the mail at the end of a member's quiet hours.
-func summaryMail(n int, to string, l mailLinks) *tidings.MailMessage {
-	subject := fmt.Sprintf("%d events arrived during your quiet hours", n)
-	if n == 1 {
-		subject = "1 event arrived during your quiet hours"
-	}
-	home := l.url("/")
-	text := subject + ".\n"
-	if home != "" {
-		text += "\nOpen Tidings to see them: " + home + "\n"
-	}
-	text += "\n-- \nYou get this mail because you chose email for some of your projects in Tidings, and quiet hours.\n"
-	settings := l.url("/settings/notifications")
-	if settings != "" {
-		text += "Your notification settings: " + settings + "\n"
-	}
-	data := struct {
-		Subject, Home, Settings string
-	}{subject, home, settings}
-	return &tidings.MailMessage{To: to, Subject: subject, Text: text, HTML: render(summaryHTML, data)}
-}
-
 func render(t *template.Template, data any) string {
 	var b bytes.Buffer
 	if err := t.Execute(&b, data); err != nil {
@@ -206,13 +184,5 @@ var eventHTML = template.Must(template.New("event").Parse(mailFoot + mailHead + 
 {{if .Page}}<p style="margin:16px 0"><a href="{{.Page}}" style="` + buttonStyle + `">Open in Tidings</a></p>{{end}}
 {{if .More}}<p style="margin:16px 0;font-size:14px">{{.More}} beyond your limit of {{.Limit}} mails a minute; this is the latest.{{if .ChannelPage}} <a href="{{.ChannelPage}}" style="color:#4f46e5">See them all in #{{.Ev.Channel}}</a>.{{end}}</p>{{end}}
 {{template "footer" .Footer}}
-</div></body></html>
-`))
-
-var summaryHTML = template.Must(template.New("summary").Parse(mailHead + `
-<h1 style="margin:0 0 16px;font-size:20px">{{.Subject}}</h1>
-{{if .Home}}<p style="margin:16px 0"><a href="{{.Home}}" style="` + buttonStyle + `">Open Tidings</a></p>{{end}}
-<p style="margin:24px 0 0;padding-top:12px;border-top:1px solid #e4e4e7;font-size:12px;color:#71717a">You get this mail because you chose email for some of your projects in Tidings, and quiet hours.
-{{- if .Settings}} <a href="{{.Settings}}" style="color:#71717a">Your notification settings</a>.{{end}}</p>
 </div></body></html>
 `))

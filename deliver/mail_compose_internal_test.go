@@ -1,6 +1,7 @@
 package deliver
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -60,18 +61,43 @@ func TestEventMailComposed(t *testing.T) {
 	}
 }
 
-// TestSummaryAndDigestComposed: the quiet-hours summary counts; the digest lists its
+// TestSummaryAndDigestComposed: the quiet-hours summary counts and lists the first
+// events, each with its link, and stops all email; the digest lists its
 // period in the member's zone, events per channel, top events, insights and new users.
 func TestSummaryAndDigestComposed(t *testing.T) {
 	testbackend.Once(t)
 	t.Parallel()
-	m := summaryMail(3, "ada@example.com", mailLinks{base: "https://t.example"})
-	if m.Subject != "3 events arrived during your quiet hours" || !strings.Contains(m.Text, "https://t.example/") || m.ListUnsubscribe != "" {
-		t.Fatalf("summary %+v", m)
-	}
 	berlin, err := time.LoadLocation("Europe/Berlin")
 	if err != nil {
 		t.Fatal(err)
+	}
+	night := time.Date(2026, 11, 23, 23, 5, 0, 0, berlin)
+	var held []*tidings.Event
+	for i := range maxSummaryEvents {
+		held = append(held, &tidings.Event{ID: fmt.Sprintf("ev%02d", i), Project: "my-saas", Channel: "payments", Icon: "💰",
+			Event: fmt.Sprintf("Paid <%d>\r\nBcc: x", i), Timestamp: night.Add(time.Duration(i) * time.Minute).UTC()})
+	}
+	all := mailLinks{base: "https://t.example", unsubscribe: "https://t.example/unsubscribe?p=%2A"}
+	m := summaryMessage(25, held, "ada@example.com", berlin, all)
+	if m.Subject != "25 events arrived during your quiet hours" || m.ListUnsubscribe != all.unsubscribe {
+		t.Fatalf("summary %q, List-Unsubscribe %q", m.Subject, m.ListUnsubscribe)
+	}
+	for _, want := range []string{"- 💰 Paid <0> Bcc: x\n  my-saas / #payments · Mon 23:05\n  https://t.example/p/my-saas/events/ev00\n",
+		"https://t.example/p/my-saas/events/ev19", "… and 5 more.", "Open Tidings to see them all: https://t.example/",
+		"Stop all email from Tidings: " + all.unsubscribe} {
+		if !strings.Contains(m.Text, want) {
+			t.Errorf("summary text lacks %q:\n%s", want, m.Text)
+		}
+	}
+	for _, want := range []string{"💰 Paid &lt;0&gt;", `href="https://t.example/p/my-saas/events/ev00"`, "Mon 23:05", "and 5 more",
+		`href="https://t.example/unsubscribe?p=%2A"`, "Stop all email from Tidings"} {
+		if !strings.Contains(m.HTML, want) {
+			t.Errorf("summary HTML lacks %q", want)
+		}
+	}
+	if m := summaryMessage(1, held[:1], "ada@example.com", time.UTC, mailLinks{}); m.Subject != "1 event arrived during your quiet hours" ||
+		strings.Contains(m.HTML, "href=") || m.ListUnsubscribe != "" || strings.Contains(m.Text, "more") || !strings.Contains(m.Text, "Mon 22:05") {
+		t.Fatalf("a summary of one, without links: %q\n%s", m.Subject, m.Text)
 	}
 	to := time.Date(2026, 11, 24, 8, 0, 0, 0, berlin)
 	c := &tidings.DigestContent{Project: "my-saas", From: to.AddDate(0, 0, -1).UTC(), To: to.UTC(), Events: 42,

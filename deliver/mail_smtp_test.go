@@ -4,17 +4,23 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"log/slog"
 	"mime"
 	"mime/multipart"
 	"mime/quotedprintable"
+	"net/http"
+	"net/http/httptest"
 	"net/mail"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tidings-dev/tidings"
 	"github.com/tidings-dev/tidings/deliver"
+	"github.com/tidings-dev/tidings/inmem"
 	"github.com/tidings-dev/tidings/internal/smtptest"
 	tmail "github.com/tidings-dev/tidings/mail"
+	webui "github.com/tidings-dev/tidings/web"
 )
 
 // smtpEnv is an env whose runner mails through a real SMTP server (STARTTLS and AUTH).
@@ -24,12 +30,15 @@ type smtpEnv struct {
 	clk *clock
 }
 
-func newSMTPEnv(t *testing.T) *smtpEnv {
+func newSMTPEnv(t *testing.T) *smtpEnv { return newSMTPEnvAt(t, publicURL) }
+
+// newSMTPEnvAt is newSMTPEnv with the links of its mail on base.
+func newSMTPEnvAt(t *testing.T, base string) *smtpEnv {
 	e := &smtpEnv{env: newEnv(t), clk: &clock{}}
 	e.srv = smtptest.Start(t, smtptest.Options{STARTTLS: true, User: "tidings", Password: "s3cret"})
 	sender, err := tmail.New(tmail.Config{URL: e.srv.URL(), From: "Tidings <tidings@example.com>", RootCAs: e.srv.CertPool()})
 	e.must(err)
-	e.env.run(deliver.Config{Mailer: sender, PublicURL: publicURL, Now: e.clk.Now})
+	e.env.run(deliver.Config{Mailer: sender, PublicURL: base, Now: e.clk.Now})
 	return e
 }
 
@@ -152,6 +161,11 @@ func TestMailOverSMTPFailures(t *testing.T) {
 			if s := e.record(ev.ID, tidings.MailTarget(ada.ID)); s != c.status {
 				t.Fatalf("record %q, want %q", s, c.status)
 			}
+			// A refusal's record keeps the server's reply, as the event page shows it.
+			rec := e.recordOf(ev.ID, tidings.MailTarget(ada.ID), func(*tidings.PushRecord) bool { return true })
+			if want := map[bool]string{true: "", false: "550 5.1.1 no such mailbox"}[c.status == tidings.PushSent]; rec.Detail != want {
+				t.Fatalf("the record's detail %q, want %q", rec.Detail, want)
+			}
 			e.settled(0)
 			attempts := e.srv.Attempts()
 			if len(attempts) != c.attempts {
@@ -180,5 +194,69 @@ func TestMailOverSMTPFailures(t *testing.T) {
 				t.Fatalf("%d messages accepted, want %d", len(e.srv.Messages()), want)
 			}
 		})
+	}
+}
+
+// TestUnsubscribeRoundTrip: the List-Unsubscribe URL of a received mail, POSTed with
+// List-Unsubscribe=One-Click as a mail provider does (RFC 8058) to a running dashboard,
+// switches that member's email of the project off, and its digest; the next event
+// mails the member nothing, while another member still gets it.
+func TestUnsubscribeRoundTrip(t *testing.T) {
+	t.Parallel()
+	mux := http.NewServeMux()
+	web := httptest.NewServer(mux)
+	t.Cleanup(web.Close)
+	e := newSMTPEnvAt(t, web.URL)
+	dash, err := webui.New(webui.Config{Store: e.store, Broker: inmem.NewBroker(0), PublicURL: web.URL,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	e.must(err)
+	dash.Register(mux)
+	ctx := context.Background()
+	ada := e.member("ada@example.com")
+	e.must(e.store.SetDigest(ctx, e.account.ID, ada.ID, "my-saas", tidings.DigestDaily))
+
+	e.publish(tidings.NewEvent{Event: "first", Notify: true})
+	p := parse(t, e.srv.Wait(t, 1)[0])
+	link := strings.TrimSuffix(strings.TrimPrefix(p.header.Get("List-Unsubscribe"), "<"), ">")
+	if !strings.HasPrefix(link, web.URL+"/unsubscribe?") || p.header.Get("List-Unsubscribe-Post") != "List-Unsubscribe=One-Click" {
+		t.Fatalf("List-Unsubscribe %q, -Post %q", p.header.Get("List-Unsubscribe"), p.header.Get("List-Unsubscribe-Post"))
+	}
+	res, err := http.Post(link, "application/x-www-form-urlencoded", strings.NewReader("List-Unsubscribe=One-Click"))
+	e.must(err)
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != 200 || !strings.Contains(string(body), "You will no longer get email about my-saas") {
+		t.Fatalf("one-click unsubscribe: %d\n%s", res.StatusCode, body)
+	}
+	routes, err := e.store.AccountRoutes(ctx, e.account.ID)
+	e.must(err)
+	if r := tidings.RoutesFor(routes, ada.ID, "my-saas", "payments"); r.Email {
+		t.Fatalf("ada's routes after unsubscribing: %+v", r)
+	}
+	digests, err := e.store.MemberDigests(ctx, e.account.ID, ada.ID)
+	e.must(err)
+	if len(digests) != 0 {
+		t.Fatalf("ada's digests after unsubscribing: %v", digests)
+	}
+
+	bob := e.member("bob@example.com")
+	// The runner reads members and routes again after a second (its caches'): the
+	// clock moves past that.
+	e.clk.Advance(2 * time.Second)
+	ev := e.publish(tidings.NewEvent{Event: "second", Notify: true})
+	got := e.srv.Wait(t, 2)
+	e.settled(0) // one expansion decided for both: bob's mail is sent, so is ada's, if any
+	if n := len(e.srv.Messages()); n != 2 || got[1].To[0] != "bob@example.com" {
+		t.Fatalf("%d mails, the second to %v: want one to bob only", n, got[1].To)
+	}
+	recs, err := e.store.EventPushes(ctx, e.account.ID, ev.ID)
+	e.must(err)
+	for _, r := range recs {
+		if r.SubscriptionID == tidings.MailTarget(ada.ID) {
+			t.Fatalf("a mail record for ada after she unsubscribed: %+v", r)
+		}
+	}
+	if s := e.record(ev.ID, tidings.MailTarget(bob.ID)); s != tidings.PushSent {
+		t.Fatalf("bob's record %q", s)
 	}
 }

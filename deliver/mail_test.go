@@ -176,10 +176,11 @@ func TestMailRetried(t *testing.T) {
 		answers []error
 		tries   int
 		status  string
+		detail  string // the record's, once settled: the server's final reply
 	}{
-		{"4xx then accepted", []error{&tidings.MailError{Code: 451, Reply: "4.3.0 try again later"}}, 2, tidings.PushSent},
-		{"connection cut, twice", []error{errors.New("EOF"), errors.New("read: connection reset by peer")}, 3, tidings.PushSent},
-		{"5xx", []error{&tidings.MailError{Code: 550, Reply: "5.1.1 no such user"}}, 1, tidings.PushFailed},
+		{"4xx then accepted", []error{&tidings.MailError{Code: 451, Reply: "4.3.0 try again later"}}, 2, tidings.PushSent, ""},
+		{"connection cut, twice", []error{errors.New("EOF"), errors.New("read: connection reset by peer")}, 3, tidings.PushSent, ""},
+		{"5xx", []error{&tidings.MailError{Code: 550, Reply: "5.1.1 no such user"}}, 1, tidings.PushFailed, "550 5.1.1 no such user"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			e := newMailEnv(t, newMailbox(c.answers...), false)
@@ -187,6 +188,9 @@ func TestMailRetried(t *testing.T) {
 			ev := e.publish(tidings.NewEvent{Event: "x", Notify: true})
 			if s := e.record(ev.ID, tidings.MailTarget(ada.ID)); s != c.status {
 				t.Fatalf("record %q, want %q", s, c.status)
+			}
+			if rec := e.recordOf(ev.ID, tidings.MailTarget(ada.ID), func(*tidings.PushRecord) bool { return true }); rec.Detail != c.detail {
+				t.Fatalf("the record's detail %q, want %q", rec.Detail, c.detail)
 			}
 			e.settled(0)
 			tries := e.box.tries()
@@ -203,7 +207,7 @@ func TestMailRetried(t *testing.T) {
 }
 
 // TestMailQuietHours: during a member's quiet hours nothing is mailed; at their end one
-// summary says how many arrived.
+// summary says how many arrived and lists them, with the link that stops all email.
 func TestMailQuietHours(t *testing.T) {
 	t.Parallel()
 	e := newMailEnv(t, newMailbox(), false)
@@ -225,6 +229,12 @@ func TestMailQuietHours(t *testing.T) {
 	m := e.box.next(t)
 	if m.To != "night@example.com" || m.Subject != "3 events arrived during your quiet hours" || !strings.HasPrefix(m.MessageID, "<quiet.") {
 		t.Fatalf("summary %q %q", m.Subject, m.MessageID)
+	}
+	key, err := tidings.MailKey(ctx, e.store)
+	e.must(err)
+	if m.ListUnsubscribe != tidings.UnsubscribeURL(publicURL, key, night.ID, tidings.UnsubscribeAll) ||
+		strings.Count(m.Text, "- paid\n  my-saas / #payments · ") != 3 || !strings.Contains(m.Text, publicURL+"/p/my-saas/events/"+last.ID) {
+		t.Fatalf("summary List-Unsubscribe %q, text:\n%s", m.ListUnsubscribe, m.Text)
 	}
 	e.settled(0)
 	e.box.quiet(t, pollQuiet)
@@ -250,5 +260,79 @@ func TestMailBurstCollapsed(t *testing.T) {
 	}
 	if normal != tidings.PushesPerMinute || collapsed != 1 {
 		t.Fatalf("%d mails and %d collapsed for 40 events", normal, collapsed)
+	}
+}
+
+// recordOf waits until the event's record of the target satisfies ok and returns it.
+func (e *env) recordOf(eventID, target string, ok func(*tidings.PushRecord) bool) *tidings.PushRecord {
+	e.t.Helper()
+	var last *tidings.PushRecord
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		recs, err := e.store.EventPushes(context.Background(), e.account.ID, eventID)
+		e.must(err)
+		for _, r := range recs {
+			if r.SubscriptionID == target {
+				if last = r; ok(r) {
+					return r
+				}
+			}
+		}
+	}
+	e.t.Fatalf("the record of %s for %s after 30 s: %+v", eventID, target, last)
+	return nil
+}
+
+// TestMailNotSentSaysWhy: while a mail waits for its retry, its record keeps the mail
+// server's reply; a mail that is then not sent at all — the server restarted without
+// a mail server, the member left, the urgent event was acknowledged — ends with a
+// record that says why, not "being sent" forever, and nothing more is mailed.
+func TestMailNotSentSaysWhy(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name      string
+		priority  string
+		mailer    bool // the restarted runner has the mail server
+		meanwhile func(e *mailEnv, ev *tidings.Event, ada *tidings.User)
+		status    string
+		detail    string
+	}{
+		{"no mail server", "", false, func(*mailEnv, *tidings.Event, *tidings.User) {}, tidings.PushFailed,
+			"this server has no mail server now (--smtp-url)"},
+		{"member left", "", true, func(e *mailEnv, _ *tidings.Event, ada *tidings.User) {
+			e.must(e.store.DeleteUser(context.Background(), e.account.ID, ada.ID))
+		}, tidings.PushUnsent, "no longer a member"},
+		{"acknowledged", "urgent", true, func(e *mailEnv, ev *tidings.Event, _ *tidings.User) {
+			_, _, err := e.store.AcknowledgeEvent(context.Background(), e.account.ID, ev.ID, "bob@example.com", e.clk.Now())
+			e.must(err)
+		}, tidings.PushUnsent, "acknowledged before it went out"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			box := newMailbox(&tidings.MailError{Code: 451, Reply: "4.3.0 try again later"})
+			e := &mailEnv{pushEnv: newPushEnv(t), box: box, clk: &clock{}}
+			cfg := deliver.Config{Mailer: box, PublicURL: publicURL, Now: e.clk.Now, Backoff: func(int) time.Duration { return time.Hour }}
+			stop := e.env.start(cfg)
+			ada := e.member("ada@example.com", "email")
+			ev := e.publish(tidings.NewEvent{Event: "DB down", Notify: true, Priority: c.priority})
+			target := tidings.MailTarget(ada.ID)
+			rec := e.recordOf(ev.ID, target, func(r *tidings.PushRecord) bool { return r.Detail != "" })
+			if rec.Status != tidings.PushPending || rec.Detail != "451 4.3.0 try again later" {
+				t.Fatalf("the record of a mail waiting for its retry: %+v", rec)
+			}
+			stop()
+			c.meanwhile(e, ev, ada)
+			if !c.mailer {
+				cfg.Mailer = nil
+			}
+			e.env.run(cfg)
+			e.clk.Advance(2 * time.Hour) // the retry is due
+			rec = e.recordOf(ev.ID, target, func(r *tidings.PushRecord) bool { return r.Status != tidings.PushPending })
+			if rec.Status != c.status || rec.Detail != c.detail {
+				t.Fatalf("record %q %q, want %q %q", rec.Status, rec.Detail, c.status, c.detail)
+			}
+			if n := len(box.tries()); n != 1 {
+				t.Fatalf("%d attempts to send, want the first only", n)
+			}
+		})
 	}
 }

@@ -56,6 +56,12 @@ type Config struct {
 	// often instead of their project's RepeatUrgentEvery (at least a minute). serve
 	// takes it from TIDINGS_TEST_REPEAT_EVERY; never set it in production.
 	TestRepeatEvery time.Duration
+	// TestLease is a test hook: when set, a claimed job is this runner's for this long
+	// instead of two minutes, so that a kill -9 test of a real server process on
+	// PostgreSQL sees the jobs the dead one held sent again within seconds. serve takes
+	// it from TIDINGS_TEST_LEASE; never set it in production (a lease shorter than a
+	// send lets another runner send the same job at once).
+	TestLease time.Duration
 	// Mailer sends notification mail, summaries and digests (nil: members' email
 	// routes and digests are not served).
 	Mailer tidings.Mailer
@@ -66,6 +72,10 @@ type Config struct {
 // EnvTestRepeatEvery names the test hook that shortens escalation (Config.TestRepeatEvery):
 // a kill -9 test of a real server process sees repeats within seconds.
 const EnvTestRepeatEvery = "TIDINGS_TEST_REPEAT_EVERY"
+
+// EnvTestLease names the test hook that shortens the lease of claimed jobs
+// (Config.TestLease).
+const EnvTestLease = "TIDINGS_TEST_LEASE"
 
 // Runner sends the outbox's jobs.
 type Runner struct {
@@ -81,6 +91,7 @@ type Runner struct {
 	events     eventCache
 	keyMu      sync.Mutex // guards cfg.PressKey and cfg.MailKey while they are loaded
 	digesting  atomic.Bool
+	lease      time.Duration // lease, or Config.TestLease
 }
 
 // New returns a Runner; Run starts it.
@@ -106,7 +117,11 @@ func New(cfg Config) *Runner {
 	if cfg.Observe == nil {
 		cfg.Observe = func(string, string) {}
 	}
-	return &Runner{cfg: cfg, log: cfg.Logger, done: make(chan struct{}, 1), mailFlood: flood{every: mailCollapseEvery}, pools: []*pool{
+	leased := lease
+	if cfg.TestLease > 0 {
+		leased = cfg.TestLease
+	}
+	return &Runner{cfg: cfg, log: cfg.Logger, lease: leased, done: make(chan struct{}, 1), mailFlood: flood{every: mailCollapseEvery}, pools: []*pool{
 		{name: "events", kinds: []string{tidings.DeliverEvent, tidings.DeliverQuietSummary,
 			tidings.DeliverRepeat, tidings.DeliverAck, tidings.DeliverPress, tidings.DeliverEscalate}},
 		{name: "push", kinds: []string{tidings.DeliverPush, tidings.DeliverPushTest, tidings.DeliverPushAck}},
@@ -169,7 +184,7 @@ func (r *Runner) Run(ctx context.Context) error {
 			if free <= 0 {
 				continue
 			}
-			jobs, err := r.cfg.Store.ClaimDeliveries(ctx, r.cfg.Now(), lease, free, p.kinds...)
+			jobs, err := r.cfg.Store.ClaimDeliveries(ctx, r.cfg.Now(), r.lease, free, p.kinds...)
 			if err != nil && ctx.Err() == nil {
 				r.log.Warn("claiming deliveries", "pool", p.name, "err", err)
 			}

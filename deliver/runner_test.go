@@ -82,6 +82,12 @@ func (e *env) publish(ev tidings.NewEvent) *tidings.Event {
 // run starts a runner that may reach loopback receivers, with quick retries.
 func (e *env) run(cfg deliver.Config) {
 	e.t.Helper()
+	e.t.Cleanup(e.start(cfg))
+}
+
+// start is run, stopped when the test calls the function it returns (once).
+func (e *env) start(cfg deliver.Config) (stop func()) {
+	e.t.Helper()
 	if cfg.Store == nil {
 		cfg.Store = e.store
 	}
@@ -96,7 +102,7 @@ func (e *env) run(cfg deliver.Config) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { deliver.New(cfg).Run(ctx); close(done) }()
-	e.t.Cleanup(func() { cancel(); <-done })
+	return func() { cancel(); <-done }
 }
 
 // receiver records what it is sent and answers with the statuses given, then 200.

@@ -176,20 +176,30 @@ func (db *DB) SetNotifyPrefs(ctx context.Context, userID int64, p *tidings.Notif
 
 func recordPushes(ctx context.Context, x querier, records []*tidings.PushRecord) error {
 	for _, r := range records {
+		detail := tidings.RecordDetail(r.Detail)
 		if uid, ok := tidings.MailTargetUser(r.SubscriptionID); ok {
 			// A member's mail (tidings.MailTarget): the account is the user's.
-			if _, err := x.Exec(ctx, `INSERT INTO push_records (event_id, subscription_id, account_id, user_id, status, at)
-				SELECT $1, $2, account_id, id, $3, $4 FROM users WHERE id = $5
-				ON CONFLICT (event_id, subscription_id) DO UPDATE SET status = excluded.status, at = excluded.at`,
-				r.EventID, r.SubscriptionID, r.Status, ms(r.At), uid); err != nil {
+			tag, err := x.Exec(ctx, `INSERT INTO push_records (event_id, subscription_id, account_id, user_id, status, at, detail)
+				SELECT $1, $2, account_id, id, $3, $4, $5 FROM users WHERE id = $6
+				ON CONFLICT (event_id, subscription_id) DO UPDATE SET status = excluded.status, at = excluded.at, detail = excluded.detail`,
+				r.EventID, r.SubscriptionID, r.Status, ms(r.At), detail, uid)
+			if err != nil {
 				return err
+			}
+			if tag.RowsAffected() == 0 {
+				// The member is gone, so there is no account to take: the record the
+				// mail was queued with must still not say "being sent" forever.
+				if _, err := x.Exec(ctx, `UPDATE push_records SET status = $1, at = $2, detail = $3 WHERE event_id = $4 AND subscription_id = $5`,
+					r.Status, ms(r.At), detail, r.EventID, r.SubscriptionID); err != nil {
+					return err
+				}
 			}
 			continue
 		}
-		if _, err := x.Exec(ctx, `INSERT INTO push_records (event_id, subscription_id, account_id, user_id, status, at)
-			SELECT $1, $2, account_id, user_id, $3, $4 FROM push_subscriptions WHERE id = $2
-			ON CONFLICT (event_id, subscription_id) DO UPDATE SET status = excluded.status, at = excluded.at`,
-			r.EventID, r.SubscriptionID, r.Status, ms(r.At)); err != nil {
+		if _, err := x.Exec(ctx, `INSERT INTO push_records (event_id, subscription_id, account_id, user_id, status, at, detail)
+			SELECT $1, $2, account_id, user_id, $3, $4, $5 FROM push_subscriptions WHERE id = $2
+			ON CONFLICT (event_id, subscription_id) DO UPDATE SET status = excluded.status, at = excluded.at, detail = excluded.detail`,
+			r.EventID, r.SubscriptionID, r.Status, ms(r.At), detail); err != nil {
 			return err
 		}
 	}
@@ -206,10 +216,10 @@ func (db *DB) EventPushes(ctx context.Context, accountID int64, eventID string) 
 	return query(ctx, db.pool, func(r pgx.Row) (*tidings.PushRecord, error) {
 		rec := &tidings.PushRecord{}
 		var at int64
-		err := r.Scan(&rec.EventID, &rec.SubscriptionID, &rec.UserID, &rec.Status, &at)
+		err := r.Scan(&rec.EventID, &rec.SubscriptionID, &rec.UserID, &rec.Status, &at, &rec.Detail)
 		rec.At = fromMS(at)
 		return rec, err
-	}, `SELECT event_id, subscription_id, user_id, status, at FROM push_records
+	}, `SELECT event_id, subscription_id, user_id, status, at, detail FROM push_records
 		WHERE account_id = $1 AND event_id = $2 ORDER BY at`, accountID, eventID)
 }
 
@@ -219,6 +229,33 @@ func (db *DB) CountPushes(ctx context.Context, userID int64, status string, sinc
 	err := db.row(ctx, `SELECT count(DISTINCT event_id) FROM push_records WHERE user_id = $1 AND status = $2 AND at >= $3`,
 		userID, status, ms(since)).Scan(&n)
 	return n, err
+}
+
+// RecordedEvents returns the events of the user's records of one target with a
+// status since a time, oldest first, at most limit, and how many in all.
+func (db *DB) RecordedEvents(ctx context.Context, userID int64, target, status string, since time.Time, limit int) ([]string, int, error) {
+	type row struct {
+		id    string
+		total int
+	}
+	rows, err := query(ctx, db.pool, func(r pgx.Row) (row, error) {
+		var x row
+		return x, r.Scan(&x.id, &x.total)
+	}, `SELECT event_id, count(*) OVER () FROM push_records
+		WHERE user_id = $1 AND status = $2 AND at >= $3 AND subscription_id = $4 ORDER BY at, event_id LIMIT $5`,
+		userID, status, ms(since), target, max(limit, 1))
+	if err != nil {
+		return nil, 0, err
+	}
+	var ids []string
+	total := 0
+	for _, x := range rows {
+		total = x.total
+		if len(ids) < limit {
+			ids = append(ids, x.id)
+		}
+	}
+	return ids, total, nil
 }
 
 // Setting returns a server setting.

@@ -182,23 +182,36 @@ func (db *DB) SetNotifyPrefs(ctx context.Context, userID int64, p *tidings.Notif
 	return err
 }
 
-const sqlRecordPush = `INSERT INTO push_records (event_id, subscription_id, account_id, user_id, status, at)
-	SELECT ?, ?, account_id, user_id, ?, ? FROM push_subscriptions WHERE id = ?
-	ON CONFLICT (event_id, subscription_id) DO UPDATE SET status = excluded.status, at = excluded.at`
+const sqlRecordPush = `INSERT INTO push_records (event_id, subscription_id, account_id, user_id, status, at, detail)
+	SELECT ?, ?, account_id, user_id, ?, ?, ? FROM push_subscriptions WHERE id = ?
+	ON CONFLICT (event_id, subscription_id) DO UPDATE SET status = excluded.status, at = excluded.at, detail = excluded.detail`
 
 // sqlRecordMail keeps what became of an event's mail to a member (tidings.MailTarget).
-const sqlRecordMail = `INSERT INTO push_records (event_id, subscription_id, account_id, user_id, status, at)
-	SELECT ?, ?, account_id, id, ?, ? FROM users WHERE id = ?
-	ON CONFLICT (event_id, subscription_id) DO UPDATE SET status = excluded.status, at = excluded.at`
+const sqlRecordMail = `INSERT INTO push_records (event_id, subscription_id, account_id, user_id, status, at, detail)
+	SELECT ?, ?, account_id, id, ?, ?, ? FROM users WHERE id = ?
+	ON CONFLICT (event_id, subscription_id) DO UPDATE SET status = excluded.status, at = excluded.at, detail = excluded.detail`
+
+// sqlUpdateRecord settles the record of a mail whose member is gone: sqlRecordMail
+// finds no user to take the account from, and the record the mail was queued with
+// must not say "being sent" forever.
+const sqlUpdateRecord = `UPDATE push_records SET status = ?, at = ?, detail = ? WHERE event_id = ? AND subscription_id = ?`
 
 func recordPushes(ctx context.Context, x execer, records []*tidings.PushRecord) error {
 	for _, r := range records {
+		detail := tidings.RecordDetail(r.Detail)
+		uid, mail := tidings.MailTargetUser(r.SubscriptionID)
 		q, target := sqlRecordPush, any(r.SubscriptionID)
-		if uid, ok := tidings.MailTargetUser(r.SubscriptionID); ok {
+		if mail {
 			q, target = sqlRecordMail, uid
 		}
-		if _, err := x.ExecContext(ctx, q, r.EventID, r.SubscriptionID, r.Status, ms(r.At), target); err != nil {
+		res, err := x.ExecContext(ctx, q, r.EventID, r.SubscriptionID, r.Status, ms(r.At), detail, target)
+		if err != nil {
 			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 && mail {
+			if _, err := x.ExecContext(ctx, sqlUpdateRecord, r.Status, ms(r.At), detail, r.EventID, r.SubscriptionID); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -211,7 +224,7 @@ func (db *DB) RecordPushes(ctx context.Context, records []*tidings.PushRecord) e
 
 // EventPushes returns what became of one event.
 func (db *DB) EventPushes(ctx context.Context, accountID int64, eventID string) ([]*tidings.PushRecord, error) {
-	rows, err := db.read.QueryContext(ctx, `SELECT event_id, subscription_id, user_id, status, at FROM push_records
+	rows, err := db.read.QueryContext(ctx, `SELECT event_id, subscription_id, user_id, status, at, detail FROM push_records
 		WHERE account_id = ? AND event_id = ? ORDER BY at`, accountID, eventID)
 	if err != nil {
 		return nil, err
@@ -221,7 +234,7 @@ func (db *DB) EventPushes(ctx context.Context, accountID int64, eventID string) 
 	for rows.Next() {
 		r := &tidings.PushRecord{}
 		var at int64
-		if err := rows.Scan(&r.EventID, &r.SubscriptionID, &r.UserID, &r.Status, &at); err != nil {
+		if err := rows.Scan(&r.EventID, &r.SubscriptionID, &r.UserID, &r.Status, &at, &r.Detail); err != nil {
 			return nil, err
 		}
 		r.At = fromMS(at)
@@ -236,6 +249,30 @@ func (db *DB) CountPushes(ctx context.Context, userID int64, status string, sinc
 	err := db.read.QueryRowContext(ctx, `SELECT count(DISTINCT event_id) FROM push_records WHERE user_id = ? AND status = ? AND at >= ?`,
 		userID, status, ms(since)).Scan(&n)
 	return n, err
+}
+
+// RecordedEvents returns the events of the user's records of one target with a
+// status since a time, oldest first, at most limit, and how many in all.
+func (db *DB) RecordedEvents(ctx context.Context, userID int64, target, status string, since time.Time, limit int) ([]string, int, error) {
+	rows, err := db.read.QueryContext(ctx, `SELECT event_id, count(*) OVER () FROM push_records
+		WHERE user_id = ? AND status = ? AND at >= ? AND subscription_id = ? ORDER BY at, event_id LIMIT ?`,
+		userID, status, ms(since), target, max(limit, 1))
+	if err != nil {
+		return nil, 0, err
+	}
+	defer rows.Close()
+	var ids []string
+	total := 0
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id, &total); err != nil {
+			return nil, 0, err
+		}
+		if len(ids) < limit {
+			ids = append(ids, id)
+		}
+	}
+	return ids, total, rows.Err()
 }
 
 // Setting returns a server setting.

@@ -3,6 +3,7 @@ package storetest
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -105,6 +106,58 @@ func testPush(t *testing.T, open Opener) {
 	must(t, f.s.DeletePushSubscription(ctx, 0, laptop.ID))
 	_, err = f.s.FindPushSubscription(ctx, laptop.ID)
 	wantCode(t, err, tidings.ENotFound)
+
+	// A mail's record keeps its detail (the server's reply), bounded to one line; a
+	// later status without one clears it. A member who is gone still has the record
+	// the mail was queued with settled.
+	mail := tidings.MailTarget(bob.ID)
+	long := "451 4.3.0\r\ntry again " + strings.Repeat("later ", 100)
+	must(t, f.s.RecordPushes(ctx, []*tidings.PushRecord{{EventID: "e3", SubscriptionID: mail, UserID: bob.ID, Status: tidings.PushPending, At: epoch, Detail: long}}))
+	records, err = f.s.EventPushes(ctx, f.account.ID, "e3")
+	must(t, err)
+	if len(records) != 1 || records[0].Detail != tidings.RecordDetail(long) || len([]rune(records[0].Detail)) != tidings.MaxRecordDetail ||
+		!strings.HasPrefix(records[0].Detail, "451 4.3.0 try again later") || records[0].UserID != bob.ID {
+		t.Fatalf("the mail's record %+v", records)
+	}
+	must(t, f.s.RecordPushes(ctx, []*tidings.PushRecord{{EventID: "e3", SubscriptionID: mail, UserID: bob.ID, Status: tidings.PushSent, At: epoch.Add(time.Second)}}))
+	if records, _ = f.s.EventPushes(ctx, f.account.ID, "e3"); len(records) != 1 || records[0].Status != tidings.PushSent || records[0].Detail != "" {
+		t.Fatalf("the mail's record once sent %+v", records[0])
+	}
+	must(t, f.s.RecordPushes(ctx, []*tidings.PushRecord{{EventID: "e4", SubscriptionID: mail, UserID: bob.ID, Status: tidings.PushPending, At: epoch}}))
+	must(t, f.s.DeleteUser(ctx, f.account.ID, bob.ID))
+	must(t, f.s.RecordPushes(ctx, []*tidings.PushRecord{{EventID: "e4", SubscriptionID: mail, UserID: bob.ID, Status: tidings.PushUnsent,
+		At: epoch.Add(time.Second), Detail: "no longer a member"}}))
+	if records, _ = f.s.EventPushes(ctx, f.account.ID, "e4"); len(records) != 1 || records[0].Status != tidings.PushUnsent ||
+		records[0].Detail != "no longer a member" {
+		t.Fatalf("the record of a mail to a member who left %+v", records)
+	}
+	must(t, f.s.RecordPushes(ctx, []*tidings.PushRecord{{EventID: "e5", SubscriptionID: mail, UserID: bob.ID, Status: tidings.PushUnsent, At: epoch}}))
+	if records, _ = f.s.EventPushes(ctx, f.account.ID, "e5"); len(records) != 0 {
+		t.Fatalf("a record for a member who is gone was made: %+v", records)
+	}
+
+	// The events of a target's records of a status: oldest first, bounded, with the
+	// total; another target's and older ones are left out.
+	adaMail := tidings.MailTarget(ada.ID)
+	var quiet []*tidings.PushRecord
+	for i := range 5 {
+		quiet = append(quiet, &tidings.PushRecord{EventID: fmt.Sprintf("q%d", i), SubscriptionID: adaMail, UserID: ada.ID,
+			Status: tidings.PushQuiet, At: epoch.Add(time.Duration(10-i) * time.Minute)})
+	}
+	quiet = append(quiet, &tidings.PushRecord{EventID: "old", SubscriptionID: adaMail, UserID: ada.ID, Status: tidings.PushQuiet, At: epoch.Add(-time.Hour)},
+		&tidings.PushRecord{EventID: "q9", SubscriptionID: adaMail, UserID: ada.ID, Status: tidings.PushSent, At: epoch.Add(time.Minute)})
+	must(t, f.s.RecordPushes(ctx, quiet))
+	ids, total, err := f.s.RecordedEvents(ctx, ada.ID, adaMail, tidings.PushQuiet, epoch, 3)
+	must(t, err)
+	if total != 5 || strings.Join(ids, " ") != "q4 q3 q2" {
+		t.Fatalf("RecordedEvents = %q of %d, want q4 q3 q2 of 5", ids, total)
+	}
+	if ids, total, err = f.s.RecordedEvents(ctx, ada.ID, phone.ID, tidings.PushQuiet, epoch, 3); err != nil || total != 1 || len(ids) != 1 || ids[0] != "e2" {
+		t.Fatalf("the phone's quiet events %q of %d, %v", ids, total, err)
+	}
+	if ids, total, err = f.s.RecordedEvents(ctx, ada.ID, adaMail, tidings.PushQuiet, epoch.Add(time.Hour), 3); err != nil || total != 0 || len(ids) != 0 {
+		t.Fatalf("none since: %q of %d, %v", ids, total, err)
+	}
 
 	// Settings are set once: two servers starting together agree.
 	_, err = f.s.Setting(ctx, "vapid")

@@ -134,6 +134,25 @@ func (s *Server) saveRoutes(w http.ResponseWriter, r *http.Request) error {
 	if digest != tidings.DigestOff && mailOff && !keepDigest {
 		return fail(noMailReason)
 	}
+	// The member's time zone, the digest's (and quiet hours'): the field the page's
+	// script fills with the browser's zone when none is saved. A form without it
+	// keeps the saved one.
+	prefs, err := s.store.NotifyPrefs(ctx, user)
+	if err != nil {
+		return err
+	}
+	zone := prefs.TimeZone
+	if r.PostForm.Has("time_zone") {
+		zone = strings.TrimSpace(r.PostFormValue("time_zone"))
+		if zone != prefs.TimeZone {
+			var pr tidings.Problems
+			changed := *prefs
+			changed.TimeZone = zone
+			if changed.Check(&pr); pr.Has("time_zone") {
+				return fail("your time zone is not one this server knows: write one like Europe/Berlin, or leave it empty for UTC.")
+			}
+		}
+	}
 
 	if _, err := s.store.FindProject(ctx, account, project); err != nil {
 		return s.routesError(w, r, err, project)
@@ -191,8 +210,24 @@ func (s *Server) saveRoutes(w http.ResponseWriter, r *http.Request) error {
 			return s.routesError(w, r, err, project)
 		}
 	}
-	return s.notice(w, r, "/settings/notifications#routes-"+project, "How you’re notified of "+project+": "+routesWords(by)+
-		"; digest "+digest+".")
+	msg := "How you’re notified of " + project + ": " + routesWords(by) + "; digest " + digest + "."
+	if zone != prefs.TimeZone {
+		// Saved last: what the form refused saved nothing.
+		prefs.TimeZone = zone
+		if err := s.store.SetNotifyPrefs(ctx, user, prefs); err != nil {
+			return err
+		}
+		msg += " Your time zone: " + zoneName(zone) + "."
+	}
+	return s.notice(w, r, "/settings/notifications#routes-"+project, msg)
+}
+
+// zoneName is a member's time zone for people: "" is UTC.
+func zoneName(zone string) string {
+	if zone == "" {
+		return "UTC"
+	}
+	return zone
 }
 
 // noMailReason says why email cannot be chosen.

@@ -184,3 +184,57 @@ func TestEscalateAfter(t *testing.T) {
 	}
 	ada.post("/settings/projects/nope/escalate-after", "minutes", "5").want(t, 404)
 }
+
+// TestMemberRoutesTimeZone: each project's form shows the member's time zone beside
+// the digest (UTC until one is saved) in a field the page's script fills with the
+// browser's; saving the form saves it, keeping the member's other choices; a zone the
+// server does not know saves nothing of the form; a form without the field keeps it.
+func TestMemberRoutesTimeZone(t *testing.T) {
+	t.Parallel()
+	e := newEnvWith(t, web.Config{Mailer: &mailbox{}, PublicURL: publicURL})
+	e.owner()
+	bob, bobUser := e.member(e.account("acme"), "bob@example.com")
+	ctx := context.Background()
+	if err := e.store.SetNotifyPrefs(ctx, bobUser.ID, &tidings.NotifyPrefs{Muted: []string{"my-saas/payments"}, QuietStart: 22 * 60, QuietEnd: 7 * 60}); err != nil {
+		t.Fatal(err)
+	}
+	zone := func() *tidings.NotifyPrefs {
+		t.Helper()
+		p, err := e.store.NotifyPrefs(ctx, bobUser.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	bob.get("/settings/notifications").want(t, 200, "which is UTC until you save one.",
+		`<input id="zone-my-saas" name="time_zone" value="" placeholder="UTC"`, "data-default-zone")
+
+	bob.post("/settings/notifications/routes", "project", "my-saas", "by", "email", "digest", "daily", "time_zone", " Europe/Berlin ").
+		redirects(t, "/settings/notifications#routes-my-saas")
+	if p := zone(); p.TimeZone != "Europe/Berlin" || !p.Mutes("my-saas", "payments") || p.QuietStart != 22*60 || p.QuietEnd != 7*60 {
+		t.Fatalf("bob's prefs after saving the form: %+v", p)
+	}
+	bob.get("/settings/notifications").want(t, 200, "How you’re notified of my-saas: email; digest daily. Your time zone: Europe/Berlin.",
+		"(weekly: on Mondays): Europe/Berlin.", `<input id="zone-my-saas" name="time_zone" value="Europe/Berlin"`)
+
+	p := bob.post("/settings/notifications/routes", "project", "my-saas", "by", "push", "digest", "weekly", "time_zone", "Mars/Olympus_Mons")
+	p.want(t, 400, `class="error" role="alert"`)
+	if !strings.Contains(html.UnescapeString(p.body), "your time zone is not one this server knows: write one like Europe/Berlin, or leave it empty for UTC") {
+		t.Fatalf("the error: %s", excerpt(p.body))
+	}
+	if got, d := routesOf(t, e, bobUser.ID), digestOf(t, e, bobUser.ID); got[""] != "email" || d != tidings.DigestDaily || zone().TimeZone != "Europe/Berlin" {
+		t.Fatalf("a refused zone saved %v, digest %q, zone %q", got, d, zone().TimeZone)
+	}
+
+	// Without the field (a form from before it), the zone stays; emptied, it is UTC.
+	bob.post("/settings/notifications/routes", "project", "my-saas", "by", "email", "digest", "weekly").redirects(t, "/settings/notifications#routes-my-saas")
+	if z := zone().TimeZone; z != "Europe/Berlin" {
+		t.Fatalf("a form without the field changed the zone to %q", z)
+	}
+	bob.post("/settings/notifications/routes", "project", "my-saas", "by", "email", "digest", "weekly", "time_zone", "").
+		redirects(t, "/settings/notifications#routes-my-saas")
+	if z := zone().TimeZone; z != "" {
+		t.Fatalf("an emptied field left the zone %q", z)
+	}
+	bob.get("/settings/notifications").want(t, 200, "Your time zone: UTC.")
+}

@@ -17,6 +17,7 @@ import (
 
 type unsubscribeData struct {
 	Project, Email string
+	All            bool   // every project's email (tidings.UnsubscribeAll: the quiet-hours summary's link)
 	Action         string // the form's URL: the link itself
 	Done           bool
 }
@@ -27,7 +28,7 @@ func (s *Server) unsubscriber(r *http.Request) (*tidings.User, string, error) {
 	q := r.URL.Query()
 	id, err := strconv.ParseInt(q.Get("u"), 10, 64)
 	project := q.Get("p")
-	if err != nil || id <= 0 || !tidings.ValidName(project) {
+	if err != nil || id <= 0 || !tidings.ValidName(project) && project != tidings.UnsubscribeAll {
 		return nil, "", errNotFound
 	}
 	key, err := s.mailKey(r.Context())
@@ -83,12 +84,17 @@ func (s *Server) unsubscribePage(w http.ResponseWriter, r *http.Request) error {
 	}
 	// The link as it was mailed (tidings.UnsubscribeURL), whatever the order it came in.
 	action := "/unsubscribe?u=" + strconv.FormatInt(u.ID, 10) + "&p=" + url.QueryEscape(project) + "&t=" + url.QueryEscape(r.URL.Query().Get("t"))
-	return s.render(w, r, "unsubscribe", &view{Title: "Stop email about " + project,
-		Data: unsubscribeData{Project: project, Email: u.Email, Action: action}})
+	title := "Stop email about " + project
+	if project == tidings.UnsubscribeAll {
+		title = "Stop all email from Tidings"
+	}
+	return s.render(w, r, "unsubscribe", &view{Title: title,
+		Data: unsubscribeData{Project: project, Email: u.Email, All: project == tidings.UnsubscribeAll, Action: action}})
 }
 
 // unsubscribeMail switches email off in the member's routes of the project and of
-// each of its channels (push stays as it was), and ends the project's digest.
+// each of its channels (push stays as it was), and ends the project's digest; the
+// link of every project (tidings.UnsubscribeAll) does so for each project.
 func (s *Server) unsubscribeMail(w http.ResponseWriter, r *http.Request) error {
 	u, project, err := s.unsubscriber(r)
 	if err != nil {
@@ -99,21 +105,34 @@ func (s *Server) unsubscribeMail(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	all := project == tidings.UnsubscribeAll
 	for _, m := range saved {
-		if m.UserID != u.ID || m.Project != project || !m.Routes.Email {
+		if m.UserID != u.ID || m.Project != project && !all || !m.Routes.Email {
 			continue
 		}
 		rs := tidings.Routes{Push: m.Routes.Push}
-		if err := s.store.SetRoutes(ctx, u.AccountID, u.ID, project, m.Channel, &rs); err != nil && !gone(err) {
+		if err := s.store.SetRoutes(ctx, u.AccountID, u.ID, m.Project, m.Channel, &rs); err != nil && !gone(err) {
 			return err
 		}
 	}
-	if err := s.store.SetDigest(ctx, u.AccountID, u.ID, project, tidings.DigestOff); err != nil && !gone(err) {
-		return err
+	digests := map[string]string{project: tidings.DigestDaily}
+	if all {
+		if digests, err = s.store.MemberDigests(ctx, u.AccountID, u.ID); err != nil {
+			return err
+		}
+	}
+	for p := range digests {
+		if err := s.store.SetDigest(ctx, u.AccountID, u.ID, p, tidings.DigestOff); err != nil && !gone(err) {
+			return err
+		}
 	}
 	s.log.Info("unsubscribed from email", "user", u.ID, "project", project)
-	return s.render(w, r, "unsubscribe", &view{Title: "No more email about " + project,
-		Data: unsubscribeData{Project: project, Email: u.Email, Done: true}})
+	title := "No more email about " + project
+	if all {
+		title = "No more email from Tidings"
+	}
+	return s.render(w, r, "unsubscribe", &view{Title: title,
+		Data: unsubscribeData{Project: project, Email: u.Email, All: all, Done: true}})
 }
 
 // gone reports an error saying the project or channel was deleted meanwhile: its

@@ -90,3 +90,60 @@ func TestUnsubscribe(t *testing.T) {
 	c.request("POST", "/forgot", "application/x-www-form-urlencoded", strings.NewReader("email=bob%40example.com"),
 		"Origin", "https://mail.example.net", "Sec-Fetch-Site", "cross-site").want(t, 403)
 }
+
+// TestUnsubscribeAll: the link of the quiet-hours summary (tidings.UnsubscribeAll)
+// asks "Stop all email from Tidings?" and, one-click, switches email off in the
+// member's routes of every project and ends every digest; push stays, and another
+// member's choices are untouched.
+func TestUnsubscribeAll(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, false)
+	e.owner()
+	acme := e.account("acme")
+	ctx := context.Background()
+	_, bob := e.member(acme, "bob@example.com")
+	_, carol := e.member(acme, "carol@example.com")
+	if _, err := e.store.CreateProject(ctx, acme.ID, "blog"); err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range []*tidings.User{bob, carol} {
+		for project, by := range map[string]tidings.Routes{"my-saas": {Push: true, Email: true}, "blog": {Email: true}} {
+			if err := e.store.SetRoutes(ctx, acme.ID, u.ID, project, "", &by); err != nil {
+				t.Fatal(err)
+			}
+			if err := e.store.SetDigest(ctx, acme.ID, u.ID, project, tidings.DigestWeekly); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	key, err := tidings.MailKey(ctx, e.store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	link := strings.TrimPrefix(tidings.UnsubscribeURL(publicURL, key, bob.ID, tidings.UnsubscribeAll), publicURL)
+	c := e.client()
+	c.get(link).want(t, 200, "Stop all email from Tidings?", "bob@example.com", ">Stop all email</button>")
+	// A project's link does not stand for every project, nor the other way round.
+	mine := strings.TrimPrefix(tidings.UnsubscribeURL(publicURL, key, bob.ID, "my-saas"), publicURL)
+	c.get(strings.Replace(mine, "p=my-saas", "p=%2A", 1)).want(t, 404)
+
+	c.request("POST", link, "application/x-www-form-urlencoded", strings.NewReader("List-Unsubscribe=One-Click"),
+		"Origin", "https://mail.example.net", "Sec-Fetch-Site", "cross-site").want(t, 200, "You will no longer get email from Tidings")
+	routes, err := e.store.AccountRoutes(ctx, acme.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, r := range routes {
+		got[strconv.FormatInt(r.UserID, 10)+" "+r.Project] = r.Routes.String()
+	}
+	b, c2 := strconv.FormatInt(bob.ID, 10), strconv.FormatInt(carol.ID, 10)
+	if got[b+" my-saas"] != "push" || got[b+" blog"] != "none" || got[c2+" my-saas"] != "push,email" || got[c2+" blog"] != "email" {
+		t.Fatalf("routes after bob unsubscribed from all: %v", got)
+	}
+	for u, want := range map[int64]int{bob.ID: 0, carol.ID: 2} {
+		if ds, err := e.store.MemberDigests(ctx, acme.ID, u); err != nil || len(ds) != want {
+			t.Fatalf("digests of %d: %v, %v; want %d", u, ds, err, want)
+		}
+	}
+}

@@ -45,7 +45,10 @@ func (s *Server) whoNotified(r *http.Request, ev *tidings.Event, records []*tidi
 	for _, d := range subs {
 		devices[d.UserID]++
 	}
-	type tally struct{ push, mail map[string]int }
+	type tally struct {
+		push, mail map[string]int
+		detail     string // the mail record's: the server's reply, or why it was not sent
+	}
 	byUser := map[int64]*tally{}
 	for _, rec := range records {
 		uid, isMail := tidings.MailTargetUser(rec.SubscriptionID)
@@ -59,6 +62,7 @@ func (s *Server) whoNotified(r *http.Request, ev *tidings.Event, records []*tidi
 		}
 		if isMail {
 			t.mail[rec.Status]++
+			t.detail = rec.Detail
 		} else {
 			t.push[rec.Status]++
 		}
@@ -67,7 +71,7 @@ func (s *Server) whoNotified(r *http.Request, ev *tidings.Event, records []*tidi
 	for _, u := range us {
 		line := memberLine{Email: u.Email}
 		if t := byUser[u.ID]; t != nil {
-			line.Text = recordsText(t.push, t.mail)
+			line.Text = recordsText(t.push, t.mail, t.detail)
 		} else {
 			line.Text = s.unrecordedText(tidings.RoutesFor(saved, u.ID, ev.Project, ev.Channel), devices[u.ID])
 		}
@@ -76,8 +80,9 @@ func (s *Server) whoNotified(r *http.Request, ev *tidings.Event, records []*tidi
 	return out, nil
 }
 
-// recordsText says what became of a member's devices and mail.
-func recordsText(push, mail map[string]int) string {
+// recordsText says what became of a member's devices and mail; detail is the mail
+// record's (tidings.PushRecord.Detail).
+func recordsText(push, mail map[string]int, detail string) string {
 	statuses := map[string]bool{}
 	for st := range push {
 		statuses[st] = true
@@ -103,12 +108,16 @@ func recordsText(push, mail map[string]int) string {
 			parts = append(parts, strings.Replace(st.words, "%d", devices(n), 1))
 		}
 	}
-	for _, st := range []struct{ status, words string }{
-		{tidings.PushSent, "email sent"}, {tidings.PushPending, "email being sent"}, {tidings.PushFailed, "email failed"},
-		{tidings.PushMuted, "email muted"}, {tidings.PushQuiet, "email in the quiet-hours summary"},
-		{tidings.PushCollapsed, "email collapsed (flood limit)"}, {tidings.PushNotRecipient, "email: not a recipient"},
+	for _, st := range []struct{ status, words, detail string }{
+		{tidings.PushSent, "email sent", ""}, {tidings.PushPending, "email being sent", ", retrying after: "},
+		{tidings.PushFailed, "email failed", ": "}, {tidings.PushUnsent, "email not sent", ": "},
+		{tidings.PushMuted, "email muted", ""}, {tidings.PushQuiet, "email in the quiet-hours summary", ""},
+		{tidings.PushCollapsed, "email collapsed (flood limit)", ""}, {tidings.PushNotRecipient, "email: not a recipient", ""},
 	} {
 		if mail[st.status] > 0 {
+			if st.detail != "" && detail != "" {
+				st.words += st.detail + detail
+			}
 			parts = append(parts, st.words)
 		}
 	}

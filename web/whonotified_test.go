@@ -46,10 +46,12 @@ func TestEventWhoWasNotified(t *testing.T) {
 	record(device("dan", "1"), tidings.PushQuiet)
 	record(device("gus", "1"), tidings.PushSent)
 	record(device("gus", "2"), tidings.PushFailed)
-	// Ada's mail was sent, fay's is on its way (a member's mail is recorded under
+	// Ada's mail was sent, fay's is on its way after the mail server's temporary
+	// refusal, whose reply the page shows (a member's mail is recorded under
 	// tidings.MailTarget).
 	records = append(records, &tidings.PushRecord{EventID: ev.ID, SubscriptionID: tidings.MailTarget(users["ada"].ID), UserID: users["ada"].ID, Status: tidings.PushSent, At: time.Now()},
-		&tidings.PushRecord{EventID: ev.ID, SubscriptionID: tidings.MailTarget(users["fay"].ID), UserID: users["fay"].ID, Status: tidings.PushPending, At: time.Now()})
+		&tidings.PushRecord{EventID: ev.ID, SubscriptionID: tidings.MailTarget(users["fay"].ID), UserID: users["fay"].ID, Status: tidings.PushPending, At: time.Now(),
+			Detail: "451 4.3.0 <greylisted> try again later"})
 	if err := e.store.RecordPushes(ctx, records); err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +66,7 @@ func TestEventWhoWasNotified(t *testing.T) {
 		"carol@example.com — <span class=\"why\">muted</span>",
 		"dan@example.com — <span class=\"why\">quiet hours (in the summary)</span>",
 		"eve@example.com — <span class=\"why\">chose no notifications for this project</span>",
-		"fay@example.com — <span class=\"why\">email being sent</span>",
+		"fay@example.com — <span class=\"why\">email being sent, retrying after: 451 4.3.0 &lt;greylisted&gt; try again later</span>",
 		"hal@example.com — <span class=\"why\">no device with notifications on</span>",
 		"Pushed to 3 devices; 1 muted; 1 in quiet hours; 1 failed; 1 not a recipient; mailed to 1 member.",
 		"gus@example.com — <span class=\"why\">push to 1 device, push to 1 device failed</span>",

@@ -193,7 +193,7 @@ func userNotifyFlags(fs *flag.FlagSet, c *cli) {
 	fs.StringVar(&c.channel, "channel", "", "one channel of the project, when it differs from the project")
 	fs.Var(givenString{&c.by, &c.bySet}, "by",
 		"`routes`: push, email, push,email or none (a member who chose nothing gets push); for a channel also project (follow the project's choice again)")
-	fs.Var(givenString{&c.digest, &c.digestSet}, "digest", "the project's digest by email: off, daily or weekly (`every`)")
+	fs.Var(givenString{&c.digest, &c.digestSet}, "digest", "the project's digest by email: `off|daily|weekly`")
 }
 
 // followProject is --by's value that makes a channel follow its project's routes again.

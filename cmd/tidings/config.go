@@ -56,7 +56,9 @@ type Config struct {
 	// SMTPRootCAs verifies the mail server's certificate (nil: the system's roots).
 	// Not a flag: tests trust their own server with it.
 	SMTPRootCAs *x509.CertPool
-	envErrs     []error // TIDINGS_* values that could not be read; serve refuses to start
+	// envErrs are TIDINGS_* values and bool flags that could not be read; the commands
+	// that take them refuse to start, in one line.
+	envErrs []error
 }
 
 // DefaultConfig is the configuration of a fresh install.
@@ -163,8 +165,36 @@ func (c *Config) boolFlag(fs *flag.FlagSet, p *bool, name, envName, usage string
 	default:
 		c.envErrs = append(c.envErrs, fmt.Errorf("TIDINGS_%s=%q: use true or false", envName, v))
 	}
-	fs.BoolVar(p, name, *p, usage+" (TIDINGS_"+envName+"=true)")
+	fs.Var(switchFlag{p: p, name: name, errs: &c.envErrs}, name, usage+" (TIDINGS_"+envName+"=true)")
 }
+
+// switchFlag is a bool flag whose bad value (--smtp-insecure=maybe) is kept with the
+// configuration's errors, which the command reports in one line before it starts,
+// rather than failing the parse, which prints the whole usage after the error.
+type switchFlag struct {
+	p    *bool
+	name string
+	errs *[]error
+}
+
+func (f switchFlag) String() string {
+	if f.p == nil {
+		return "false"
+	}
+	return strconv.FormatBool(*f.p)
+}
+
+func (f switchFlag) Set(s string) error {
+	b, err := strconv.ParseBool(s)
+	if err != nil {
+		*f.errs = append(*f.errs, fmt.Errorf("--%s must be true or false, not %q", f.name, s))
+		return nil
+	}
+	*f.p = b
+	return nil
+}
+
+func (f switchFlag) IsBoolFlag() bool { return true }
 
 func (c *Config) floatFlag(fs *flag.FlagSet, p *float64, name, envName, usage string) {
 	if v, ok := env(envName); ok {

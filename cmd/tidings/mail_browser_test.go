@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 
@@ -39,10 +40,11 @@ func mailBrowser(t *testing.T, mod func(*Config)) (*Main, *browser) {
 	return m, b
 }
 
-// TestMailPagesInChromium: the pages of members' routes, digests, the escalation order,
-// who was notified, forgot password and unsubscribe, in light, dark and at phone width:
-// readable contrast, labelled fields, no axe-core violation, no sideways scroll; kept
-// as screenshots (mail-*.png). The server mails through a real SMTP server: the reset
+// TestMailPagesInChromium: the pages of members' routes, digests (and the time zone the
+// browser fills in), the escalation order, who was notified, forgot password and
+// unsubscribe (of a project, and of all), in light, dark and at phone width: readable
+// contrast, labelled fields, no axe-core violation, no sideways scroll; kept as
+// screenshots (mail-*.png). The server mails through a real SMTP server: the reset
 // link asked for in the browser arrives and opens the page that sets a password.
 func TestMailPagesInChromium(t *testing.T) {
 	srv := smtptest.Start(t, smtptest.Options{})
@@ -138,6 +140,7 @@ func TestMailPagesInChromium(t *testing.T) {
 		t.Fatal(err)
 	}
 	unsubscribe := strings.TrimPrefix(tidings.UnsubscribeURL("https://tidings.example.com", key, ada.ID, "my-saas"), "https://tidings.example.com")
+	unsubscribeAll := strings.TrimPrefix(tidings.UnsubscribeURL("https://tidings.example.com", key, ada.ID, tidings.UnsubscribeAll), "https://tidings.example.com")
 
 	signedIn := []struct{ path, name, ready string }{
 		{"/settings/notifications", "settings-notifications", `document.querySelector("#routes-my-saas")`},
@@ -148,6 +151,7 @@ func TestMailPagesInChromium(t *testing.T) {
 	signedOut := []struct{ path, name, ready string }{
 		{"/forgot", "forgot", `document.querySelector("h1")`},
 		{unsubscribe, "unsubscribe", `document.querySelector("form[action^='/unsubscribe']")`},
+		{unsubscribeAll, "unsubscribe-all", `document.querySelector("form[action^='/unsubscribe']")`},
 	}
 	check := func(path, name, ready string) {
 		t.Helper()
@@ -176,9 +180,22 @@ func TestMailPagesInChromium(t *testing.T) {
 		b.colorScheme("light")
 		b.do(chromedp.EmulateViewport(1280, 900))
 	}
+	// The browser is in Tokyo: the page fills the time zone fields with its zone.
+	if _, err := chromedp.Call(b.ctx, emulation.SetTimezoneOverride, emulation.SetTimezoneOverrideParams{TimezoneID: "Asia/Tokyo"}); err != nil {
+		t.Fatal(err)
+	}
 	for _, p := range signedIn {
 		check(p.path, p.name, p.ready)
 	}
+	// Saving a project's form saves that zone, the digest's.
+	b.do(chromedp.Navigate(m.URL() + "/settings/notifications"))
+	b.mustUntil(`document.querySelector("#zone-my-saas").value === "Asia/Tokyo"`)
+	b.click(`document.querySelector("#routes-my-saas button[type=submit]").click()`)
+	b.mustUntil(`document.querySelector(".notice-ok") && document.querySelector(".notice-ok").textContent.includes("Your time zone: Asia/Tokyo.")`)
+	if p, err := m.store.NotifyPrefs(ctx, ada.ID); err != nil || p.TimeZone != "Asia/Tokyo" {
+		t.Fatalf("ada's time zone after saving the form: %+v, %v", p, err)
+	}
+	b.screenshot("mail-settings-notifications-zone-saved")
 	b.do(chromedp.Navigate(m.URL() + "/p/my-saas/events/" + ev.ID))
 	who := b.text(".notified")
 	for _, line := range []string{"ada@example.com — push to 2 devices, email sent", "bob@example.com — not a recipient", "carol@example.com — muted",

@@ -97,6 +97,8 @@ func TestMailTestCommandBadInput(t *testing.T) {
 		{"no from", []string{"a@example.com", "--smtp-url", srv.URL()}, "--mail-from is missing"},
 		{"bad from", []string{"a@example.com", "--smtp-url", srv.URL(), "--mail-from", "tidings"}, `--mail-from "tidings" is not an address`},
 		{"bad address", []string{"not-an-address", "--smtp-url", srv.URL(), "--mail-from", "t@example.com"}, `"not-an-address" is not an address`},
+		{"bad --smtp-insecure", []string{"a@example.com", "--smtp-url", srv.URL(), "--mail-from", "t@example.com", "--smtp-insecure=maybe"},
+			`--smtp-insecure must be true or false, not "maybe"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, out, errs := mailTestCmd(t, tc.args...)
@@ -159,13 +161,15 @@ func TestServeRefusesBadMailSettings(t *testing.T) {
 		{"unknown scheme", []string{"--smtp-url", "http://mail.example.com", "--mail-from", "t@example.com"}, []string{"--smtp-url: unknown scheme"}},
 		{"no host", []string{"--smtp-url", "smtps://", "--mail-from", "t@example.com"}, []string{"--smtp-url has no host"}},
 		{"no from", []string{"--smtp-url", "smtp://127.0.0.1:1"}, []string{"--mail-from is missing"}},
+		{"bad --smtp-insecure", []string{"--smtp-url", "smtp://127.0.0.1:1", "--mail-from", "t@example.com", "--smtp-insecure=maybe"},
+			[]string{`tidings serve: --smtp-insecure must be true or false, not "maybe"`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var out, errs bytes.Buffer
 			args := append([]string{"serve", "--addr", "127.0.0.1:0", "--data", t.TempDir()}, tc.args...)
 			code := run(context.Background(), args, nil, &out, &errs)
-			if code != 1 {
-				t.Fatalf("exit %d, stderr %q", code, errs.String())
+			if code != 1 || strings.Count(errs.String(), "\n") != 1 {
+				t.Fatalf("exit %d, stderr %q: want one line", code, errs.String())
 			}
 			for _, w := range tc.want {
 				if !strings.Contains(errs.String(), w) {

@@ -161,7 +161,7 @@ func TestCLIUserNotify(t *testing.T) {
 
 	// The help says what --by and --digest take.
 	if code, out, _ := runCLI(t, "", "", "user", "notify", "--help"); code != 0 || !strings.Contains(out, "--by routes") ||
-		!strings.Contains(out, "push, email, push,email or none") || !strings.Contains(out, "--digest every") {
+		!strings.Contains(out, "push, email, push,email or none") || !strings.Contains(out, "--digest off|daily|weekly\n") {
 		t.Fatalf("user notify --help: %d\n%s", code, out)
 	}
 }

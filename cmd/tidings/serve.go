@@ -370,7 +370,7 @@ func (m *Main) delivery(store tidings.Store, met *metrics.Metrics, vapid *delive
 	})
 	r := deliver.New(deliver.Config{Store: store, Logger: m.Logger, Now: m.Now, PublicURL: m.Config.PublicURL, VAPID: vapid,
 		Client: deliver.NewClient(m.Config.AllowPrivateTargets), Signal: signal, Observe: met.ObserveDelivery,
-		Grace: deliver.DefaultGrace, TestRepeatEvery: testRepeatEvery(), Mailer: m.mailer})
+		Grace: deliver.DefaultGrace, TestRepeatEvery: testHook(deliver.EnvTestRepeatEvery), TestLease: testHook(deliver.EnvTestLease), Mailer: m.mailer})
 	return service{name: "delivery", budget: deliveryBudget, run: func(ctx context.Context) error {
 		if s, ok := store.(tidings.LeaseReleaser); ok {
 			// The embedded store has one server (the folder lock): leases are a dead one's.
@@ -452,9 +452,10 @@ func newLogger(w io.Writer, format string) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, nil))
 }
 
-// testRepeatEvery is a test hook only (escalation_kill_test.go): urgent events are
-// pushed again this often instead of their project's setting.
-func testRepeatEvery() time.Duration {
-	d, _ := time.ParseDuration(os.Getenv(deliver.EnvTestRepeatEvery))
+// testHook reads a duration of a test hook only: how often urgent events are pushed
+// again instead of their project's setting (escalation_kill_test.go), the lease of
+// the outbox's jobs (mail_kill_test.go).
+func testHook(env string) time.Duration {
+	d, _ := time.ParseDuration(os.Getenv(env))
 	return d
 }

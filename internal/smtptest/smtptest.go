@@ -40,6 +40,10 @@ type Options struct {
 	// Host is the IP address to listen on; 127.0.0.1 when empty. A non-loopback
 	// address of the machine stands for a "public" server (the certificate names it).
 	Host string
+	// DataDelay holds each message this long after the end of its DATA before the
+	// server keeps it and replies: a sender killed meanwhile never hears that its
+	// message was taken, as when a real server's reply is lost.
+	DataDelay time.Duration
 }
 
 // Message is one message the server accepted (or, in Attempts, was sent).
@@ -351,6 +355,7 @@ func (ss *session) Data(r io.Reader) error {
 	if _, err := io.Copy(&b, r); err != nil {
 		return err
 	}
+	time.Sleep(ss.s.opts.DataDelay)
 	m.Data = b.Bytes()
 	if refuse != nil {
 		m.Outcome, m.Reply = "refused", strconv.Itoa(refuse.Code)+" "+refuse.Message

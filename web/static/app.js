@@ -329,10 +329,12 @@
     navigator.serviceWorker.register("/sw.js").catch(function () {});
   }
 
-  // Settings → Notifications: the time zone defaults to the browser's.
-  var zone = document.querySelector("[data-default-zone]");
-  if (zone && !zone.value && window.Intl) {
-    zone.value = Intl.DateTimeFormat().resolvedOptions().timeZone || "";
+  // Settings → Notifications: the time zone fields (quiet hours, and each project's
+  // digest) default to the browser's zone, which saving a form then keeps.
+  if (window.Intl) {
+    document.querySelectorAll("[data-default-zone]").forEach(function (zone) {
+      if (!zone.value) zone.value = Intl.DateTimeFormat().resolvedOptions().timeZone || "";
+    });
   }
 
   // Settings → Devices: subscribe this browser with the server's VAPID key.
