@@ -62,7 +62,13 @@ type keyGuard struct {
 	account     int64
 	key         string
 	fingerprint string
-	release     func()
+	// anyBody: the key alone names the request, whatever its body (a provider's
+	// delivery id: a retry or a repeat may send another body under it).
+	anyBody bool
+	// reused is the refusal of a key kept for another request (nil: the
+	// Idempotency-Key header's).
+	reused  func(kept *tidings.KeptAnswer) error
+	release func()
 	// answer is what the store kept: the request answers with these very bytes.
 	answer []byte
 }
@@ -136,7 +142,10 @@ func (g *keyGuard) replay(w http.ResponseWriter, r *http.Request, vet vetAnswer)
 	if err != nil {
 		return false, err
 	}
-	if a.Fingerprint != g.fingerprint {
+	if !g.anyBody && a.Fingerprint != g.fingerprint {
+		if g.reused != nil {
+			return false, g.reused(a)
+		}
 		return false, tidings.Errorf(tidings.EKeyReused,
 			"this Idempotency-Key was used with another request (method, path or body) at %s; use a new key for a new request",
 			a.CreatedAt.UTC().Format("2006-01-02 15:04:05 UTC"))

@@ -56,11 +56,14 @@ func (jsonSource) Map(h *tidings.Hook, r *Request) (*Delivery, error) {
 	for _, e := range events {
 		e.Project, e.Channel = h.Project, h.Channel
 	}
-	id := r.Header.Get("Idempotency-Key")
-	if id == "" {
-		id = r.Header.Get("X-Request-Id")
+	d := &Delivery{Events: events}
+	for _, name := range []string{"Idempotency-Key", "X-Request-Id"} {
+		if id := deliveryID(r.Header.Get(name)); id != "" {
+			d.ID, d.SenderKey = id, name
+			break
+		}
 	}
-	return &Delivery{ID: deliveryID(id), Events: events}, nil
+	return d, nil
 }
 
 // TryTemplate runs t on a sample body as a delivery would, for the settings page's
