@@ -220,16 +220,13 @@ func readHookBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	return body, nil
 }
 
-// hookKeyPrefix starts the idempotency keys of hooks' deliveries; clients may not use it.
-const hookKeyPrefix = "hook:"
-
 // hookKey is the idempotency key of a hook's delivery; a delivery id that would make
 // it too long, or is not printable ASCII, is hashed.
 func hookKey(hookID, deliveryID string) string {
-	k := hookKeyPrefix + hookID + ":" + deliveryID
+	k := tidings.HookKeyPrefix + hookID + ":" + deliveryID
 	if tidings.CheckIdempotencyKey(k) != nil {
 		sum := sha256.Sum256([]byte(deliveryID))
-		k = hookKeyPrefix + hookID + ":sha256:" + hex.EncodeToString(sum[:])
+		k = tidings.HookKeyPrefix + hookID + ":sha256:" + hex.EncodeToString(sum[:])
 	}
 	return k
 }

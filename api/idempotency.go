@@ -105,10 +105,10 @@ func (s *Server) guardKey(w http.ResponseWriter, r *http.Request, tok *tidings.T
 	if err := tidings.CheckIdempotencyKey(values[0]); err != nil {
 		return nil, err
 	}
-	if strings.HasPrefix(values[0], hookKeyPrefix) {
+	if strings.HasPrefix(values[0], tidings.HookKeyPrefix) {
 		// Inbound hooks' deliveries are kept under these (hookKey): a client's key must
 		// not take one before the provider's delivery arrives.
-		return nil, tidings.Errorf(tidings.EValidation, "Idempotency-Key values starting with %q are kept for inbound hooks: choose another", hookKeyPrefix)
+		return nil, tidings.Errorf(tidings.EValidation, "Idempotency-Key values starting with %q are kept for inbound hooks: choose another", tidings.HookKeyPrefix)
 	}
 	g := &keyGuard{s: s, account: tok.AccountID, key: values[0], fingerprint: fingerprint(r, body)}
 	release, ok := s.inFlight.hold(flightKey{g.account, g.key})
