@@ -2,6 +2,7 @@ package api
 
 import (
 	"bufio"
+	"context"
 	"net/http"
 	"strings"
 	"sync"
@@ -117,7 +118,7 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	ctx := r.Context()
-	if _, err := s.store.FindProject(ctx, tok.AccountID, q.Project); err != nil {
+	if err := s.streamTarget(ctx, tok.AccountID, q); err != nil {
 		return err
 	}
 	last := r.Header.Get("Last-Event-ID")
@@ -255,4 +256,24 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) error {
 			}
 		}
 	}
+}
+
+// streamTarget refuses a stream of a project or channel that does not exist, as GET
+// /v1/events does: a typo must not follow nothing forever. Errors: EProjectNotFound,
+// EChannelNotFound.
+func (s *Server) streamTarget(ctx context.Context, accountID int64, q tidings.EventQuery) error {
+	if q.Channel == "" {
+		_, err := s.store.FindProject(ctx, accountID, q.Project)
+		return err
+	}
+	channels, err := s.store.ListChannels(ctx, accountID, q.Project)
+	if err != nil {
+		return err
+	}
+	for _, c := range channels {
+		if c.Name == q.Channel {
+			return nil
+		}
+	}
+	return tidings.ChannelNotFound(q.Project, q.Channel)
 }

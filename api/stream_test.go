@@ -367,6 +367,33 @@ func TestStreamsPerToken(t *testing.T) {
 	}
 }
 
+// TestStreamUnknownTarget: a stream of a project or channel that does not exist is
+// refused before it starts, as GET /v1/events refuses it (404), never a 200 that
+// follows nothing.
+func TestStreamUnknownTarget(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, noLimits)
+	for q, code := range map[string]string{
+		"project=my-saas&channel=typo":   tidings.EChannelNotFound,
+		"project=my-saas&q=channel:typo": tidings.EChannelNotFound,
+		"project=typo":                   tidings.EProjectNotFound,
+		"project=typo&channel=payments":  tidings.EProjectNotFound,
+	} {
+		res, cancel := e.streamRequest(t, "/v1/events/stream?"+q, e.full)
+		var b []byte
+		if res.StatusCode != http.StatusOK { // a stream would not end: its body is not read
+			b, _ = io.ReadAll(io.LimitReader(res.Body, 64<<10))
+		}
+		res.Body.Close()
+		cancel()
+		if res.StatusCode != http.StatusNotFound || !strings.Contains(string(b), `"code":"`+code+`"`) {
+			t.Errorf("%s: %d %q %.300s, want 404 %s", q, res.StatusCode, res.Header.Get("Content-Type"), b, code)
+		}
+	}
+	// The channel exists: the stream opens.
+	e.openStream(t, "/v1/events/stream?project=my-saas&channel=payments", e.full).close()
+}
+
 // TestStreamRevokedToken: a revoked token's streams end (within a second: the wait is
 // generous, not asserted).
 func TestStreamRevokedToken(t *testing.T) {
