@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -407,6 +408,51 @@ func TestStreamRevokedToken(t *testing.T) {
 	e.must(e.store.RevokeToken(context.Background(), e.acme.ID, id, time.Now()))
 	a.ended()
 	b.ended()
+	e.publishNamed(t, "Still here", nil)
+	if got := kept.next(); got.event.Event != "Still here" {
+		t.Fatalf("got %+v", got)
+	}
+}
+
+// staleTokens is the real store but for FindToken, which keeps answering each token
+// as it first read it: another instance's token cache does so for up to
+// tokencache.TTL, and longer while its notice of a revocation is lost. A stream's
+// revocation check must not depend on it.
+type staleTokens struct {
+	tidings.Store
+	mu   sync.Mutex
+	seen map[string]tidings.Token
+}
+
+func (s *staleTokens) FindToken(ctx context.Context, id string) (*tidings.Token, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if t, ok := s.seen[id]; ok {
+		return &t, nil
+	}
+	t, err := s.Store.FindToken(ctx, id)
+	if err == nil {
+		s.seen[id] = *t
+	}
+	return t, err
+}
+
+// TestStreamRevokedTokenStaleCache: a revoked token's streams end although the token
+// lookups still see it active: the streams read their tokens from the database itself
+// (ActiveTokens), so the contract's second holds whatever a cache keeps.
+func TestStreamRevokedTokenStaleCache(t *testing.T) {
+	t.Parallel()
+	stale := &staleTokens{seen: map[string]tidings.Token{}}
+	e := newEnvWith(t, noLimits, nil, func(s tidings.Store) tidings.Store { stale.Store = s; return stale })
+	tok := e.token(e.acme, tidings.AccessFull, "", "")
+	revoked := e.openStream(t, "/v1/events/stream?project=my-saas", tok)
+	kept := e.openStream(t, "/v1/events/stream?project=my-saas", e.full)
+	id, _, _ := tidings.ParseTokenSecret(tok)
+	e.must(e.store.RevokeToken(context.Background(), e.acme.ID, id, time.Now()))
+	if got, err := stale.FindToken(context.Background(), id); err != nil || got.Revoked() {
+		t.Fatalf("the stale lookup sees the revocation (%v): this test would prove nothing", err)
+	}
+	revoked.ended()
 	e.publishNamed(t, "Still here", nil)
 	if got := kept.next(); got.event.Event != "Still here" {
 		t.Fatalf("got %+v", got)
