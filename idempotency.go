@@ -16,6 +16,12 @@ const (
 	// IdempotencyKeep is how long a key's answer is kept, at least: it may be replayed
 	// for this long after the write.
 	IdempotencyKeep = 24 * time.Hour
+	// HookKeyPrefix starts the keys of inbound hooks' deliveries
+	// (hook:<hook id>:<delivery id>), which clients may not use.
+	HookKeyPrefix = "hook:"
+	// HookKeyKeep is IdempotencyKeep for hooks' keys: Stripe retries a delivery for up
+	// to three days, and Stripe and GitHub let people resend one later.
+	HookKeyKeep = 72 * time.Hour
 )
 
 // CheckIdempotencyKey validates a key as a client sends it: 1–255 printable ASCII
@@ -69,10 +75,11 @@ var ErrKeyTaken = Errorf(EKeyInProgress, "a request with this Idempotency-Key is
 type IdempotencyStore interface {
 	// FindAnswer returns the answer kept under the account's key. Errors: ENotFound.
 	FindAnswer(ctx context.Context, accountID int64, key string) (*KeptAnswer, error)
-	// ExpireAnswers deletes up to max answers, of any account, kept before before,
-	// oldest first, and returns how many it deleted: a background job calls it until it
-	// returns 0.
-	ExpireAnswers(ctx context.Context, before time.Time, max int) (int, error)
+	// ExpireAnswers deletes up to max answers, of any account, kept before before —
+	// those of keys starting with HookKeyPrefix: kept before hookBefore — oldest first,
+	// and returns how many it deleted: a background job calls it until it returns
+	// less than max.
+	ExpireAnswers(ctx context.Context, before, hookBefore time.Time, max int) (int, error)
 }
 
 // NewBatch is a batch of events published together, under one idempotency key.

@@ -170,6 +170,10 @@ type TokenStore interface {
 	// FindToken returns the token with the given ID, revoked or not, with its hash.
 	// Errors: ENotFound.
 	FindToken(ctx context.Context, id string) (*Token, error)
+	// ActiveTokens returns those of ids that name a token not revoked, read from the
+	// database itself, never from FindToken's memory: live streams check their tokens
+	// with it, so that a revocation ends them whatever another instance's cache holds.
+	ActiveTokens(ctx context.Context, ids []string) ([]string, error)
 	// ListTokens returns the account's tokens, oldest first.
 	ListTokens(ctx context.Context, accountID int64) ([]*Token, error)
 	// RevokeToken marks the token revoked; it takes effect for the next request.

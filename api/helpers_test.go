@@ -58,7 +58,7 @@ func newEnvWith(t testing.TB, limits api.Limits, now func() time.Time, wrap func
 	mux := http.NewServeMux()
 	e.api.Register(mux)
 	mux.Handle("/", e.api.NotFound())
-	e.srv = httptest.NewServer(api.Middleware(mux, log, nil))
+	e.srv = httptest.NewServer(api.Middleware(mux, cfg.Logger, nil))
 	t.Cleanup(e.srv.Close)
 	e.acme = e.account("acme")
 	e.full = e.token(e.acme, tidings.AccessFull, "", "")

@@ -30,8 +30,10 @@ var errNoHook = tidings.Errorf(tidings.ENotFound, "there is no hook at this addr
 // secret and the source's signature are the credentials. The hook's source checks and
 // maps the delivery; its events are published as POST /v1/log/batch publishes, with
 // the idempotency key hook:<hook id>:<delivery id>, so that a retried delivery stores
-// nothing twice and answers what the first one answered. Every attempt goes to the
-// hook's log, with why it was refused, never the body.
+// nothing twice and answers what the first one answered (a provider's delivery id
+// alone decides; an id the sender chose, a json hook's Idempotency-Key, must come
+// with the same body: hooks.Delivery.SenderKey). Every attempt goes to the hook's
+// log, with why it was refused, never the body.
 func (s *Server) handleHook(w http.ResponseWriter, r *http.Request) error {
 	secret := r.PathValue("id")
 	if !strings.HasPrefix(secret, tidings.HookPathPrefix) || len(secret) > 128 {
@@ -103,7 +105,12 @@ func (s *Server) handleHook(w http.ResponseWriter, r *http.Request) error {
 
 	var g *keyGuard
 	if d.ID != "" {
-		g = &keyGuard{s: s, account: h.AccountID, key: hookKey(h.ID, d.ID), fingerprint: hookFingerprint(h.ID, body)}
+		g = &keyGuard{s: s, account: h.AccountID, key: hookKey(h.ID, d.ID), fingerprint: hookFingerprint(h.ID, body),
+			anyBody: d.SenderKey == "", reused: func(kept *tidings.KeptAnswer) error {
+				return tidings.Errorf(tidings.EKeyReused,
+					"this delivery's %s header was sent with another body at %s; send a new one with each new delivery",
+					d.SenderKey, kept.CreatedAt.UTC().Format("2006-01-02 15:04:05 UTC"))
+			}}
 		release, ok := s.inFlight.hold(flightKey{g.account, g.key})
 		if !ok {
 			return refuse(inProgress(w))
@@ -213,22 +220,20 @@ func readHookBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	return body, nil
 }
 
-// hookKeyPrefix starts the idempotency keys of hooks' deliveries; clients may not use it.
-const hookKeyPrefix = "hook:"
-
 // hookKey is the idempotency key of a hook's delivery; a delivery id that would make
 // it too long, or is not printable ASCII, is hashed.
 func hookKey(hookID, deliveryID string) string {
-	k := hookKeyPrefix + hookID + ":" + deliveryID
+	k := tidings.HookKeyPrefix + hookID + ":" + deliveryID
 	if tidings.CheckIdempotencyKey(k) != nil {
 		sum := sha256.Sum256([]byte(deliveryID))
-		k = hookKeyPrefix + hookID + ":sha256:" + hex.EncodeToString(sum[:])
+		k = tidings.HookKeyPrefix + hookID + ":sha256:" + hex.EncodeToString(sum[:])
 	}
 	return k
 }
 
-// hookFingerprint identifies a delivery to a hook: a retry sends the same body (the
-// headers, a new Stripe-Signature timestamp, may change).
+// hookFingerprint identifies a delivery's body: a sender that chose its delivery id
+// (hooks.Delivery.SenderKey) must send the same body under it. A provider's id is
+// never compared with it: keyGuard.anyBody.
 func hookFingerprint(hookID string, body []byte) string {
 	h := sha256.New()
 	h.Write([]byte("POST /hooks/" + hookID + "\n"))

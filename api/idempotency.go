@@ -62,7 +62,13 @@ type keyGuard struct {
 	account     int64
 	key         string
 	fingerprint string
-	release     func()
+	// anyBody: the key alone names the request, whatever its body (a provider's
+	// delivery id: a retry or a repeat may send another body under it).
+	anyBody bool
+	// reused is the refusal of a key kept for another request (nil: the
+	// Idempotency-Key header's).
+	reused  func(kept *tidings.KeptAnswer) error
+	release func()
 	// answer is what the store kept: the request answers with these very bytes.
 	answer []byte
 }
@@ -99,10 +105,10 @@ func (s *Server) guardKey(w http.ResponseWriter, r *http.Request, tok *tidings.T
 	if err := tidings.CheckIdempotencyKey(values[0]); err != nil {
 		return nil, err
 	}
-	if strings.HasPrefix(values[0], hookKeyPrefix) {
+	if strings.HasPrefix(values[0], tidings.HookKeyPrefix) {
 		// Inbound hooks' deliveries are kept under these (hookKey): a client's key must
 		// not take one before the provider's delivery arrives.
-		return nil, tidings.Errorf(tidings.EValidation, "Idempotency-Key values starting with %q are kept for inbound hooks: choose another", hookKeyPrefix)
+		return nil, tidings.Errorf(tidings.EValidation, "Idempotency-Key values starting with %q are kept for inbound hooks: choose another", tidings.HookKeyPrefix)
 	}
 	g := &keyGuard{s: s, account: tok.AccountID, key: values[0], fingerprint: fingerprint(r, body)}
 	release, ok := s.inFlight.hold(flightKey{g.account, g.key})
@@ -136,7 +142,10 @@ func (g *keyGuard) replay(w http.ResponseWriter, r *http.Request, vet vetAnswer)
 	if err != nil {
 		return false, err
 	}
-	if a.Fingerprint != g.fingerprint {
+	if !g.anyBody && a.Fingerprint != g.fingerprint {
+		if g.reused != nil {
+			return false, g.reused(a)
+		}
 		return false, tidings.Errorf(tidings.EKeyReused,
 			"this Idempotency-Key was used with another request (method, path or body) at %s; use a new key for a new request",
 			a.CreatedAt.UTC().Format("2006-01-02 15:04:05 UTC"))

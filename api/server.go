@@ -147,7 +147,7 @@ func (s *Server) Register(mux *http.ServeMux) {
 		}
 		// Per method, not for the bare path: /v1/events/export and DELETE
 		// /v1/events/{id} would otherwise be two patterns neither more specific.
-		notAllowed := s.methodNotAllowed(strings.Join(methods, ", "))
+		notAllowed := s.methodNotAllowed(path, strings.Join(methods, ", "))
 		for _, m := range []string{"GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"} {
 			if !slices.Contains(methods, m) {
 				mux.Handle(m+" "+path, notAllowed)
@@ -179,10 +179,12 @@ func (s *Server) wrapMax(h handlerFunc, maxBody int64) http.Handler {
 	})
 }
 
-func (s *Server) methodNotAllowed(allow string) http.Handler {
+// methodNotAllowed answers another method on the route path. Its detail names the
+// route's pattern, never the request's path, which may be a secret (/hooks/hk_…).
+func (s *Server) methodNotAllowed(path, allow string) http.Handler {
 	return s.wrap(func(w http.ResponseWriter, r *http.Request) error {
 		w.Header().Set("Allow", allow)
-		return tidings.Errorf(tidings.EMethodNotAllowed, "%s is not allowed on %s; allowed: %s", r.Method, r.URL.Path, allow)
+		return tidings.Errorf(tidings.EMethodNotAllowed, "%s is not allowed on %s; allowed: %s", r.Method, path, allow)
 	})
 }
 

@@ -2,6 +2,7 @@ package api
 
 import (
 	"bufio"
+	"context"
 	"net/http"
 	"strings"
 	"sync"
@@ -17,22 +18,28 @@ const (
 	MaxStreamsPerToken = 10
 	// streamHeartbeat keeps proxies from closing an idle stream.
 	streamHeartbeat = 15 * time.Second
-	// streamTokenCheck is how often a stream looks at its token: a revoked token's
-	// streams end within a second (the stores trust a read token for at most a second
-	// more, tokencache.TTL, and forget it at once on a revocation in their process).
+	// streamTokenCheck is how often the tokens of open streams are read from the
+	// database (ActiveTokens: never the token cache, whose TTL would add its second):
+	// a revoked token's streams end within this and one read, well within the
+	// contract's second.
 	streamTokenCheck = 250 * time.Millisecond
+	// streamTokensPerRead bounds the ids of one ActiveTokens read.
+	streamTokensPerRead = 500
 	// streamWriteTimeout bounds one write: a client that stops reading is cut off.
 	streamWriteTimeout = 10 * time.Second
 	// streamCatchUpPage is how many missed events are read at a time.
 	streamCatchUpPage = 100
 )
 
-// streams is the API's open live streams, by token, to close a token's oldest.
+// streams is the API's open live streams, by token, to close a token's oldest and
+// the streams of a revoked token. The bound of MaxStreamsPerToken is this instance's:
+// instances do not share their streams.
 type streams struct {
-	mu      sync.Mutex
-	byToken map[string][]*apiStream
-	closing chan struct{}
-	once    sync.Once
+	mu       sync.Mutex
+	byToken  map[string][]*apiStream
+	closing  chan struct{}
+	once     sync.Once
+	watching bool // watchTokens runs: it stops when no stream is left
 }
 
 // apiStream is one open stream; ended closes when something else ends it.
@@ -44,8 +51,9 @@ type apiStream struct {
 func (st *apiStream) end() { st.once.Do(func() { close(st.ended) }) }
 
 // open registers a stream of the token, ending its oldest past MaxStreamsPerToken.
-func (ss *streams) open(token string) *apiStream {
-	st := &apiStream{ended: make(chan struct{})}
+// watch says that no watchTokens runs: the caller starts one.
+func (ss *streams) open(token string) (st *apiStream, watch bool) {
+	st = &apiStream{ended: make(chan struct{})}
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	if ss.byToken == nil {
@@ -57,7 +65,83 @@ func (ss *streams) open(token string) *apiStream {
 		mine = mine[1:]
 	}
 	ss.byToken[token] = append(mine, st)
-	return st
+	watch, ss.watching = !ss.watching, true
+	return st, watch
+}
+
+// tokens returns the tokens that have open streams; none (and the watcher stops).
+func (ss *streams) tokens() []string {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if len(ss.byToken) == 0 {
+		ss.watching = false
+		return nil
+	}
+	ids := make([]string, 0, len(ss.byToken))
+	for id := range ss.byToken {
+		ids = append(ids, id)
+	}
+	return ids
+}
+
+// endUnless ends the streams of the tokens of ids that active does not list.
+func (ss *streams) endUnless(ids, active []string) {
+	keep := make(map[string]bool, len(active))
+	for _, id := range active {
+		keep[id] = true
+	}
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	for _, id := range ids {
+		if !keep[id] {
+			for _, st := range ss.byToken[id] {
+				st.end()
+			}
+		}
+	}
+}
+
+// watchTokens ends the streams of revoked (or deleted) tokens: every
+// streamTokenCheck it reads the tokens that have streams open on this instance from
+// the database, in one read per streamTokensPerRead tokens however many streams each
+// holds, and ends the streams of those no longer active. It stops when no stream is
+// left (the next stream starts it again).
+func (s *Server) watchTokens() {
+	tick := time.NewTicker(streamTokenCheck)
+	defer tick.Stop()
+	closing := s.streams.closed()
+	failing := false
+	for {
+		select {
+		case <-tick.C:
+		case <-closing:
+			closing = nil // once: the streams are ending, the next tick finds them gone
+		}
+		ids := s.streams.tokens()
+		if ids == nil {
+			return
+		}
+		var active []string
+		var err error
+		for from := 0; from < len(ids) && err == nil; from += streamTokensPerRead {
+			ctx, cancel := context.WithTimeout(context.Background(), 4*streamTokenCheck)
+			var some []string
+			some, err = s.store.ActiveTokens(ctx, ids[from:min(from+streamTokensPerRead, len(ids))])
+			cancel()
+			active = append(active, some...)
+		}
+		if err != nil {
+			// Streams are kept while the database cannot say (it is down: nothing is
+			// published either); said once until it answers again.
+			if !failing {
+				s.log.Warn("checking the tokens of live streams", "err", err)
+			}
+			failing = true
+			continue
+		}
+		failing = false
+		s.streams.endUnless(ids, active)
+	}
 }
 
 func (ss *streams) close(token string, st *apiStream) {
@@ -117,7 +201,7 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	ctx := r.Context()
-	if _, err := s.store.FindProject(ctx, tok.AccountID, q.Project); err != nil {
+	if err := s.streamTarget(ctx, tok.AccountID, q); err != nil {
 		return err
 	}
 	last := r.Header.Get("Last-Event-ID")
@@ -134,8 +218,11 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) error {
 	// Subscribe before catching up, so that nothing falls between the two.
 	sub := s.broker.Subscribe(tok.AccountID)
 	defer sub.Close()
-	st := s.streams.open(tok.ID)
+	st, watch := s.streams.open(tok.ID)
 	defer s.streams.close(tok.ID, st)
+	if watch {
+		go s.watchTokens()
+	}
 	closing := s.streams.closed()
 
 	rc := http.NewResponseController(w)
@@ -206,8 +293,6 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) error {
 
 	beat := time.NewTicker(streamHeartbeat)
 	defer beat.Stop()
-	check := time.NewTicker(streamTokenCheck)
-	defer check.Stop()
 	for {
 		select {
 		case <-ctx.Done():
@@ -215,12 +300,7 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) error {
 		case <-closing:
 			return nil
 		case <-st.ended:
-			return nil // the token opened too many: this, its oldest, goes
-		case <-check.C:
-			t, err := s.store.FindToken(ctx, tok.ID)
-			if tidings.ErrorCode(err) == tidings.ENotFound || err == nil && t.Revoked() {
-				return nil
-			}
+			return nil // the token was revoked (watchTokens), or opened too many and this is its oldest
 		case <-beat.C:
 			ping := []byte(": ping\n\n")
 			if ndjson {
@@ -255,4 +335,24 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) error {
 			}
 		}
 	}
+}
+
+// streamTarget refuses a stream of a project or channel that does not exist, as GET
+// /v1/events does: a typo must not follow nothing forever. Errors: EProjectNotFound,
+// EChannelNotFound.
+func (s *Server) streamTarget(ctx context.Context, accountID int64, q tidings.EventQuery) error {
+	if q.Channel == "" {
+		_, err := s.store.FindProject(ctx, accountID, q.Project)
+		return err
+	}
+	channels, err := s.store.ListChannels(ctx, accountID, q.Project)
+	if err != nil {
+		return err
+	}
+	for _, c := range channels {
+		if c.Name == q.Channel {
+			return nil
+		}
+	}
+	return tidings.ChannelNotFound(q.Project, q.Channel)
 }

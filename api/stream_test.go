@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -367,6 +368,33 @@ func TestStreamsPerToken(t *testing.T) {
 	}
 }
 
+// TestStreamUnknownTarget: a stream of a project or channel that does not exist is
+// refused before it starts, as GET /v1/events refuses it (404), never a 200 that
+// follows nothing.
+func TestStreamUnknownTarget(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, noLimits)
+	for q, code := range map[string]string{
+		"project=my-saas&channel=typo":   tidings.EChannelNotFound,
+		"project=my-saas&q=channel:typo": tidings.EChannelNotFound,
+		"project=typo":                   tidings.EProjectNotFound,
+		"project=typo&channel=payments":  tidings.EProjectNotFound,
+	} {
+		res, cancel := e.streamRequest(t, "/v1/events/stream?"+q, e.full)
+		var b []byte
+		if res.StatusCode != http.StatusOK { // a stream would not end: its body is not read
+			b, _ = io.ReadAll(io.LimitReader(res.Body, 64<<10))
+		}
+		res.Body.Close()
+		cancel()
+		if res.StatusCode != http.StatusNotFound || !strings.Contains(string(b), `"code":"`+code+`"`) {
+			t.Errorf("%s: %d %q %.300s, want 404 %s", q, res.StatusCode, res.Header.Get("Content-Type"), b, code)
+		}
+	}
+	// The channel exists: the stream opens.
+	e.openStream(t, "/v1/events/stream?project=my-saas&channel=payments", e.full).close()
+}
+
 // TestStreamRevokedToken: a revoked token's streams end (within a second: the wait is
 // generous, not asserted).
 func TestStreamRevokedToken(t *testing.T) {
@@ -380,6 +408,51 @@ func TestStreamRevokedToken(t *testing.T) {
 	e.must(e.store.RevokeToken(context.Background(), e.acme.ID, id, time.Now()))
 	a.ended()
 	b.ended()
+	e.publishNamed(t, "Still here", nil)
+	if got := kept.next(); got.event.Event != "Still here" {
+		t.Fatalf("got %+v", got)
+	}
+}
+
+// staleTokens is the real store but for FindToken, which keeps answering each token
+// as it first read it: another instance's token cache does so for up to
+// tokencache.TTL, and longer while its notice of a revocation is lost. A stream's
+// revocation check must not depend on it.
+type staleTokens struct {
+	tidings.Store
+	mu   sync.Mutex
+	seen map[string]tidings.Token
+}
+
+func (s *staleTokens) FindToken(ctx context.Context, id string) (*tidings.Token, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if t, ok := s.seen[id]; ok {
+		return &t, nil
+	}
+	t, err := s.Store.FindToken(ctx, id)
+	if err == nil {
+		s.seen[id] = *t
+	}
+	return t, err
+}
+
+// TestStreamRevokedTokenStaleCache: a revoked token's streams end although the token
+// lookups still see it active: the streams read their tokens from the database itself
+// (ActiveTokens), so the contract's second holds whatever a cache keeps.
+func TestStreamRevokedTokenStaleCache(t *testing.T) {
+	t.Parallel()
+	stale := &staleTokens{seen: map[string]tidings.Token{}}
+	e := newEnvWith(t, noLimits, nil, func(s tidings.Store) tidings.Store { stale.Store = s; return stale })
+	tok := e.token(e.acme, tidings.AccessFull, "", "")
+	revoked := e.openStream(t, "/v1/events/stream?project=my-saas", tok)
+	kept := e.openStream(t, "/v1/events/stream?project=my-saas", e.full)
+	id, _, _ := tidings.ParseTokenSecret(tok)
+	e.must(e.store.RevokeToken(context.Background(), e.acme.ID, id, time.Now()))
+	if got, err := stale.FindToken(context.Background(), id); err != nil || got.Revoked() {
+		t.Fatalf("the stale lookup sees the revocation (%v): this test would prove nothing", err)
+	}
+	revoked.ended()
 	e.publishNamed(t, "Still here", nil)
 	if got := kept.next(); got.event.Event != "Still here" {
 		t.Fatalf("got %+v", got)

@@ -25,8 +25,16 @@ type Delivery struct {
 	// ID is the provider's id of the delivery (Stripe's event id, X-GitHub-Delivery,
 	// …): retries of one delivery carry the same, and it is the idempotency key. ""
 	// when the source has none (then every request stores its events).
-	ID     string
-	Events []*tidings.NewEvent // Project and Channel are the hook's
+	ID string
+	// SenderKey names the header ID came from when the sender chose it freely (json:
+	// "Idempotency-Key" or "X-Request-Id"): that id again with another body is refused
+	// (422 idempotency_key_reused), as the API refuses a reused Idempotency-Key. ""
+	// for a provider's id (Stripe, GitHub, Alertmanager, Grafana): the id alone
+	// decides, and a delivery with an id already seen is a replay whatever its body
+	// (a Grafana repeat changes valueString, an Alertmanager one its templated
+	// annotations; a Stripe resend may be rendered anew).
+	SenderKey string
+	Events    []*tidings.NewEvent // Project and Channel are the hook's
 }
 
 // Refusal is why a delivery is refused: Status 401 (signature, timestamp, missing

@@ -56,11 +56,14 @@ func (jsonSource) Map(h *tidings.Hook, r *Request) (*Delivery, error) {
 	for _, e := range events {
 		e.Project, e.Channel = h.Project, h.Channel
 	}
-	id := r.Header.Get("Idempotency-Key")
-	if id == "" {
-		id = r.Header.Get("X-Request-Id")
+	d := &Delivery{Events: events}
+	for _, name := range []string{"Idempotency-Key", "X-Request-Id"} {
+		if id := deliveryID(r.Header.Get(name)); id != "" {
+			d.ID, d.SenderKey = id, name
+			break
+		}
 	}
-	return &Delivery{ID: deliveryID(id), Events: events}, nil
+	return d, nil
 }
 
 // TryTemplate runs t on a sample body as a delivery would, for the settings page's
@@ -237,12 +240,22 @@ func templateFuncs(b *budget) template.FuncMap {
 		},
 		// num makes a body's number (kept as its text, json.Number) comparable:
 		// {{if gt (num .amount) 100.0}}.
+		// Its errors say what kind of value it got, never the value: they reach the
+		// hook's log and the server's (a card number in a string, say).
 		"num": func(v any) (float64, error) {
 			switch v := v.(type) {
 			case json.Number:
-				return v.Float64()
+				f, err := v.Float64()
+				if err != nil {
+					return 0, errors.New("the number is out of range")
+				}
+				return f, nil
 			case string:
-				return strconv.ParseFloat(strings.TrimSpace(v), 64)
+				f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+				if err != nil {
+					return 0, errors.New("the string is not a number (its text is not shown)")
+				}
+				return f, nil
 			case bool:
 				if v {
 					return 1, nil
@@ -251,12 +264,12 @@ func templateFuncs(b *budget) template.FuncMap {
 			case nil:
 				return 0, nil
 			}
-			return 0, fmt.Errorf("num: %T is not a number", v)
+			return 0, errors.New("a list or an object is not a number")
 		},
 		"json": func(v any) (string, error) {
 			out, err := json.Marshal(v)
 			if err != nil {
-				return "", err
+				return "", errors.New("the value cannot be written as JSON") // json's error may quote it
 			}
 			return b.spend(string(out))
 		},
@@ -332,7 +345,7 @@ func runTemplate(t *tidings.HookTemplate, body []byte) ([]*tidings.NewEvent, err
 			case errors.Is(err, errFuncBudget):
 				return nil, BadBody("template.%s: %s", f.Name, errFuncBudget)
 			}
-			return nil, BadBody("template.%s: %s", f.Name, strings.TrimPrefix(err.Error(), "template: "))
+			return nil, BadBody("%s", execReason(f.Name, err))
 		}
 		out[f.Name] = strings.TrimSpace(strings.ReplaceAll(w.String(), "<no value>", ""))
 	}
@@ -422,3 +435,70 @@ func jsonKeyOrder(s string) []string {
 	}
 	return keys
 }
+
+// execReason is why field's template failed on a body, for the refusal, which the
+// answer, the hook's log and the server's log show: the template's own place (line,
+// column, the action) and a reason that names no value of the body. text/template's
+// messages may quote one ("range can't iterate over 4242-…", "non-comparable types
+// …: value"), so only reasons known to name none are kept as they are.
+func execReason(field string, err error) string {
+	msg := strings.TrimPrefix(err.Error(), "template: ")
+	where := ""
+	// "event:1:5: executing "event" at <num .amount>: error calling num: …"
+	if loc, rest, ok := strings.Cut(msg, ": executing "); ok {
+		if _, action, ok := strings.Cut(rest, " at <"); ok {
+			if node, reason, ok := strings.Cut(action, ">: "); ok {
+				where = fmt.Sprintf(" (line %s, at <%s>)", strings.Replace(strings.TrimPrefix(loc, field+":"), ":", ", column ", 1), node)
+				msg = reason
+			}
+		}
+	} else {
+		msg = strings.TrimPrefix(msg, field+": ")
+	}
+	return "template." + field + where + ": " + safeReason(msg)
+}
+
+// keptReasons start text/template's reasons that name only the template's own words
+// and Go types; keptCalls those of the builtins' errors kept up to their first ": "
+// (which may be followed by a number of the body).
+var (
+	keptReasons = []string{"can't evaluate field ", "wrong type for value; ", "invalid value; expected ",
+		"wrong number of args for ", "nil pointer evaluating ", "map has no entry for key ", "can't give argument to non-function ",
+		"can't handle ", "can't print "}
+	keptCalls = []string{"incompatible types for comparison", "invalid type for comparison", "missing argument for comparison",
+		"index out of range", "cannot index slice/array with", "can't index item of type", "index of ", "value is nil; should be of type",
+		"value has type", "len of ", "invalid slice index", "can't slice item of type", "slice of ", "too many slice indexes",
+		"cannot 3-index slice a string", "wrong number of args for "}
+)
+
+func safeReason(msg string) string {
+	for _, k := range keptReasons {
+		if strings.HasPrefix(msg, k) {
+			return msg
+		}
+	}
+	if rest, ok := strings.CutPrefix(msg, "error calling "); ok {
+		call, reason, _ := strings.Cut(rest, ": ")
+		if _, ours := templateFuncs(nil)[call]; ours && !builtinText[call] {
+			return msg // num, json, lower, …: errors that name no value
+		}
+		for _, k := range keptCalls {
+			if strings.HasPrefix(reason, k) {
+				first, _, _ := strings.Cut(reason, ": ")
+				return "error calling " + call + ": " + first
+			}
+		}
+		return "error calling " + call + " (the reason is not shown: it could quote the body)"
+	}
+	switch {
+	case strings.HasPrefix(msg, "range can't iterate over "):
+		return "range over a value that is not a list or an object"
+	case strings.HasPrefix(msg, "if/with can't use "):
+		return "if or with on a value it cannot use"
+	}
+	return "it failed on this body (the reason is not shown: it could quote the body)"
+}
+
+// builtinText are the functions of templateFuncs that wrap text/template's own, whose
+// errors are not ours.
+var builtinText = map[string]bool{"print": true, "printf": true, "println": true, "html": true, "js": true, "urlquery": true}

@@ -186,3 +186,47 @@ func TestJSONHostile(t *testing.T) {
 		t.Errorf("event %.20q icon %q user %.20q tags %.80v id %q", e.Event, e.Icon, e.UserID, e.Tags, d.ID)
 	}
 }
+
+// TestTemplateErrorsNameNoValue: a template that fails on a body is refused with the
+// field, the place in the template and why, but never a value of the body: the reason
+// goes to the answer, the hook's log and the server's log.
+func TestTemplateErrorsNameNoValue(t *testing.T) {
+	const secret = "4242-4242-4242-4242"
+	body := []byte(`{"card":"` + secret + `","obj":{"k":"` + secret + `"},"list":["` + secret + `"],"n":4242424242,"big":1e999}`)
+	for _, tc := range []struct {
+		name, field, tmpl, want string
+	}{
+		{"num of a string", "event", `{{if gt (num .card) 1.0}}big{{end}}e`, "error calling num: the string is not a number"},
+		{"num out of range", "description", `{{num .big}}`, "error calling num: the number is out of range"},
+		{"num of an object", "event", `{{num .obj}}e`, "error calling num: a list or an object is not a number"},
+		{"range over a string", "tags", `{{range .card}}{{end}}{}`, "range over a value that is not a list or an object"},
+		{"eq of an object", "event", `{{if eq .obj .card}}x{{end}}e`, "error calling eq"},
+		{"index out of range", "user_id", `{{index .list 7}}`, "error calling index: index out of range"},
+		{"index with a number of the body", "user_id", `{{index .list .n}}`, "error calling index: cannot index slice/array with type json.Number"},
+		{"slice out of range", "event", `{{slice .card 1 99}}e`, "error calling slice: index out of range"},
+		{"a field of a string", "event", `{{.card.x}}e`, "can't evaluate field x"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tmpl := tidings.HookTemplate{Event: "e"}
+			switch tc.field {
+			case "event":
+				tmpl.Event = tc.tmpl
+			case "description":
+				tmpl.Description = tc.tmpl
+			case "tags":
+				tmpl.Tags = tc.tmpl
+			case "user_id":
+				tmpl.UserID = tc.tmpl
+			}
+			_, err := deliver(t, jsonHook(&tmpl), http.Header{"Authorization": {"Bearer tok"}}, body)
+			refusal(t, err, 400)
+			msg := err.Error()
+			if strings.Contains(msg, secret) || strings.Contains(msg, "4242424242") || strings.Contains(msg, "1e999") {
+				t.Fatalf("the refusal quotes the body: %s", msg)
+			}
+			if !strings.HasPrefix(msg, "template."+tc.field+" (line 1, column ") || !strings.Contains(msg, tc.want) {
+				t.Fatalf("got %q, want the field, its place and %q", msg, tc.want)
+			}
+		})
+	}
+}

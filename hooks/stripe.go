@@ -314,7 +314,9 @@ func jsonError(err error) string {
 	case *json.SyntaxError:
 		return "invalid JSON at byte " + strconv.FormatInt(e.Offset, 10)
 	case *json.UnmarshalTypeError:
-		return "field " + e.Field + " has the wrong type (" + e.Value + ")"
+		// Value is "number 4242…" for a number: the kind alone names no value.
+		kind, _, _ := strings.Cut(e.Value, " ")
+		return "field " + e.Field + " has the wrong type (" + kind + ")"
 	}
 	if err.Error() == "unexpected end of JSON input" {
 		return "truncated JSON"

@@ -225,3 +225,22 @@ func TestStripeHostile(t *testing.T) {
 		t.Errorf("plan %q…", p[:20])
 	}
 }
+
+// TestParseErrorsNameNoValue: a body of the wrong shape is refused saying which field
+// and what kind of value, never the value (encoding/json's error quotes a number that
+// overflows its field).
+func TestParseErrorsNameNoValue(t *testing.T) {
+	const big = "424242424242424242424242"
+	body := []byte(`{"id":"evt_1","type":"invoice.paid","data":{"object":{"amount_paid":` + big + `}}}`)
+	_, err := deliver(t, stripeHook(), stripeSigned(body, stripeSecret, now), body)
+	refusal(t, err, 400)
+	if strings.Contains(err.Error(), big) || !strings.Contains(err.Error(), "amount_paid has the wrong type (number)") {
+		t.Errorf("stripe: %v", err)
+	}
+	alerts := []byte(`{"alerts":[{"status":` + big + `}]}`)
+	_, err = deliver(t, alertHook(tidings.HookAlertmanager, ""), http.Header{}, alerts)
+	refusal(t, err, 400)
+	if strings.Contains(err.Error(), big) || !strings.Contains(err.Error(), "status has the wrong type (number)") {
+		t.Errorf("alertmanager: %v", err)
+	}
+}

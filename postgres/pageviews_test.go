@@ -477,7 +477,7 @@ func TestPageViewsMigration(t *testing.T) {
 		}
 	}
 	db.Close()
-	undoMigrations(t, url, "00023_record_detail.sql", "00022_hooks.sql", "00021_routes.sql", "00020_recipients.sql", "00019_intent.sql", "00018_page_path_months.sql", "00017_page_views.sql")
+	undoMigrations(t, url, "00024_idempotency_hook_keys.sql", "00023_record_detail.sql", "00022_hooks.sql", "00021_routes.sql", "00020_recipients.sql", "00019_intent.sql", "00018_page_path_months.sql", "00017_page_views.sql")
 	if db, err = postgres.Open(ctx, url, postgres.Options{}); err != nil {
 		t.Fatal(err)
 	}
@@ -555,7 +555,7 @@ func TestPagePathMonthsMigration(t *testing.T) {
 		t.Fatal(err)
 	}
 	db.Close()
-	undoMigrations(t, url, "00023_record_detail.sql", "00022_hooks.sql", "00021_routes.sql", "00020_recipients.sql", "00019_intent.sql", "00018_page_path_months.sql")
+	undoMigrations(t, url, "00024_idempotency_hook_keys.sql", "00023_record_detail.sql", "00022_hooks.sql", "00021_routes.sql", "00020_recipients.sql", "00019_intent.sql", "00018_page_path_months.sql")
 	if db, err = postgres.Open(ctx, url, postgres.Options{}); err != nil {
 		t.Fatal(err)
 	}

@@ -74,6 +74,18 @@ func (db *DB) FindToken(ctx context.Context, id string) (*tidings.Token, error) 
 	return t, nil
 }
 
+// ActiveTokens returns those of ids that name a token not revoked, never from the cache.
+func (db *DB) ActiveTokens(ctx context.Context, ids []string) ([]string, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	return orNil(query(ctx, db.pool, func(r pgx.Row) (string, error) {
+		var id string
+		err := r.Scan(&id)
+		return id, err
+	}, `SELECT id FROM tokens WHERE id = ANY($1) AND revoked_at IS NULL`, ids))
+}
+
 // ListTokens returns the account's tokens, oldest first.
 func (db *DB) ListTokens(ctx context.Context, accountID int64) ([]*tidings.Token, error) {
 	return orNil(query(ctx, db.pool, scanToken, `SELECT `+tokenColumns+` WHERE t.account_id = $1 ORDER BY t.created_at, t.id`, accountID))

@@ -87,6 +87,32 @@ func (db *DB) FindToken(ctx context.Context, id string) (*tidings.Token, error) 
 	return t, nil
 }
 
+// ActiveTokens returns those of ids that name a token not revoked, from the read pool.
+func (db *DB) ActiveTokens(ctx context.Context, ids []string) ([]string, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	args := make([]any, len(ids))
+	for i, id := range ids {
+		args[i] = id
+	}
+	rows, err := db.read.QueryContext(ctx, `SELECT id FROM tokens WHERE revoked_at IS NULL AND id IN (?`+
+		strings.Repeat(", ?", len(ids)-1)+`)`, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		out = append(out, id)
+	}
+	return out, rows.Err()
+}
+
 // ListTokens returns the account's tokens, oldest first.
 func (db *DB) ListTokens(ctx context.Context, accountID int64) ([]*tidings.Token, error) {
 	rows, err := db.read.QueryContext(ctx,

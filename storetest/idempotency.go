@@ -155,7 +155,7 @@ func testIdempotency(t *testing.T, open Opener) {
 	// Expiry: answers kept before the cut go, a few at a time.
 	total := 0
 	for {
-		n, err := f.s.ExpireAnswers(ctx, time.Now().Add(48*time.Hour), 2)
+		n, err := f.s.ExpireAnswers(ctx, time.Now().Add(48*time.Hour), time.Now().Add(48*time.Hour), 2)
 		must(t, err)
 		if n > 2 {
 			t.Fatalf("expired %d at once, max 2", n)
@@ -169,8 +169,79 @@ func testIdempotency(t *testing.T, open Opener) {
 		t.Fatalf("expired %d answers, want 6", total)
 	}
 	f.wantNotKept(t, "k-event")
-	if n, err := f.s.ExpireAnswers(ctx, time.Now().Add(48*time.Hour), 10); err != nil || n != 0 {
+	if n, err := f.s.ExpireAnswers(ctx, time.Now().Add(48*time.Hour), time.Now().Add(48*time.Hour), 10); err != nil || n != 0 {
 		t.Fatalf("nothing left to expire: %d, %v", n, err)
+	}
+}
+
+// testHookKeyExpiry: the keys of hooks' deliveries (tidings.HookKeyPrefix) expire on
+// their own cut, kept when clients' keys of the same age go and gone when those are
+// kept, a few at a time; a client's key that merely looks alike ("HOOK:", "hook-")
+// is a client's.
+func testHookKeyExpiry(t *testing.T, open Opener) {
+	ctx := context.Background()
+	f := setup(t, open)
+	acct := f.account.ID
+	hookKeys := []string{tidings.HookKeyPrefix + "hook_0a1b2c3d4e5f:evt_1", tidings.HookKeyPrefix + "hook_0a1b2c3d4e5f:evt_2",
+		tidings.HookKeyPrefix + "hook_0a1b2c3d4e5f:evt_3"}
+	clientKeys := []string{"client-1", "HOOK:upper", "hook-dash"}
+	for i, k := range append(append([]string(nil), hookKeys...), clientKeys...) {
+		e := newEvent("payments", fmt.Sprint("Paid ", i))
+		e.Key = keyed[*tidings.Event](k)
+		_, err := f.s.PublishEvent(ctx, acct, e)
+		must(t, err)
+	}
+	kept := func(keys []string) int {
+		t.Helper()
+		n := 0
+		for _, k := range keys {
+			_, err := f.s.FindAnswer(ctx, acct, k)
+			if err == nil {
+				n++
+			} else if tidings.ErrorCode(err) != tidings.ENotFound {
+				t.Fatal(err)
+			}
+		}
+		return n
+	}
+	later, earlier := time.Now().Add(time.Hour), time.Now().Add(-time.Hour)
+
+	// Clients' keys past their cut, hooks' not: only the clients' go.
+	n, err := f.s.ExpireAnswers(ctx, later, earlier, 10)
+	must(t, err)
+	if n != 3 || kept(clientKeys) != 0 || kept(hookKeys) != 3 {
+		t.Fatalf("expired %d; clients' keys kept %d (want 0), hooks' %d (want 3)", n, kept(clientKeys), kept(hookKeys))
+	}
+	// Hooks' past theirs: they go, at most max at a time.
+	total := 0
+	for {
+		n, err := f.s.ExpireAnswers(ctx, earlier, later, 2)
+		must(t, err)
+		if n > 2 {
+			t.Fatalf("expired %d at once, max 2", n)
+		}
+		if n == 0 {
+			break
+		}
+		total += n
+	}
+	if total != 3 || kept(hookKeys) != 0 {
+		t.Fatalf("expired %d hooks' keys, want 3; %d kept", total, kept(hookKeys))
+	}
+
+	// And the other way round: hooks' keys past their cut, clients' not.
+	e := newEvent("payments", "Paid again")
+	e.Key = keyed[*tidings.Event]("client-2")
+	_, err = f.s.PublishEvent(ctx, acct, e)
+	must(t, err)
+	e = newEvent("payments", "Hooked again")
+	e.Key = keyed[*tidings.Event](hookKeys[0])
+	_, err = f.s.PublishEvent(ctx, acct, e)
+	must(t, err)
+	n, err = f.s.ExpireAnswers(ctx, earlier, later, 10)
+	must(t, err)
+	if n != 1 || kept(hookKeys) != 0 || kept([]string{"client-2"}) != 1 {
+		t.Fatalf("expired %d; hooks' keys kept %d (want 0), the client's %d (want 1)", n, kept(hookKeys), kept([]string{"client-2"}))
 	}
 }
 

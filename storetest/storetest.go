@@ -56,6 +56,7 @@ func Run(t *testing.T, open Opener) {
 	run("Outbox", testOutbox)
 	run("Push", testPush)
 	run("Idempotency", testIdempotency)
+	run("HookKeyExpiry", testHookKeyExpiry)
 	run("BatchPublish", testBatchPublish)
 	run("ConcurrentKeys", testConcurrentKeys)
 	run("ChartsMatchFeed", testChartsMatchFeed)

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -56,11 +57,28 @@ func testTokens(t *testing.T, open Opener) {
 	}
 
 	other := newAccount(t, f.s, "globex")
+	theirs := newToken(t, f.s, other.ID, tidings.AccessFull, "", "")
+	active := func(want ...string) {
+		t.Helper()
+		got, err := f.s.ActiveTokens(ctx, []string{tok.ID, "unknown", theirs.ID})
+		must(t, err)
+		slices.Sort(got)
+		slices.Sort(want)
+		if !slices.Equal(got, want) {
+			t.Fatalf("ActiveTokens = %v, want %v", got, want)
+		}
+	}
+	active(tok.ID, theirs.ID)
+	if got, err := f.s.ActiveTokens(ctx, nil); err != nil || len(got) != 0 {
+		t.Fatalf("ActiveTokens of none = %v, %v", got, err)
+	}
 	wantCode(t, f.s.RevokeToken(ctx, other.ID, tok.ID, epoch), tidings.ENotFound)
+	active(tok.ID, theirs.ID)
 	must(t, f.s.RevokeToken(ctx, id, tok.ID, epoch))
 	got, err = f.s.FindToken(ctx, tok.ID)
 	must(t, err)
 	if !got.Revoked() {
 		t.Fatal("token not revoked")
 	}
+	active(theirs.ID)
 }

@@ -185,7 +185,7 @@ func testWorkload(t *testing.T, open Opener) {
 				fail("the batch's key again: %v", err)
 			}
 			if n%5 == 0 {
-				if _, err := s.ExpireAnswers(ctx, time.Now().Add(-time.Hour), 10); err != nil { // the young keys stay
+				if _, err := s.ExpireAnswers(ctx, time.Now().Add(-time.Hour), time.Now().Add(-time.Hour), 10); err != nil { // the young keys stay
 					fail("expire keys: %v", err)
 				}
 			}

@@ -312,7 +312,8 @@ func (m *Main) serveMetrics(met *metrics.Metrics) error {
 }
 
 // The background purges: every purgeEvery, the events that retention keeps no longer
-// and the idempotency keys older than tidings.IdempotencyKeep, each in batches of
+// and the idempotency keys older than tidings.IdempotencyKeep (hooks' delivery ids:
+// tidings.HookKeyKeep), each in batches of
 // purgeBatch with a pause between batches, so that a project that gives up years of
 // events at once loses them over a while, without holding the writer long enough to
 // slow publishing.
@@ -327,7 +328,8 @@ func (m *Main) purge(ctx context.Context) {
 		return m.store.PurgeExpired(ctx, m.Now(), purgeBatch)
 	})
 	m.inBatches(ctx, "idempotency: deleted expired keys", "keys", func(ctx context.Context) (int, error) {
-		return m.store.ExpireAnswers(ctx, m.Now().Add(-tidings.IdempotencyKeep), purgeBatch)
+		now := m.Now()
+		return m.store.ExpireAnswers(ctx, now.Add(-tidings.IdempotencyKeep), now.Add(-tidings.HookKeyKeep), purgeBatch)
 	})
 }
 

@@ -494,21 +494,22 @@ func mustGunzip(t *testing.T, b []byte) []byte {
 }
 
 // TestServeExpiresIdempotencyKeys: the server deletes idempotency keys older than they
-// are kept, in the background.
+// are kept, in the background: clients' keys after tidings.IdempotencyKeep, hooks'
+// delivery ids after tidings.HookKeyKeep.
 func TestServeExpiresIdempotencyKeys(t *testing.T) {
 	t.Parallel()
 	loc := testbackend.Location(t)
 	ctx := context.Background()
 	s := testbackend.Open(t, loc)
 	fx := testbackend.Seed(t, s, "acme")
-	for i := range 3 {
+	hookKey := tidings.HookKeyPrefix + "hook_0a1b2c3d4e5f:evt_1"
+	for _, k := range []string{"k0", "k1", "k2", hookKey} {
 		if _, err := s.PublishEvent(ctx, fx.Account.ID, &tidings.NewEvent{Project: "my-saas", Channel: "payments", Event: "Paid",
-			Parser: tidings.ParserText, Key: &tidings.Keyed[*tidings.Event]{Key: fmt.Sprint("k", i), Fingerprint: "f", Status: 200,
+			Parser: tidings.ParserText, Key: &tidings.Keyed[*tidings.Event]{Key: k, Fingerprint: "f", Status: 200,
 				Render: func(*tidings.Event) ([]byte, error) { return []byte("{}"), nil }}}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	// A server whose clock is a day and an hour ahead: for it the keys are expired.
 	cfg := DefaultConfig()
 	cfg.Addr, cfg.MetricsAddr = "127.0.0.1:0", ""
 	if testbackend.IsURL(loc) {
@@ -516,21 +517,32 @@ func TestServeExpiresIdempotencyKeys(t *testing.T) {
 	} else {
 		cfg.Data = loc
 	}
-	later := func() time.Time { return time.Now().Add(tidings.IdempotencyKeep + time.Hour) }
-	m := &Main{Config: cfg, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: later}
-	if err := m.Run(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		_, err := s.FindAnswer(ctx, fx.Account.ID, "k2")
-		if tidings.ErrorCode(err) == tidings.ENotFound {
-			break
+	// serveAhead runs a server whose clock is ahead by d until key is gone.
+	serveAhead := func(d time.Duration, key string) {
+		t.Helper()
+		later := func() time.Time { return time.Now().Add(d) }
+		m := &Main{Config: cfg, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: later}
+		if err := m.Run(ctx); err != nil {
+			t.Fatal(err)
 		}
-		if err != nil || time.Now().After(deadline) {
-			t.Fatalf("the key is still kept 30 s after the start (%v)", err)
+		defer m.Close()
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			_, err := s.FindAnswer(ctx, fx.Account.ID, key)
+			if tidings.ErrorCode(err) == tidings.ENotFound {
+				break
+			}
+			if err != nil || time.Now().After(deadline) {
+				t.Fatalf("the key %s is still kept 30 s after the start (%v)", key, err)
+			}
+			time.Sleep(50 * time.Millisecond)
 		}
-		time.Sleep(50 * time.Millisecond)
 	}
+	// A day and an hour ahead: clients' keys are expired, a hook's delivery id is not
+	// (one purge deletes both kinds, so it was looked at when k2 went).
+	serveAhead(tidings.IdempotencyKeep+time.Hour, "k2")
+	if _, err := s.FindAnswer(ctx, fx.Account.ID, hookKey); err != nil {
+		t.Fatalf("a hook's delivery id a day and an hour old: %v (kept %s)", err, tidings.HookKeyKeep)
+	}
+	serveAhead(tidings.HookKeyKeep+time.Hour, hookKey)
 }

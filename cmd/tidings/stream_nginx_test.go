@@ -3,7 +3,11 @@ package main
 import (
 	"bufio"
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -28,8 +32,72 @@ func TestStreamThroughNginx(t *testing.T) {
 	token := setupAccount(t, loc)
 	_, a := serveProcess(t, loc, "--trusted-proxies", "127.0.0.1")
 	_, b := serveProcess(t, loc, "--trusted-proxies", "127.0.0.1")
-	front := runNginx(t, a, b)
+	front, _ := runNginx(t, a, b)
+	streamThroughNginx(t, front, token, a, b)
+}
 
+// TestNginxInFrontOfSQLite: deploy/nginx.conf in front of one server on SQLite (the
+// data folder is one server's): the live stream as TestStreamThroughNginx checks it;
+// a signed hook delivery of ~900 KiB passes (200) and one over 1 MiB is refused by
+// nginx (413); the access log has no line of /hooks/ (the path is the credential).
+func TestNginxInFrontOfSQLite(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("builds the real binary")
+	}
+	if testbackend.Postgres() {
+		t.Skip("the PostgreSQL run has TestStreamThroughNginx, with two instances")
+	}
+	loc := testbackend.Location(t)
+	token := setupAccount(t, loc)
+	code, out, errs := runCLI(t, loc, "", "hook", "create", "--project", "my-saas", "--channel", "payments", "--source", "github")
+	if code != 0 {
+		t.Fatal(errs)
+	}
+	hookPath, secret, _ := strings.Cut(strings.TrimSpace(out), "\n")
+	_, a := serveProcess(t, loc, "--trusted-proxies", "127.0.0.1")
+	front, dir := runNginx(t, a)
+	streamThroughNginx(t, front, token, a)
+
+	deliver := func(size int, id string) int {
+		t.Helper()
+		star := fmt.Sprintf(`{"action":"created","repository":{"full_name":"acme/app"},"sender":{"login":"ada"},"padding":%q}`,
+			strings.Repeat("x", size))
+		mac := hmac.New(sha256.New, []byte(secret))
+		mac.Write([]byte(star))
+		req, _ := http.NewRequest("POST", front+hookPath, strings.NewReader(star))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("X-GitHub-Event", "star")
+		req.Header.Set("X-GitHub-Delivery", id)
+		req.Header.Set("X-Hub-Signature-256", "sha256="+hex.EncodeToString(mac.Sum(nil)))
+		res, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)
+		if err != nil {
+			t.Fatalf("a hook delivery of %d bytes through nginx: %v", len(star), err)
+		}
+		io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		return res.StatusCode
+	}
+	if status := deliver(900<<10, "big"); status != http.StatusOK {
+		t.Errorf("a signed delivery of ~900 KiB through nginx: %d, want 200", status)
+	}
+	if status := deliver(1<<20, "too-big"); status != http.StatusRequestEntityTooLarge {
+		t.Errorf("a delivery over 1 MiB through nginx: %d, want 413", status)
+	}
+	log, err := os.ReadFile(filepath.Join(dir, "access.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(log), "/v1/events/stream") || strings.Contains(string(log), "/hooks/") {
+		t.Errorf("nginx's access log: want the stream's lines and none of /hooks/:\n%s", log)
+	}
+}
+
+// streamThroughNginx checks the live stream through nginx at front: each event
+// published on one of publishOn or through front arrives at once, and a reconnect
+// with Last-Event-ID gets what it missed.
+func streamThroughNginx(t *testing.T, front, token string, publishOn ...string) {
+	t.Helper()
 	open := func(last string) (chan string, context.CancelFunc) {
 		req, _ := http.NewRequest("GET", front+"/v1/events/stream?project=my-saas", nil)
 		req.Header.Set("Authorization", "Bearer "+token)
@@ -84,8 +152,9 @@ func TestStreamThroughNginx(t *testing.T) {
 
 	ids, cancel := open("")
 	var last string
+	targets := append(append([]string(nil), publishOn...), front)
 	for i := range 6 {
-		on := []string{a, b, front}[i%3]
+		on := targets[i%len(targets)]
 		want := publish(on, i)
 		// Each arrives before the next is published: nothing waits in a buffer.
 		if got := next(ids); got != want {
@@ -105,15 +174,16 @@ func TestStreamThroughNginx(t *testing.T) {
 			t.Fatalf("missed event %d: got %s, want %s", i, got, want)
 		}
 	}
-	want := publish(a, 200)
+	want := publish(publishOn[0], 200)
 	if got := next(ids); got != want {
 		t.Fatalf("after resuming: got %s, want %s", got, want)
 	}
 }
 
-// runNginx runs deploy/nginx.conf, with plain HTTP on a free port, in front of a and b
-// (as TestNginxInFront does) and returns its address.
-func runNginx(t *testing.T, a, b string) string {
+// runNginx runs deploy/nginx.conf, with plain HTTP on a free port, in front of the
+// instances (one or two; as TestNginxInFront does) and returns its address and its
+// folder, which holds access.log.
+func runNginx(t *testing.T, instances ...string) (front, dir string) {
 	t.Helper()
 	nginx, err := exec.LookPath("nginx")
 	if err != nil {
@@ -127,15 +197,19 @@ func runNginx(t *testing.T, a, b string) string {
 	port := ln.Addr().(*net.TCPAddr).Port
 	ln.Close()
 	site := string(conf)
-	site = strings.Replace(site, "10.0.0.11:8080", strings.TrimPrefix(a, "http://"), 1)
-	site = strings.Replace(site, "10.0.0.12:8080", strings.TrimPrefix(b, "http://"), 1)
+	site = strings.Replace(site, "10.0.0.11:8080", strings.TrimPrefix(instances[0], "http://"), 1)
+	if len(instances) > 1 {
+		site = strings.Replace(site, "10.0.0.12:8080", strings.TrimPrefix(instances[1], "http://"), 1)
+	} else {
+		site = regexp.MustCompile(`(?m)^\s*server 10\.0\.0\.12:8080.*$`).ReplaceAllString(site, "")
+	}
 	site = strings.Replace(site, "listen 443 ssl http2;", fmt.Sprintf("listen 127.0.0.1:%d;", port), 1)
 	site = regexp.MustCompile(`(?m)^\s*ssl_certificate.*$`).ReplaceAllString(site, "")
-	dir := t.TempDir()
+	dir = t.TempDir()
 	main := fmt.Sprintf(`daemon off; master_process off; pid %[1]s/nginx.pid; error_log %[1]s/error.log;
 events { worker_connections 256; }
 http {
-  access_log off;
+  access_log %[1]s/access.log;
   client_body_temp_path %[1]s/body; proxy_temp_path %[1]s/proxy; fastcgi_temp_path %[1]s/fcgi;
   uwsgi_temp_path %[1]s/uwsgi; scgi_temp_path %[1]s/scgi;
   include %[1]s/tidings.conf;
@@ -154,12 +228,12 @@ http {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	front := fmt.Sprintf("http://127.0.0.1:%d", port)
+	front = fmt.Sprintf("http://127.0.0.1:%d", port)
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 		if res, err := http.Get(front + "/readyz"); err == nil {
 			res.Body.Close()
 			if res.StatusCode == 200 {
-				return front
+				return front, dir
 			}
 		}
 		if time.Now().After(deadline) {

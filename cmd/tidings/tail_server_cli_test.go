@@ -107,6 +107,16 @@ func TestTailFollowsServer(t *testing.T) {
 		t.Errorf("tail after Ctrl-C: exit %d, stderr %q", c, errs.String())
 	}
 
+	// A channel that does not exist (a typo) is final: one line and exit 1, no retries.
+	typoCtx, typoCancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer typoCancel()
+	var typoOut, typoErrs syncBuffer
+	code := run(typoCtx, []string{"tail", "--url", m.URL(), "--token", tok, "-p", "my-saas", "--channel", "typo"}, strings.NewReader(""), &typoOut, &typoErrs)
+	if lines := strings.Split(strings.TrimSpace(typoErrs.String()), "\n"); code != 1 || len(lines) != 1 ||
+		!strings.HasPrefix(lines[0], "tidings tail: ") || !strings.Contains(lines[0], "channel_not_found") || typoOut.String() != "" {
+		t.Errorf("tail --channel typo: exit %d, stdout %q, stderr %q", code, typoOut.String(), typoErrs.String())
+	}
+
 	// Readable lines, then a revocation ends tail: exit 1, one line.
 	var out2, errs2 syncBuffer
 	exit2 := make(chan int, 1)
@@ -125,7 +135,6 @@ func TestTailFollowsServer(t *testing.T) {
 	if code, _, e := runCLI(t, data, "", "token", "revoke", id); code != 0 {
 		t.Fatal(e)
 	}
-	var code int
 	tailWait(t, "tail to end after the revocation", func() bool {
 		select {
 		case code = <-exit2:

@@ -6,10 +6,13 @@ import (
 	"bytes"
 	"crypto/ecdsa"
 	"crypto/elliptic"
+	"crypto/hmac"
 	"crypto/rand"
+	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/hex"
 	"encoding/pem"
 	"io"
 	"log/slog"
@@ -67,11 +70,16 @@ func TestServesHTTPSWithHSTS(t *testing.T) {
 }
 
 // TestAccessLogNeverShowsTheToken: one line per request with route, status, request id
-// and account, and never the secret.
+// and account, and never the secret: not a token's, an invitation's or a hook's path.
 func TestAccessLogNeverShowsTheToken(t *testing.T) {
 	t.Parallel()
 	data := testbackend.Location(t)
 	token := setupAccount(t, data)
+	code, hookOut, errs := runCLI(t, data, "", "hook", "create", "--project", "my-saas", "--channel", "payments", "--source", "github")
+	if code != 0 {
+		t.Fatal(errs)
+	}
+	hookPath, hookSecret, _ := strings.Cut(strings.TrimSpace(hookOut), "\n")
 	var buf bytes.Buffer
 	cfg := DefaultConfig()
 	cfg.Addr = "127.0.0.1:0"
@@ -93,9 +101,32 @@ func TestAccessLogNeverShowsTheToken(t *testing.T) {
 	// Anonymous 404s after the first of a second are counted, not logged one by one
 	// (refusedlog.go): the reset link's comes first, so that its line shows the path
 	// shortened.
-	for _, path := range []string{"/invite/" + inviteSecret, "/reset/" + resetSecret + "/", "/nothing/" + strings.Repeat("x", 5000)} {
+	for _, path := range []string{"/invite/" + inviteSecret, "/reset/" + resetSecret + "/", "/nothing/" + strings.Repeat("x", 5000), hookPath} {
 		if res, err := http.Get(m.URL() + path); err == nil {
 			res.Body.Close()
+		}
+	}
+	// A hook's path is its credential: a delivery (200), a bad signature (401), another
+	// hook's path (404) are logged by route.
+	star := []byte(`{"action":"created","starred_at":"2019-05-15T15:20:40Z","repository":{"full_name":"acme/app"},"sender":{"login":"ada"}}`)
+	for _, c := range []struct {
+		path, secret string
+		want         int
+	}{{hookPath, hookSecret, 200}, {hookPath, "wrong", 401}, {"/hooks/hk_" + strings.Repeat("Z", 43), hookSecret, 404}} {
+		mac := hmac.New(sha256.New, []byte(c.secret))
+		mac.Write(star)
+		req, _ := http.NewRequest("POST", m.URL()+c.path, bytes.NewReader(star))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("X-GitHub-Event", "star")
+		req.Header.Set("X-GitHub-Delivery", "72d3162e-cc78-11e3-81ab-4c9367dc0958")
+		req.Header.Set("X-Hub-Signature-256", "sha256="+hex.EncodeToString(mac.Sum(nil)))
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != c.want {
+			t.Fatalf("POST %s: %d, want %d", c.path, res.StatusCode, c.want)
 		}
 	}
 	m.Close()
@@ -107,10 +138,13 @@ func TestAccessLogNeverShowsTheToken(t *testing.T) {
 	if strings.Contains(log, inviteSecret) || strings.Contains(log, resetSecret) {
 		t.Fatalf("the access log contains an invitation secret:\n%s", log)
 	}
+	if strings.Contains(log, strings.TrimPrefix(hookPath, "/hooks/")) || strings.Contains(log, strings.Repeat("Z", 43)) {
+		t.Fatalf("the access log contains a hook's path:\n%s", log)
+	}
 	if strings.Contains(log, strings.Repeat("x", 200)) {
 		t.Fatal("an unmatched path of 5,000 characters went into the log whole")
 	}
-	for _, want := range []string{`"route":"POST /v1/log"`, `"route":"GET /invite/{secret}"`, `"route":"unmatched"`, `"path":"/reset/…"`, `"msg":"refused requests"`, `"status":200`, `"status":400`, `"account":1`, `"request_id":`, `"duration_ms":`} {
+	for _, want := range []string{`"route":"POST /v1/log"`, `"route":"GET /invite/{secret}"`, `"route":"POST /hooks/{id}"`, `"route":"unmatched"`, `"path":"/reset/…"`, `"msg":"refused requests"`, `"status":200`, `"status":400`, `"account":1`, `"request_id":`, `"duration_ms":`} {
 		if !strings.Contains(log, want) {
 			t.Fatalf("access log lacks %s:\n%s", want, log)
 		}
