@@ -72,7 +72,7 @@ type hookEnv struct {
 	hooks *hookStore
 }
 
-func newHookEnv(t *testing.T, limits api.Limits) *hookEnv {
+func newHookEnv(t testing.TB, limits api.Limits) *hookEnv {
 	t.Helper()
 	var hs *hookStore
 	e := newEnvWith(t, limits, nil, func(s tidings.Store) tidings.Store {
@@ -91,7 +91,7 @@ func newHookEnv(t *testing.T, limits api.Limits) *hookEnv {
 
 // hook creates a hook of source (json: the test source) for my-saas #payments and
 // returns its path.
-func (e *hookEnv) hook(t *testing.T, source, secret string) (path string, h *tidings.Hook) {
+func (e *hookEnv) hook(t testing.TB, source, secret string) (path string, h *tidings.Hook) {
 	t.Helper()
 	p, hash := tidings.NewHookPath()
 	h = &tidings.Hook{PathHash: hash, AccountID: e.acme.ID, Project: "my-saas", Channel: "payments", Source: source,
