@@ -469,7 +469,7 @@ func TestServeFirstStart(t *testing.T) {
 	var errs syncBuffer
 	done := make(chan int)
 	go func() { done <- run(ctx, []string{"serve", "--addr", "127.0.0.1:0"}, nil, io.Discard, &errs) }()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(3 * time.Minute)
 	for !strings.Contains(errs.String(), "create the first one") && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 	}
