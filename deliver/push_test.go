@@ -218,6 +218,7 @@ func TestBurstCollapsed(t *testing.T) {
 	e := newPushEnv(t)
 	d, _ := e.device(e.user("ada@example.com"))
 	e.run()
+	start := time.Now()
 	for i := 0; i < 40; i++ {
 		e.publish(tidings.NewEvent{Event: "deploy loop", Notify: true})
 	}
@@ -244,8 +245,11 @@ func TestBurstCollapsed(t *testing.T) {
 	for _, p := range d.Drain(time.Second) {
 		count(p)
 	}
-	if normal != tidings.PushesPerMinute || collapsed < 1 || collapsed > 2 {
-		t.Fatalf("%d notifications, %d collapsed, for 40 events", normal, collapsed)
+	// A collapsed one goes out at most every 10 s (deliver's collapseEvery): a loaded
+	// machine that spreads the burst over longer may send a few more replacements.
+	most := 1 + int(time.Since(start)/(10*time.Second))
+	if normal != tidings.PushesPerMinute || collapsed < 1 || collapsed > most {
+		t.Fatalf("%d notifications, %d collapsed (at most %d in %v), for 40 events", normal, collapsed, most, time.Since(start))
 	}
 }
 
