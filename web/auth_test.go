@@ -125,7 +125,7 @@ func TestCrossSiteFormsAreRefused(t *testing.T) {
 	}
 	// The same form from the dashboard itself goes through.
 	c.do("POST", "/settings/projects", map[string][]string{"name": {"fine"}}, "Sec-Fetch-Site", "same-origin").
-		redirects(t, "/settings/projects#project-fine")
+		redirects(t, "/settings/projects/fine")
 }
 
 func TestMembersAndRoles(t *testing.T) {

@@ -20,7 +20,7 @@ func boardEnv(t *testing.T) (*env, *client, *tidings.Account) {
 	e := newEnvWith(t, web.Config{Now: func() time.Time { return now }})
 	c := e.owner()
 	acme := e.account("acme")
-	c.post("/settings/projects/my-saas/channels", "name", "signups").redirects(t, "/settings/projects#project-my-saas")
+	c.post("/settings/projects/my-saas/channels", "name", "signups").redirects(t, "/settings/projects/my-saas")
 	for i, u := range []string{"ada", "bob", "cy", "dee"} {
 		at := now.Add(-time.Duration(i+1) * 24 * time.Hour)
 		e.publish(acme, tidings.NewEvent{Project: "my-saas", Channel: "signups", Event: "Signed up", UserID: u, Timestamp: at})
@@ -147,7 +147,7 @@ func TestBoardTenancy(t *testing.T) {
 	g := e.client()
 	g.post("/signup", "account", "globex", "email", "eve@example.com", "password", "correct horse", "password2", "correct horse").
 		redirects(t, "/settings/projects")
-	g.post("/settings/projects", "name", "my-saas").redirects(t, "/settings/projects#project-my-saas")
+	g.post("/settings/projects", "name", "my-saas").redirects(t, "/settings/projects/my-saas")
 	for _, path := range []string{"/p/my-saas/charts/" + cid + "/edit", "/p/my-saas/charts/" + cid + ".csv", "/p/my-saas/funnels/" + cid + "/dropoff?step=1"} {
 		g.get(path).want(t, 404)
 	}

@@ -51,7 +51,7 @@ func TestPagesBoundedAtCaps(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, true)
 	c := e.owner()
-	c.post("/settings/projects", "name", "other").redirects(t, "/settings/projects#project-other")
+	c.post("/settings/projects", "name", "other").redirects(t, "/settings/projects/other")
 	acme := e.account("acme")
 	e.fillProject(acme, "my-saas")
 	e.fillProject(acme, "other")

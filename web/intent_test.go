@@ -97,7 +97,7 @@ func TestAnotherAccountsEventIsNotThere(t *testing.T) {
 	eve := e.client()
 	eve.post("/signup", "account", "evil", "email", "eve@example.com", "password", "correct horse", "password2", "correct horse").
 		redirects(t, "/settings/projects")
-	eve.post("/settings/projects", "name", "my-saas").redirects(t, "/settings/projects#project-my-saas")
+	eve.post("/settings/projects", "name", "my-saas").redirects(t, "/settings/projects/my-saas")
 	eve.post("/p/my-saas/events/"+ev.ID+"/ack").want(t, 404)
 	eve.post("/p/my-saas/events/"+ev.ID+"/actions/restart").want(t, 404)
 	got, _ := e.store.FindEventByID(context.Background(), acme.ID, ev.ID)
@@ -114,7 +114,7 @@ func TestKeyThreads(t *testing.T) {
 	e := newEnv(t, false)
 	ada := e.owner()
 	acme := e.account("acme")
-	ada.post("/settings/projects/my-saas/channels", "name", "ops").redirects(t, "/settings/projects#project-my-saas")
+	ada.post("/settings/projects/my-saas/channels", "name", "ops").redirects(t, "/settings/projects/my-saas")
 	v1 := e.publish(acme, tidings.NewEvent{Event: "deploy 1432 started", ThreadKey: "deploy-1432"})
 	v2 := e.publish(acme, tidings.NewEvent{Event: "deploy 1432 failing", ThreadKey: "deploy-1432", Priority: "urgent"})
 	other := e.publish(acme, tidings.NewEvent{Event: "deploy 1432 elsewhere", ThreadKey: "deploy-1432", Project: "my-saas", Channel: "ops"})
@@ -188,9 +188,9 @@ func TestEscalationSetting(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, false)
 	ada := e.owner()
-	ada.get("/settings/projects").want(t, 200, `name="every"`, `value="5"`, `name="times"`, `value="12"`)
-	ada.post("/settings/projects/my-saas/escalation", "every", "10", "times", "3").redirects(t, "/settings/projects#project-my-saas")
-	ada.get("/settings/projects").want(t, 200, "Urgent events are pushed again every 10 minutes, at most 3 times, until acknowledged for my-saas.",
+	ada.get("/settings/projects/my-saas").want(t, 200, `name="every"`, `value="5"`, `name="times"`, `value="12"`)
+	ada.post("/settings/projects/my-saas/escalation", "every", "10", "times", "3").redirects(t, "/settings/projects/my-saas")
+	ada.get("/settings/projects/my-saas").want(t, 200, "Urgent events are pushed again every 10 minutes, at most 3 times, until acknowledged for my-saas.",
 		`id="every-my-saas" name="every" type="number" inputmode="numeric" min="1" max="1440" value="10"`)
 	p, _ := e.store.FindProject(context.Background(), e.account("acme").ID, "my-saas")
 	if p.RepeatUrgentEvery != 10*time.Minute || p.RepeatUrgentTimes != 3 {
@@ -206,7 +206,7 @@ func TestEscalationSetting(t *testing.T) {
 	ada.post("/settings/projects/nope/escalation", "every", "5", "times", "1").want(t, 404)
 	bob, _ := e.member(e.account("acme"), "bob@example.com")
 	bob.post("/settings/projects/my-saas/escalation", "every", "1", "times", "1").want(t, 403)
-	bob.get("/settings/projects").want(t, 200, "Urgent events are pushed again every 10 minutes, at most 3 times, until acknowledged.")
+	bob.get("/settings/projects/my-saas").want(t, 200, "Urgent events are pushed again every 10 minutes, at most 3 times, until acknowledged.")
 }
 
 // TestPushPress: a notification's button presses through POST /push/press with the

@@ -41,7 +41,7 @@ func TestOtherAccountsAreNotFound(t *testing.T) {
 	}
 	g.post("/settings/projects/my-saas/delete").want(t, 404)
 	// Globex makes its own my-saas: acme's event is still not there.
-	g.post("/settings/projects", "name", "my-saas").redirects(t, "/settings/projects#project-my-saas")
+	g.post("/settings/projects", "name", "my-saas").redirects(t, "/settings/projects/my-saas")
 	g.get("/p/my-saas/events/"+ev.ID).want(t, 404)
 	if p := g.get("/p/my-saas"); strings.Contains(p.body, "acme secret") {
 		t.Fatal("globex sees acme's event")
@@ -53,24 +53,36 @@ func TestProjectSettings(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, false)
 	c := e.owner()
-	c.get("/settings/projects").want(t, 200, "my-saas", "#payments", "Create channels on first event: <strong>off</strong>")
+	c.get("/settings/projects").want(t, 200, `<a class="row-main" href="/settings/projects/my-saas">`, "1 channel", "Notify: everyone")
+	c.get("/settings/projects/my-saas").want(t, 200, "#payments", `id="auto-my-saas" name="on" value="true" aria-describedby="auto-my-saas-hint">`)
 	c.post("/settings/projects", "name", "My SaaS").want(t, 400, "Project name: "+tidings.NameRuleMessage)
 	c.post("/settings/projects", "name", "my-saas").want(t, 409, "already exists") // the API's status for a conflict
 	c.post("/settings/projects/my-saas/channels", "name", "Pay Ments").want(t, 400, "Channel name: "+tidings.NameRuleMessage)
 	c.post("/settings/projects/nope/channels", "name", "x").want(t, 404)
 
-	c.post("/settings/projects/my-saas/auto-create", "on", "true").redirects(t, "/settings/projects#project-my-saas")
+	c.post("/settings/projects/my-saas/auto-create", "on", "true").redirects(t, "/settings/projects/my-saas")
 	if p, _ := e.store.FindProject(t.Context(), e.account("acme").ID, "my-saas"); !p.AutoCreateChannels {
 		t.Fatal("auto-create not switched on")
 	}
-	c.get("/settings/projects").want(t, 200, "Create channels on first event: <strong>on</strong>")
+	c.get("/settings/projects/my-saas").want(t, 200, "Saved: create channels on first event is on.",
+		`id="auto-my-saas" name="on" value="true" aria-describedby="auto-my-saas-hint" checked>`)
+	c.post("/settings/projects/my-saas/auto-create", "on", "false").redirects(t, "/settings/projects/my-saas")
+	if p, _ := e.store.FindProject(t.Context(), e.account("acme").ID, "my-saas"); p.AutoCreateChannels {
+		t.Fatal("auto-create not switched off")
+	}
+	// The switch's form sends its hidden "off" after the checkbox: checked, "true" comes first.
+	c.post("/settings/projects/my-saas/auto-create", "on", "true", "on", "false").redirects(t, "/settings/projects/my-saas")
+	if p, _ := e.store.FindProject(t.Context(), e.account("acme").ID, "my-saas"); !p.AutoCreateChannels {
+		t.Fatal("a checked switch did not switch auto-create on")
+	}
 
-	c.get("/settings/projects").want(t, 200, "Missing <code>change</code> means update: <strong>off</strong>")
-	c.post("/settings/projects/my-saas/insight-change-default", "change", "update").redirects(t, "/settings/projects#project-my-saas")
+	// Off, the page says why the LogSnag SDKs need it; on, it no longer does.
+	c.get("/settings/projects/my-saas").want(t, 200, `<p class="hint sdk-hint" data-off-hint>The LogSnag SDKs’`)
+	c.post("/settings/projects/my-saas/insight-change-default", "change", "update").redirects(t, "/settings/projects/my-saas")
 	if p, _ := e.store.FindProject(t.Context(), e.account("acme").ID, "my-saas"); p.InsightChangeDefault != tidings.ChangeUpdate {
 		t.Fatal(`"missing change means update" not switched on`)
 	}
-	c.get("/settings/projects").want(t, 200, "Missing <code>change</code> means update: <strong>on</strong>")
+	c.get("/settings/projects/my-saas").want(t, 200, `<p class="hint sdk-hint" data-off-hint hidden>`, `value="update" aria-describedby="change-my-saas-hint" checked>`)
 	c.post("/settings/projects/my-saas/insight-change-default", "change", "increment").want(t, 400, "insight_change_default: must be")
 	c.post("/settings/projects/nope/insight-change-default", "change", "update").want(t, 404)
 
@@ -78,13 +90,20 @@ func TestProjectSettings(t *testing.T) {
 	for i := 0; i < 3; i++ {
 		e.publish(acme, tidings.NewEvent{Event: "e"})
 	}
-	c.get("/settings/projects/my-saas/channels/payments/delete").want(t, 200, "Delete channel #payments?", "3 events")
-	c.get("/settings/projects/my-saas/delete").want(t, 200, "Delete project my-saas?", "3 events", "insights")
-	c.post("/settings/projects/my-saas/channels/payments/delete").redirects(t, "/settings/projects#project-my-saas")
+	c.get("/settings/projects/my-saas/channels/payments/delete").want(t, 200, "Delete channel #payments?", "<strong>3 events</strong>", `pattern="payments"`)
+	c.get("/settings/projects/my-saas/delete").want(t, 200, "Delete project my-saas?", "<strong>1 channel and 3 events</strong>", `pattern="my-saas"`)
+	// Without the name typed, nothing is deleted.
+	c.post("/settings/projects/my-saas/channels/payments/delete").want(t, 400, "Type the channel’s name, payments, to confirm")
+	c.post("/settings/projects/my-saas/channels/payments/delete", "confirm", "my-saas").want(t, 400, "nothing was deleted")
+	if n, _ := e.store.CountEvents(t.Context(), acme.ID, "my-saas", ""); n != 3 {
+		t.Fatalf("%d events left after a deletion not confirmed", n)
+	}
+	c.post("/settings/projects/my-saas/channels/payments/delete", "confirm", "payments").redirects(t, "/settings/projects/my-saas")
 	if n, _ := e.store.CountEvents(t.Context(), acme.ID, "my-saas", ""); n != 0 {
 		t.Fatalf("%d events left after deleting their channel", n)
 	}
-	c.post("/settings/projects/my-saas/delete").redirects(t, "/settings/projects")
+	c.post("/settings/projects/my-saas/delete", "confirm", "my-saa").want(t, 400, "Type the project’s name, my-saas, to confirm")
+	c.post("/settings/projects/my-saas/delete", "confirm", "my-saas").redirects(t, "/settings/projects")
 	if _, err := e.store.FindProject(t.Context(), acme.ID, "my-saas"); err == nil {
 		t.Fatal("project not deleted")
 	}
@@ -511,16 +530,16 @@ func TestRetentionSetting(t *testing.T) {
 	e := newEnv(t, false)
 	c := e.owner()
 	acme := e.account("acme")
-	c.get("/settings/projects").want(t, 200, `<label for="keep-my-saas">Keep events</label>`, `<option value="0" selected>forever</option>`)
-	c.post("/settings/projects/my-saas/retention", "days", "30").redirects(t, "/settings/projects#project-my-saas")
-	c.get("/settings/projects").want(t, 200, `<option value="30" selected>30 days</option>`)
+	c.get("/settings/projects/my-saas").want(t, 200, `<label for="keep-my-saas">Keep events</label>`, `<option value="0" selected>forever</option>`)
+	c.post("/settings/projects/my-saas/retention", "days", "30").redirects(t, "/settings/projects/my-saas")
+	c.get("/settings/projects/my-saas").want(t, 200, `<option value="30" selected>30 days</option>`, "Saved: keep events 30 days.")
 	if p, _ := e.store.FindProject(t.Context(), acme.ID, "my-saas"); p.RetentionDays != 30 {
 		t.Fatalf("retention %d", p.RetentionDays)
 	}
 	c.post("/settings/projects/my-saas/retention", "days", "8").want(t, 400, "must be one of")
 	c.post("/settings/projects/my-saas/retention", "days", "x").want(t, 400)
 	member, _ := e.member(acme, "bob@example.com")
-	member.get("/settings/projects").want(t, 200, "Keep events: 30 days")
+	member.get("/settings/projects/my-saas").want(t, 200, "<dt>Keep events</dt><dd>30 days</dd>")
 	member.post("/settings/projects/my-saas/retention", "days", "0").want(t, 403)
 }
 
@@ -612,16 +631,16 @@ func TestNoticesAfterForms(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, false)
 	c := e.owner()
-	c.post("/settings/projects", "name", "shop").redirects(t, "/settings/projects#project-shop")
-	c.get("/settings/projects").want(t, 200, "Project shop created.")
-	if strings.Contains(c.get("/settings/projects").body, "Project shop created.") {
+	c.post("/settings/projects", "name", "shop").redirects(t, "/settings/projects/shop")
+	c.get("/settings/projects/shop").want(t, 200, "Project shop created.")
+	if strings.Contains(c.get("/settings/projects/shop").body, "Project shop created.") {
 		t.Fatal("the notice shows again on reload")
 	}
-	c.post("/settings/projects/shop/channels", "name", "orders").redirects(t, "/settings/projects#project-shop")
-	c.get("/settings/projects").want(t, 200, "Channel #orders created in shop.")
-	c.post("/settings/projects/shop/channels/orders/delete").redirects(t, "/settings/projects#project-shop")
-	c.get("/settings/projects").want(t, 200, "Channel #orders deleted, with its events.")
-	c.post("/settings/projects/shop/delete").redirects(t, "/settings/projects")
+	c.post("/settings/projects/shop/channels", "name", "orders").redirects(t, "/settings/projects/shop")
+	c.get("/settings/projects/shop").want(t, 200, "Channel #orders created in shop.")
+	c.post("/settings/projects/shop/channels/orders/delete", "confirm", "orders").redirects(t, "/settings/projects/shop")
+	c.get("/settings/projects/shop").want(t, 200, "Channel #orders deleted, with its events.")
+	c.post("/settings/projects/shop/delete", "confirm", "shop").redirects(t, "/settings/projects")
 	c.get("/settings/projects").want(t, 200, "Project shop deleted")
 }
 

@@ -311,13 +311,13 @@ func TestGPCSetting(t *testing.T) {
 	e := newEnv(t, false)
 	c := e.owner()
 	acme := e.account("acme")
-	c.get("/settings/projects").want(t, 200, "Honour Global Privacy Control: <strong>on</strong>", `action="/settings/projects/my-saas/gpc"`)
-	c.post("/settings/projects/my-saas/gpc", "honour", "false").redirects(t, "/settings/projects#project-my-saas")
+	c.get("/settings/projects/my-saas").want(t, 200, `name="honour" value="true" aria-describedby="gpc-my-saas-hint" checked>`, `action="/settings/projects/my-saas/gpc"`)
+	c.post("/settings/projects/my-saas/gpc", "honour", "false").redirects(t, "/settings/projects/my-saas")
 	if p, _ := e.store.FindProject(t.Context(), acme.ID, "my-saas"); !p.IgnoreGPC {
 		t.Fatal("GPC still honoured")
 	}
-	c.get("/settings/projects").want(t, 200, "Honour Global Privacy Control: <strong>off</strong>")
-	c.post("/settings/projects/my-saas/gpc", "honour", "true").redirects(t, "/settings/projects#project-my-saas")
+	c.get("/settings/projects/my-saas").want(t, 200, `name="honour" value="true" aria-describedby="gpc-my-saas-hint">`, "Saved: honour Global Privacy Control is off.")
+	c.post("/settings/projects/my-saas/gpc", "honour", "true").redirects(t, "/settings/projects/my-saas")
 	if p, _ := e.store.FindProject(t.Context(), acme.ID, "my-saas"); p.IgnoreGPC {
 		t.Fatal("GPC not honoured again")
 	}
@@ -327,7 +327,7 @@ func TestGPCSetting(t *testing.T) {
 	c.request("POST", "/settings/projects/my-saas/gpc", "application/x-www-form-urlencoded", strings.NewReader("honour=false"),
 		"Sec-Fetch-Site", "cross-site", "Origin", "https://evil.example").want(t, 403)
 	member, _ := e.member(acme, "bob@example.com")
-	member.get("/settings/projects").want(t, 200, "Honour Global Privacy Control: on")
+	member.get("/settings/projects/my-saas").want(t, 200, "<dt>Honour Global Privacy Control</dt><dd>On</dd>")
 	member.post("/settings/projects/my-saas/gpc", "honour", "false").want(t, 403)
 	if p, _ := e.store.FindProject(t.Context(), acme.ID, "my-saas"); p.IgnoreGPC {
 		t.Fatal("a member or another site changed the setting")

@@ -9,6 +9,8 @@ import (
 	"github.com/tidings-dev/tidings"
 )
 
+// projectRow is a project with its first channels, for the forms' menus of projects
+// and channels (choices.go).
 type projectRow struct {
 	*tidings.Project
 	Channels     []*tidings.Channel
@@ -22,6 +24,15 @@ type projectRow struct {
 	Notify              string // who is notified of its events, in words
 }
 
+// projectLine is one row of Settings → Projects: what a project holds and who hears
+// of it; its settings are on its own page (projectsettings.go).
+type projectLine struct {
+	Name     string
+	Channels int
+	Events   int
+	Notify   string
+}
+
 type retentionOption struct {
 	Days     int
 	Label    string
@@ -32,17 +43,20 @@ type retentionOption struct {
 func retentionOptions(days int) []retentionOption {
 	var out []retentionOption
 	for _, d := range tidings.RetentionChoices {
-		label := "forever"
-		if d > 0 {
-			label = strconv.Itoa(d) + " days"
-		}
-		out = append(out, retentionOption{Days: d, Label: label, Selected: d == days})
+		out = append(out, retentionOption{Days: d, Label: retentionLabel(d), Selected: d == days})
 	}
 	return out
 }
 
+func retentionLabel(days int) string {
+	if days > 0 {
+		return strconv.Itoa(days) + " days"
+	}
+	return "forever"
+}
+
 type projectsData struct {
-	Projects []projectRow
+	Projects []projectLine
 	Name     string // the name typed into a failed form
 }
 
@@ -58,7 +72,8 @@ func (s *Server) renderProjects(w http.ResponseWriter, r *http.Request, status i
 	}
 	d := projectsData{Name: typed}
 	for _, p := range ps {
-		cs, err := s.store.PageChannels(r.Context(), sess.account.ID, tidings.ChannelQuery{Project: p.Name, Limit: sidebarChannels})
+		// Limit 1: only the total is wanted here.
+		cs, err := s.store.PageChannels(r.Context(), sess.account.ID, tidings.ChannelQuery{Project: p.Name, Limit: 1})
 		if err != nil {
 			return err
 		}
@@ -66,25 +81,23 @@ func (s *Server) renderProjects(w http.ResponseWriter, r *http.Request, status i
 		if err != nil {
 			return err
 		}
-		every := p.RepeatUrgentEvery
-		if every <= 0 { // a store that has not set it: the default
-			every = tidings.RepeatUrgentEvery
-		}
 		rs, _, err := s.store.RecipientsOf(r.Context(), sess.account.ID, p.Name, "")
 		if err != nil {
 			return err
 		}
-		d.Projects = append(d.Projects, projectRow{Notify: recipientsText(rs), Project: p, Channels: cs.Channels, MoreChannels: cs.Total - len(cs.Channels),
-			AllChannels: cs.Total, Events: n, Retention: retentionOptions(p.RetentionDays),
-			EveryMinutes: int(every / time.Minute), Times: p.RepeatUrgentTimes, Escalation: escalationText(every, p.RepeatUrgentTimes)})
+		d.Projects = append(d.Projects, projectLine{Name: p.Name, Channels: cs.Total, Events: n, Notify: recipientsText(rs)})
 	}
-	return s.render(w, r, "projects", &view{Title: "Projects and channels", Section: "settings", Status: status, Error: msg, Data: d})
+	return s.render(w, r, "projects", &view{Title: "Projects", Section: "settings", Status: status, Error: msg, Data: d})
 }
 
-// formError re-renders the projects page with the problem, or passes on other errors.
+// formError shows a refused form again with the problem: on the project's page when
+// the form was one of a project's, on the list otherwise; other errors pass on.
 func (s *Server) formError(w http.ResponseWriter, r *http.Request, err error, typed string) error {
 	switch code := tidings.ErrorCode(err); code {
 	case tidings.EValidation, tidings.EConflict, tidings.ELimitReached:
+		if p := r.PathValue("project"); p != "" {
+			return s.renderProjectSettings(w, r, p, tidings.HTTPStatus(code), nameMessage(err))
+		}
 		return s.renderProjects(w, r, tidings.HTTPStatus(code), nameMessage(err), typed)
 	}
 	return err
@@ -99,12 +112,13 @@ func nameMessage(err error) string {
 	return msg
 }
 
+// createProject leads to the new project's page: its channels and settings are next.
 func (s *Server) createProject(w http.ResponseWriter, r *http.Request) error {
 	name := strings.TrimSpace(r.PostFormValue("name"))
 	if _, err := s.store.CreateProject(r.Context(), sessionFrom(r).account.ID, name); err != nil {
 		return s.formError(w, r, err, name)
 	}
-	return s.notice(w, r, "/settings/projects#project-"+name, "Project "+name+" created. Add a channel to it, or let the first event create one.")
+	return s.notice(w, r, projectPath(name), "Project "+name+" created. Add a channel to it, or let the first event create one.")
 }
 
 func (s *Server) createChannel(w http.ResponseWriter, r *http.Request) error {
@@ -112,7 +126,15 @@ func (s *Server) createChannel(w http.ResponseWriter, r *http.Request) error {
 	if _, err := s.store.CreateChannel(r.Context(), sessionFrom(r).account.ID, project, name); err != nil {
 		return s.formError(w, r, err, "")
 	}
-	return s.notice(w, r, "/settings/projects#project-"+project, "Channel #"+name+" created in "+project+".")
+	return s.notice(w, r, projectBack(r, project), "Channel #"+name+" created in "+project+".")
+}
+
+// onOff is a switch's state in a notice.
+func onOff(on bool) string {
+	if on {
+		return "on"
+	}
+	return "off"
 }
 
 func (s *Server) setAutoCreate(w http.ResponseWriter, r *http.Request) error {
@@ -121,16 +143,17 @@ func (s *Server) setAutoCreate(w http.ResponseWriter, r *http.Request) error {
 	if err := s.store.SetAutoCreateChannels(r.Context(), sessionFrom(r).account.ID, project, on); err != nil {
 		return err
 	}
-	return redirect(w, r, "/settings/projects#project-"+project)
+	return s.notice(w, r, projectBack(r, project), "Saved: create channels on first event is "+onOff(on)+".")
 }
 
 // setInsightChangeDefault switches "Missing change means update" for an insight update.
 func (s *Server) setInsightChangeDefault(w http.ResponseWriter, r *http.Request) error {
 	project := r.PathValue("project")
-	if err := s.store.SetInsightChangeDefault(r.Context(), sessionFrom(r).account.ID, project, r.PostFormValue("change")); err != nil {
+	change := r.PostFormValue("change")
+	if err := s.store.SetInsightChangeDefault(r.Context(), sessionFrom(r).account.ID, project, change); err != nil {
 		return s.formError(w, r, err, "")
 	}
-	return redirect(w, r, "/settings/projects#project-"+project)
+	return s.notice(w, r, projectBack(r, project), "Saved: a missing change means update is "+onOff(change != "")+".")
 }
 
 // setGPC switches "Honour Global Privacy Control": on (the default), ls.js sends
@@ -151,7 +174,7 @@ func (s *Server) setGPC(w http.ResponseWriter, r *http.Request) error {
 	if err := s.store.SetIgnoreGPC(r.Context(), sessionFrom(r).account.ID, project, ignore); err != nil {
 		return s.formError(w, r, err, "")
 	}
-	return redirect(w, r, "/settings/projects#project-"+project)
+	return s.notice(w, r, projectBack(r, project), "Saved: honour Global Privacy Control is "+onOff(!ignore)+".")
 }
 
 // setRetention sets how long a project keeps its events; older ones are deleted by
@@ -165,50 +188,7 @@ func (s *Server) setRetention(w http.ResponseWriter, r *http.Request) error {
 	if err := s.store.SetRetention(r.Context(), sessionFrom(r).account.ID, project, days); err != nil {
 		return s.formError(w, r, err, "")
 	}
-	return redirect(w, r, "/settings/projects#project-"+project)
-}
-
-type deleteData struct {
-	Project, Channel string
-	Events           int
-	Action           string
-}
-
-func (s *Server) deleteProjectPage(w http.ResponseWriter, r *http.Request) error {
-	return s.confirmDelete(w, r, r.PathValue("project"), "")
-}
-
-func (s *Server) deleteChannelPage(w http.ResponseWriter, r *http.Request) error {
-	return s.confirmDelete(w, r, r.PathValue("project"), r.PathValue("channel"))
-}
-
-// confirmDelete says what a deletion takes with it before anything is deleted.
-func (s *Server) confirmDelete(w http.ResponseWriter, r *http.Request, project, channel string) error {
-	n, err := s.store.CountEvents(r.Context(), sessionFrom(r).account.ID, project, channel)
-	if err != nil {
-		return err
-	}
-	action := "/settings/projects/" + project + "/delete"
-	if channel != "" {
-		action = "/settings/projects/" + project + "/channels/" + channel + "/delete"
-	}
-	return s.render(w, r, "delete", &view{Title: "Delete", Section: "settings",
-		Data: deleteData{Project: project, Channel: channel, Events: n, Action: action}})
-}
-
-func (s *Server) deleteProject(w http.ResponseWriter, r *http.Request) error {
-	if err := s.store.DeleteProject(r.Context(), sessionFrom(r).account.ID, r.PathValue("project")); err != nil {
-		return err
-	}
-	return s.notice(w, r, "/settings/projects", "Project "+r.PathValue("project")+" deleted, with its channels, events and insights.")
-}
-
-func (s *Server) deleteChannel(w http.ResponseWriter, r *http.Request) error {
-	project := r.PathValue("project")
-	if err := s.store.DeleteChannel(r.Context(), sessionFrom(r).account.ID, project, r.PathValue("channel")); err != nil {
-		return err
-	}
-	return s.notice(w, r, "/settings/projects#project-"+project, "Channel #"+r.PathValue("channel")+" deleted, with its events.")
+	return s.notice(w, r, projectBack(r, project), "Saved: keep events "+retentionLabel(days)+".")
 }
 
 // setEscalation sets how an urgent event of the project is pushed again until someone
@@ -231,7 +211,7 @@ func (s *Server) setEscalation(w http.ResponseWriter, r *http.Request) error {
 	if err := s.store.SetRepeatUrgent(r.Context(), sessionFrom(r).account.ID, project, every, times); err != nil {
 		return s.escalationError(w, r, err)
 	}
-	return s.notice(w, r, "/settings/projects#project-"+project, escalationText(every, times)+" for "+project+".")
+	return s.notice(w, r, projectBack(r, project), escalationText(every, times)+" for "+project+".")
 }
 
 // escalationText says a project's escalation in words.
@@ -250,5 +230,5 @@ func (s *Server) escalationError(w http.ResponseWriter, r *http.Request, err err
 	}
 	msg := strings.NewReplacer("repeat_urgent_every:", "Repeat every (minutes):", "repeat_urgent_times:", "Repeat at most (times):").
 		Replace(tidings.ErrorMessage(err))
-	return s.renderProjects(w, r, http.StatusBadRequest, msg, "")
+	return s.renderProjectSettings(w, r, r.PathValue("project"), http.StatusBadRequest, msg)
 }

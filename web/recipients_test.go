@@ -29,7 +29,8 @@ func TestRecipientsSettings(t *testing.T) {
 	ada := e.owner()
 	acme := e.account("acme")
 	bob, _ := e.member(acme, "bob@example.com")
-	ada.get("/settings/projects").want(t, 200, "Notify: <strong>everyone</strong>", `href="/settings/projects/my-saas/notify"`)
+	ada.get("/settings/projects").want(t, 200, "Notify: everyone")
+	ada.get("/settings/projects/my-saas").want(t, 200, `<a class="row-main" href="/settings/projects/my-saas/notify"><span class="row-title">Who is notified</span><span class="row-meta">everyone</span>`)
 	page := ada.get("/settings/projects/my-saas/notify")
 	page.want(t, 200, "Who is notified: my-saas", `name="notify" value="everyone" checked`, `name="member" value="bob@example.com"`,
 		`name="channel" value="payments"`, `name="notify" value="project" checked`, "As the project (everyone)")
@@ -42,7 +43,7 @@ func TestRecipientsSettings(t *testing.T) {
 	}
 	ada.get("/settings/projects/my-saas/notify").want(t, 200, "Notify the project my-saas: ada@example.com, bob@example.com.",
 		`name="notify" value="members" checked`, `value="bob@example.com" checked`, "As the project (ada@example.com, bob@example.com)")
-	ada.get("/settings/projects").want(t, 200, "Notify: <strong>ada@example.com, bob@example.com</strong>")
+	ada.get("/settings/projects").want(t, 200, "Notify: ada@example.com, bob@example.com")
 
 	// A channel: its own, then the project's again.
 	ada.post("/settings/projects/my-saas/notify", "channel", "payments", "notify", "nobody").
@@ -107,7 +108,7 @@ func TestRecipientsSettings(t *testing.T) {
 		t.Fatal("a member is offered the form")
 	}
 	bob.post("/settings/projects/my-saas/notify", "notify", "nobody").want(t, 403)
-	bob.get("/settings/projects").want(t, 200, "Notify: <strong>everyone</strong>")
+	bob.get("/settings/projects").want(t, 200, "Notify: everyone")
 	if got, _ := recipientsOf(t, e, ""); got != "everyone" {
 		t.Fatalf("after a member's try the project notifies %q", got)
 	}

@@ -42,6 +42,9 @@ func loadPages(a *assets, now func() time.Time) (*pages, error) {
 		"rangeChoices":   func() []choice { return rangeChoices },
 		"routeChoices":   func() []choice { return routeChoices },
 		"digestChoices":  func() []choice { return digestChoices },
+		"thousandsOf":    thousands,
+		"countOf":        countOf,
+		"hasSuffix":      strings.HasSuffix, // a page's title names its settings tab: "my-saas · Projects"
 	}
 	common, err := template.New("").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/fragments.html")
 	if err != nil {

@@ -72,7 +72,7 @@ func TestFullProjectInChromium(t *testing.T) {
 	b.click(`document.querySelector('a[rel="next"]').click()`)
 	b.mustUntil(`document.querySelectorAll(".grid .card").length === 100 && document.querySelector(".grid .card h2").textContent !== ""`)
 	check("insights-page-2")
-	b.do(chromedp.Navigate(m.URL() + "/settings/projects"))
+	b.do(chromedp.Navigate(m.URL() + "/settings/projects/my-saas"))
 	b.submit("#ch-my-saas", "one-too-many")
 	b.mustUntil(`document.querySelector("p.error") && document.querySelector("p.error").textContent.includes("has 1000 channels")`)
 	check("settings-refused")

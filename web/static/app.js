@@ -449,4 +449,79 @@
     inForm.querySelectorAll("input[name=source]").forEach(function (r) { r.addEventListener("change", showSourceExtras); });
     showSourceExtras();
   }
+  // == PROJECTS ==
+  // Settings that save at once (form[data-autosave]): changing a switch, a select or a
+  // number posts its form with fetch, the same fields its Save button (hidden, with
+  // scripts) would send. The server answers with a redirect to the page, which fetch
+  // follows: that page's notice is what the toast says. Refused, or not sent, the
+  // control goes back to what is saved and the toast says why.
+  var autosaves = document.querySelectorAll("form[data-autosave]");
+  if (autosaves.length) {
+    var toast = document.querySelector(".toast");
+    if (!toast) { // made before any change, so that screen readers know the live region
+      toast = document.createElement("p");
+      toast.className = "toast";
+      toast.setAttribute("role", "status");
+      toast.setAttribute("aria-live", "polite");
+      document.body.appendChild(toast);
+    }
+    var toastTimer;
+    var toastSay = function (msg, bad) {
+      clearTimeout(toastTimer);
+      toast.classList.toggle("bad", !!bad);
+      toast.textContent = msg;
+      toastTimer = setTimeout(function () { toast.textContent = ""; }, bad ? 8000 : 4000);
+    };
+    var fields = function (form) { return form.querySelectorAll("input:not([type=hidden]), select"); };
+    var remember = function (form) {
+      fields(form).forEach(function (el) { el.setAttribute("data-saved", el.type === "checkbox" ? String(el.checked) : el.value); });
+      // A hint that matters only while its switch is off (the SDK hint) follows it.
+      var hint = form.querySelector("[data-off-hint]"), sw = form.querySelector("input[type=checkbox]");
+      if (hint && sw) hint.hidden = sw.checked;
+    };
+    var restore = function (form) {
+      fields(form).forEach(function (el) {
+        var v = el.getAttribute("data-saved");
+        if (el.type === "checkbox") el.checked = v === "true"; else el.value = v;
+      });
+    };
+    var problem = function (html, status) {
+      var doc = new DOMParser().parseFromString(html, "text/html");
+      var el = doc.querySelector("main .error, .error-page .lead");
+      return el ? el.textContent.trim() : "the server answered " + status + ".";
+    };
+    autosaves.forEach(function (form) {
+      remember(form);
+      var save = function () {
+        if (!form.checkValidity()) { form.reportValidity(); return; }
+        form.setAttribute("aria-busy", "true");
+        fetch(form.action, { method: "POST", body: new URLSearchParams(new FormData(form)), credentials: "same-origin" })
+          .then(function (res) {
+            return res.text().then(function (html) {
+              if (res.redirected && new URL(res.url).pathname === "/login") throw new Error("you are signed out; sign in again.");
+              if (!res.ok) throw new Error(problem(html, res.status));
+              var notice = new DOMParser().parseFromString(html, "text/html").querySelector(".notice-ok");
+              remember(form);
+              toastSay(notice ? notice.textContent.trim() : "Saved.");
+            });
+          })
+          .catch(function (err) {
+            restore(form);
+            remember(form);
+            toastSay("Not saved: " + (err instanceof TypeError ? "the server could not be reached." : err.message), true);
+          })
+          .finally(function () { form.removeAttribute("aria-busy"); });
+      };
+      form.addEventListener("change", save);
+      form.addEventListener("submit", function (e) { e.preventDefault(); save(); });
+    });
+  }
+  // A deletion's confirmation: its button waits for the name typed (the field's
+  // pattern says the same without scripts).
+  document.querySelectorAll("form[data-confirm-name]").forEach(function (form) {
+    var input = form.querySelector("input[name=confirm]"), button = form.querySelector("button[type=submit]");
+    var check = function () { button.disabled = input.value.trim() !== form.getAttribute("data-confirm-name"); };
+    input.addEventListener("input", check);
+    check();
+  });
 })();

@@ -1,0 +1,154 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/chromedp"
+)
+
+// smallTargets lists what can be tapped in the page's main part and is smaller than
+// 24×24 px (WCAG 2.2's target size), each as "tag#id text w×h".
+const smallTargets = `[...document.querySelectorAll("main a, main button, main input:not([type=hidden]), main select, main summary")]
+  .map(el => [el, el.getBoundingClientRect()])
+  .filter(([el, r]) => r.width > 0 && r.height > 0 && getComputedStyle(el).visibility !== "hidden" && (r.width < 24 || r.height < 24))
+  .map(([el, r]) => el.tagName.toLowerCase() + "#" + el.id + " '" + el.textContent.trim().slice(0, 20) + "' " + Math.round(r.width) + "x" + Math.round(r.height))`
+
+// judge runs the page checks of a settings page: contrast and axe-core in light and
+// dark, labels, tap targets, no sideways scroll at 390 and 320 px; and keeps its
+// screenshots (light, dark, phone). prepare runs after each navigation.
+func (b *browser) judge(url, name string, prepare string) {
+	b.t.Helper()
+	axe := axeSource(b.t)
+	for _, scheme := range []string{"light", "dark"} {
+		b.colorScheme(scheme)
+		b.do(chromedp.Navigate(url))
+		if prepare != "" {
+			b.do(chromedp.Evaluate[chromedp.Void](prepare))
+		}
+		if bad := get(b, chromedp.Evaluate[[]string](contrastCheck)); len(bad) > 0 {
+			b.t.Errorf("%s (%s): text below 4.5:1 contrast (3:1 when large): %v", name, scheme, bad)
+		}
+		for _, v := range b.axe(axe) {
+			b.t.Errorf("%s (%s): axe-core: %s", name, scheme, v)
+		}
+		b.checkLabels(name)
+		b.screenshot(name + "-" + scheme)
+	}
+	b.colorScheme("light")
+	for _, width := range []int64{390, 320} {
+		b.do(chromedp.EmulateViewport(width, 844))
+		b.do(chromedp.Navigate(url))
+		if prepare != "" {
+			b.do(chromedp.Evaluate[chromedp.Void](prepare))
+		}
+		if w := get(b, chromedp.Evaluate[int](`document.documentElement.scrollWidth - window.innerWidth`)); w > 0 {
+			b.t.Errorf("%s scrolls sideways by %d px at %d px", name, w, width)
+		}
+		if small := get(b, chromedp.Evaluate[[]string](smallTargets)); len(small) > 0 {
+			b.t.Errorf("%s at %d px: tap targets under 24×24 px: %v", name, width, small)
+		}
+		if width == 390 {
+			b.screenshot(name + "-phone")
+			b.colorScheme("dark")
+			b.screenshot(name + "-phone-dark")
+			b.colorScheme("light")
+		}
+	}
+	b.do(chromedp.EmulateViewport(1280, 900))
+}
+
+// TestProjectsInChromium: Settings → Projects as rows leading to each project's page;
+// its switches save at once and say so in a toast, a refused change goes back and
+// says why; deleting a channel asks for its name; and every page of it passes the
+// checks in light, dark and at phone width.
+func TestProjectsInChromium(t *testing.T) {
+	m, b, token := signedInBrowser(t)
+	for _, ev := range []string{"Signup", "Upgrade"} {
+		if status, resp := post(t, m.URL()+"/v1/log", token, `{"project":"my-saas","channel":"payments","event":"`+ev+`"}`); status != 200 {
+			t.Fatalf("publish: %d %s", status, resp)
+		}
+	}
+	b.do(chromedp.Navigate(m.URL() + "/settings/projects"))
+	if txt := b.text("#project-my-saas"); !strings.Contains(txt, "1 channel") || !strings.Contains(txt, "2 events") {
+		t.Fatalf("the project's row: %q", txt)
+	}
+	b.click(`document.querySelector("#project-my-saas .row-main").click()`)
+	if loc := b.location(); loc != "/settings/projects/my-saas" {
+		t.Fatalf("the row leads to %s", loc)
+	}
+	// With scripts, the switches save by themselves: no Save buttons.
+	if n := get(b, chromedp.Evaluate[int](`[...document.querySelectorAll(".setting button")].filter(x => x.offsetParent).length`)); n != 0 {
+		t.Fatalf("%d Save buttons shown beside switches that save at once", n)
+	}
+	b.do(chromedp.Evaluate[chromedp.Void](`document.getElementById("auto-my-saas").click()`))
+	b.mustUntil(`document.querySelector(".toast").textContent === "Saved: create channels on first event is on."`)
+	b.screenshot("projects-toast")
+	// The SDK hint says what to do only while the setting is off.
+	b.mustUntil(`!document.querySelector(".sdk-hint").hidden`)
+	b.do(chromedp.Evaluate[chromedp.Void](`document.getElementById("change-my-saas").click()`))
+	b.mustUntil(`document.querySelector(".toast").textContent === "Saved: a missing change means update is on." && document.querySelector(".sdk-hint").hidden`)
+	b.do(chromedp.SetValue(chromedp.CSS("#keep-my-saas"), "30"), chromedp.Evaluate[chromedp.Void](`document.getElementById("keep-my-saas").dispatchEvent(new Event("change", {bubbles: true}))`))
+	b.mustUntil(`document.querySelector(".toast").textContent === "Saved: keep events 30 days."`)
+	// A refused change goes back, and the toast says why.
+	b.do(chromedp.Evaluate[chromedp.Void](`(f => { f.action = "/settings/projects/nope/gpc"; f.querySelector("input[type=checkbox]").click(); })(document.getElementById("gpc-my-saas").form)`))
+	b.mustUntil(`document.querySelector(".toast.bad") && document.querySelector(".toast").textContent.includes("Not saved: There is no project “nope”") && document.getElementById("gpc-my-saas").checked`)
+	// What was saved is what the page shows after a reload.
+	b.do(chromedp.Navigate(m.URL() + "/settings/projects/my-saas"))
+	if ok := get(b, chromedp.Evaluate[bool](`document.getElementById("auto-my-saas").checked && document.getElementById("change-my-saas").checked && document.getElementById("keep-my-saas").value === "30" && document.getElementById("gpc-my-saas").checked`)); !ok {
+		t.Fatal("the switches' states were not saved")
+	}
+	// A new channel, made on the project's page, is listed there.
+	b.submit("#ch-my-saas", "ops")
+	b.mustUntil(`document.querySelector("#project-my-saas .channels").textContent.includes("#ops")`)
+
+	// The danger zone: pick the channel; the confirmation names what goes and waits
+	// for the name.
+	b.do(chromedp.SetValue(chromedp.CSS("#del-channel-my-saas"), "payments"))
+	b.click(`document.querySelector(".danger-zone form button").click()`)
+	if loc := b.location(); loc != "/settings/projects/my-saas/channels/payments/delete" {
+		t.Fatalf("the danger zone's channel leads to %s", loc)
+	}
+	if txt := b.text("main"); !strings.Contains(txt, "2 events") {
+		t.Fatalf("the confirmation: %s", txt)
+	}
+	if !get(b, chromedp.Evaluate[bool](`document.querySelector(".confirm-delete button").disabled`)) {
+		t.Fatal("the delete button is enabled before the name is typed")
+	}
+	pages := []struct{ path, name, prepare string }{
+		{"/settings/projects", "projects-list", ""},
+		{"/settings/projects/my-saas", "projects-detail", ""},
+		{"/settings/projects/my-saas/channels/payments/delete", "projects-delete-channel", ""},
+		{"/settings/projects/my-saas/delete", "projects-delete-project", `(i => { i.value = "my-saas"; i.dispatchEvent(new Event("input")); })(document.getElementById("confirm-name"))`},
+	}
+	for _, p := range pages {
+		b.judge(m.URL()+p.path, p.name, p.prepare)
+	}
+	b.do(chromedp.Navigate(m.URL() + "/settings/projects/my-saas/channels/payments/delete"))
+	b.do(chromedp.Focus(chromedp.CSS("#confirm-name")), chromedp.KeyEvent("payments"))
+	b.mustUntil(`!document.querySelector(".confirm-delete button").disabled`)
+	b.click(`document.querySelector(".confirm-delete button").click()`)
+	b.mustUntil(`location.pathname === "/settings/projects/my-saas" && document.querySelector(".notice-ok").textContent.includes("Channel #payments deleted")`)
+	if txt := b.text("#project-my-saas .channels"); strings.Contains(txt, "#payments") {
+		t.Fatalf("the deleted channel is still listed: %q", txt)
+	}
+
+	// Without scripts: a Save button per setting; saving leads back with a notice.
+	b.scripts(false)
+	b.do(chromedp.Navigate(m.URL() + "/settings/projects/my-saas"))
+	b.do(chromedp.Evaluate[chromedp.Void](`document.getElementById("gpc-my-saas").click()`)) // DevTools' own script still runs
+	b.click(`document.getElementById("gpc-my-saas").form.querySelector("button").click()`)
+	b.mustUntil(`location.pathname === "/settings/projects/my-saas" && document.querySelector(".notice-ok").textContent === "Saved: honour Global Privacy Control is off."`)
+	b.screenshot("projects-detail-nojs")
+	b.scripts(true)
+}
+
+// scripts turns the page's scripts on or off, as a browser without JavaScript.
+func (b *browser) scripts(on bool) {
+	b.t.Helper()
+	if _, err := chromedp.Call(b.ctx, emulation.SetScriptExecutionDisabled,
+		emulation.SetScriptExecutionDisabledParams{Value: !on}); err != nil {
+		b.t.Fatal(err)
+	}
+}
