@@ -58,7 +58,7 @@ func TestPagesBoundedAtCaps(t *testing.T) {
 	e.publish(acme, tidings.NewEvent{Event: "Signup"})
 	const maxPage = 64 << 10
 	for _, path := range []string{"/p/my-saas", "/p/other", "/p/my-saas/c/payments", "/p/my-saas/insights",
-		"/settings/projects", "/p/my-saas/channels", "/p/my-saas/charts", "/settings/api", "/settings/webhooks",
+		"/settings/projects", "/settings/projects/my-saas", "/settings/projects/my-saas/delete", "/p/my-saas/channels", "/p/my-saas/charts", "/settings/api", "/settings/webhooks",
 		"/settings/notifications", "/settings/members"} {
 		p := c.get(path)
 		p.want(t, 200)

@@ -13,9 +13,14 @@ import (
 // settings as switches, who is notified, and a danger zone. Owners change things;
 // members read the same page without its forms.
 
-// projectPageChannels is how many channels the page lists (and the danger zone offers
-// to delete); the project's channel list (/p/{project}/channels) pages through the rest.
-const projectPageChannels = 50
+// The page lists the first projectRowChannels channels as rows, so that a project full
+// of channels does not push its settings out of sight, and offers the first
+// projectPageChannels in the danger zone's menu; the project's channel list
+// (/p/{project}/channels) pages through them all.
+const (
+	projectRowChannels  = 10
+	projectPageChannels = 50
+)
 
 type projectSettingsData struct {
 	*tidings.Project
@@ -30,8 +35,16 @@ type projectSettingsData struct {
 	Notify              string // who is notified of its events, in words
 }
 
-// More is how many channels the page does not list.
-func (d projectSettingsData) More() int { return d.AllChannels - len(d.Channels) }
+// Listed are the channels shown as rows.
+func (d projectSettingsData) Listed() []*tidings.Channel {
+	return d.Channels[:min(len(d.Channels), projectRowChannels)]
+}
+
+// More is how many channels the rows do not show.
+func (d projectSettingsData) More() int { return d.AllChannels - len(d.Listed()) }
+
+// Unoffered is how many channels the danger zone's menu does not offer.
+func (d projectSettingsData) Unoffered() int { return d.AllChannels - len(d.Channels) }
 
 // projectPath is the page of a project's settings.
 func projectPath(project string) string { return "/settings/projects/" + url.PathEscape(project) }
