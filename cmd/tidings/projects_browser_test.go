@@ -6,6 +6,8 @@ import (
 
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
+
+	"github.com/tidings-dev/tidings"
 )
 
 // smallTargets lists what can be tapped in the page's main part and is smaller than
@@ -142,6 +144,30 @@ func TestProjectsInChromium(t *testing.T) {
 	b.mustUntil(`location.pathname === "/settings/projects/my-saas" && document.querySelector(".notice-ok").textContent === "Saved: honour Global Privacy Control is off."`)
 	b.screenshot("projects-detail-nojs")
 	b.scripts(true)
+
+	// A member sees the same rows and page, read-only: no forms, no danger zone.
+	acme, err := m.store.FindAccount(t.Context(), "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hash, err := m.Config.Passwords.Hash("member pass")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.store.CreateUser(t.Context(), &tidings.User{AccountID: acme.ID, Email: "bob@example.com", PasswordHash: hash, Role: tidings.UserMember}); err != nil {
+		t.Fatal(err)
+	}
+	b.do(chromedp.Navigate(m.URL() + "/settings/projects"))
+	b.click(`document.querySelector('form[action="/logout"] button').click()`)
+	b.do(chromedp.Navigate(m.URL() + "/login"))
+	b.submit("#email", "bob@example.com", "#password", "member pass")
+	b.mustUntil(`location.pathname !== "/login"`)
+	b.do(chromedp.Navigate(m.URL() + "/settings/projects/my-saas"))
+	if n := get(b, chromedp.Evaluate[int](`document.querySelectorAll("main form, main .danger-zone").length`)); n != 0 {
+		t.Fatalf("a member's view of the project has %d forms", n)
+	}
+	b.judge(m.URL()+"/settings/projects", "projects-list-member", "")
+	b.judge(m.URL()+"/settings/projects/my-saas", "projects-detail-member", "")
 }
 
 // scripts turns the page's scripts on or off, as a browser without JavaScript.
