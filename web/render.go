@@ -42,6 +42,7 @@ func loadPages(a *assets, now func() time.Time) (*pages, error) {
 		"rangeChoices":   func() []choice { return rangeChoices },
 		"routeChoices":   func() []choice { return routeChoices },
 		"digestChoices":  func() []choice { return digestChoices },
+		"crumbs":         crumbs,
 	}
 	common, err := template.New("").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/fragments.html")
 	if err != nil {
@@ -214,7 +215,7 @@ func missingMessage(r *http.Request, code string) string {
 	project, channel := r.PathValue("project"), r.PathValue("channel")
 	switch {
 	case code == tidings.EChannelNotFound && channel != "":
-		return "There is no channel #" + channel + " in project " + project + ": an owner creates it in Settings → Projects, or the first event creates it when the project allows that."
+		return "There is no channel “#" + channel + "” in the project “" + project + "”. An owner creates it in Settings → Projects, or the first event creates it when the project allows that."
 	case project != "":
 		return "There is no project “" + project + "” in your team."
 	}
