@@ -19,6 +19,7 @@ type eventView struct {
 	URL         string
 	ChannelURL  string
 	UserURL     string // the journey of its user_id, "" without one
+	InChannel   bool   // the card is in its channel's own feed, which names the channel once
 	Chips       []chip
 	Time        time.Time
 	intentView
@@ -121,7 +122,7 @@ func (s *Server) feedQuery(r *http.Request) (q tidings.EventQuery, params url.Va
 			return q, params, gerr
 		}
 		if len(group.MemberIDs) == 0 {
-			return q, params, tidings.Errorf(tidings.ENotFound, "group %q has no members yet", g)
+			return q, params, tidings.Errorf(tidings.ENotFound, "The group “%s” has no members yet.", g)
 		}
 		q.Users = journeyMembers(group)
 		params.Set("group", g)
@@ -148,6 +149,7 @@ func (s *Server) eventView(ev *tidings.Event, base string, params url.Values) ev
 	// Versions of a key fold in a feed without a search: a search shows each version.
 	v := eventView{Event: ev, Description: s.renders.description(ev), Time: ev.Timestamp,
 		URL: eventURL(ev), ChannelURL: feedURL(ev.Project, ev.Channel), intentView: intentOf(ev, back, len(params) == 0)}
+	v.InChannel = strings.Contains(base, "/c/") && base == v.ChannelURL
 	if ev.UserID != "" {
 		v.UserURL = userURL(ev.Project, ev.UserID)
 	}

@@ -652,7 +652,7 @@ func TestErrorPages(t *testing.T) {
 	c := e.owner()
 	p := c.get("/p/nope")
 	p.want(t, 404, "There is no project “nope” in your team.", `href="/settings/projects">Create it in Settings → Projects`, `id="sidebar"`, "Sign out")
-	c.get("/p/my-saas/c/nope").want(t, 404, "There is no channel #nope in project my-saas")
+	c.get("/p/my-saas/c/nope").want(t, 404, "There is no channel “#nope” in the project “my-saas”")
 	c.get("/no/such/page").want(t, 404, "There is nothing here.", `id="sidebar"`, "Back to the dashboard")
 	m, _ := e.member(e.account("acme"), "bob@example.com")
 	m.get("/settings/api").want(t, 403, "Only owners can manage API tokens", `id="sidebar"`)
@@ -838,7 +838,7 @@ func TestFinishedLooks(t *testing.T) {
 	e.publish(acme, tidings.NewEvent{Event: "deploy failed", Description: "panic: boom\n    at main.go:12\n    at run.go:3"})
 	e.publish(acme, tidings.NewEvent{Event: "sneaky", Parser: tidings.ParserMarkdown, Description: "<script>alert(1)</script>"})
 	p := c.get("/p/my-saas")
-	p.want(t, 200, `<span class="ev-initial">D</span>`, "panic: boom<br>    at main.go:12", "&lt;script&gt;alert(1)&lt;/script&gt;")
+	p.want(t, 200, `<span class="ev-initial">D</span>`, "<pre class=\"code\"><code>panic: boom\n    at main.go:12\n    at run.go:3</code></pre>", "&lt;script&gt;alert(1)&lt;/script&gt;")
 	if strings.Contains(p.body, "<script>alert") {
 		t.Fatal("the sanitised description's source was shown unescaped")
 	}

@@ -41,7 +41,7 @@ func (s *Server) pressAction(w http.ResponseWriter, r *http.Request) error {
 	}
 	a, ok := ev.ActionByID(r.PathValue("action_id"))
 	if !ok {
-		return tidings.Errorf(tidings.ENotFound, "“%s” has no button %q.", ev.Event, r.PathValue("action_id"))
+		return tidings.Errorf(tidings.ENotFound, "“%s” has no button “%s”.", ev.Event, r.PathValue("action_id"))
 	}
 	p := &tidings.ActionPress{AccountID: sess.account.ID, EventID: ev.ID, ActionID: a.ID, By: sess.user.Email, Via: "dashboard", At: s.now()}
 	if _, err := s.store.PressAction(r.Context(), p); err != nil {

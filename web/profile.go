@@ -47,7 +47,7 @@ func (s *Server) userPage(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if u.FirstSeen.IsZero() && len(j.Cards) == 0 && r.URL.Query().Get("before") == "" { // named by nothing
-		return tidings.Errorf(tidings.ENotFound, "no user %q in project %q", userID, project)
+		return tidings.Errorf(tidings.ENotFound, "There is no user “%s” in the project “%s”.", userID, project)
 	}
 	d := profileData{Person: u, Who: personOf(userID, u.Properties), Chips: propertyChips(u.Properties), journey: j, Sessions: u.Sessions}
 	for _, g := range u.Groups {

@@ -23,7 +23,7 @@ func TestProjectRows(t *testing.T) {
 		t.Fatal("the list still offers a deletion")
 	}
 	page := c.get("/settings/projects/my-saas")
-	page.want(t, 200, `<nav class="breadcrumb" aria-label="Breadcrumb"><ol><li><a href="/settings/projects">Projects</a></li>`,
+	page.want(t, 200, `<nav class="crumbs" aria-label="Breadcrumb"><ol><li><a href="/settings/projects">Projects</a></li></ol></nav>`,
 		"<h1>my-saas</h1>", `href="/p/my-saas/c/payments"`, `role="switch"`, `data-autosave`, `class="danger-zone"`,
 		`action="/settings/projects/my-saas/delete-channel"`, `href="/settings/projects/my-saas/delete"`, `href="/settings/projects/my-saas/notify"`,
 		// The settings tab stays current on a project's page.

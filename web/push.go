@@ -132,7 +132,7 @@ func (s *Server) queueTest(r *http.Request) error {
 	sess := sessionFrom(r)
 	sub, err := s.store.FindPushSubscription(r.Context(), r.PathValue("id"))
 	if err != nil || sub.UserID != sess.user.ID {
-		return tidings.Errorf(tidings.ENotFound, "no such device of yours")
+		return tidings.Errorf(tidings.ENotFound, "There is no such device among yours.")
 	}
 	return s.store.EnqueueDelivery(r.Context(), &tidings.Delivery{Kind: tidings.DeliverPushTest, AccountID: sess.account.ID,
 		Target: sub.ID, MessageID: tidings.NewID("push_")})

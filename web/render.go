@@ -45,6 +45,7 @@ func loadPages(a *assets, now func() time.Time) (*pages, error) {
 		"thousandsOf":    thousands,
 		"countOf":        countOf,
 		"hasSuffix":      strings.HasSuffix, // a page's title names its settings tab: "my-saas · Projects"
+		"crumbs":         crumbs,
 	}
 	common, err := template.New("").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/fragments.html")
 	if err != nil {
@@ -217,7 +218,7 @@ func missingMessage(r *http.Request, code string) string {
 	project, channel := r.PathValue("project"), r.PathValue("channel")
 	switch {
 	case code == tidings.EChannelNotFound && channel != "":
-		return "There is no channel #" + channel + " in project " + project + ": an owner creates it in Settings → Projects, or the first event creates it when the project allows that."
+		return "There is no channel “#" + channel + "” in the project “" + project + "”. An owner creates it in Settings → Projects, or the first event creates it when the project allows that."
 	case project != "":
 		return "There is no project “" + project + "” in your team."
 	}

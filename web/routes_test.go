@@ -207,7 +207,7 @@ func TestMemberRoutesTimeZone(t *testing.T) {
 		return p
 	}
 	bob.get("/settings/notifications").want(t, 200, "which is UTC until you save one.",
-		`<input id="zone-my-saas" name="time_zone" value="" placeholder="UTC"`, "data-default-zone")
+		`<input type="hidden" name="time_zone" value="" data-default-zone>`)
 
 	bob.post("/settings/notifications/routes", "project", "my-saas", "by", "email", "digest", "daily", "time_zone", " Europe/Berlin ").
 		redirects(t, "/settings/notifications#routes-my-saas")
@@ -215,7 +215,7 @@ func TestMemberRoutesTimeZone(t *testing.T) {
 		t.Fatalf("bob's prefs after saving the form: %+v", p)
 	}
 	bob.get("/settings/notifications").want(t, 200, "How you’re notified of my-saas: email; digest daily. Your time zone: Europe/Berlin.",
-		"(weekly: on Mondays): Europe/Berlin.", `<input id="zone-my-saas" name="time_zone" value="Europe/Berlin"`)
+		"(weekly: on Mondays): Europe/Berlin.", `<input id="time-zone" name="time_zone" value="Europe/Berlin"`)
 
 	p := bob.post("/settings/notifications/routes", "project", "my-saas", "by", "push", "digest", "weekly", "time_zone", "Mars/Olympus_Mons")
 	p.want(t, 400, `class="error" role="alert"`)

@@ -189,7 +189,7 @@ func TestMailPagesInChromium(t *testing.T) {
 	}
 	// Saving a project's form saves that zone, the digest's.
 	b.do(chromedp.Navigate(m.URL() + "/settings/notifications"))
-	b.mustUntil(`document.querySelector("#zone-my-saas").value === "Asia/Tokyo"`)
+	b.mustUntil(`document.querySelector("#routes-my-saas input[name=time_zone]").value === "Asia/Tokyo"`)
 	b.click(`document.querySelector("#routes-my-saas button[type=submit]").click()`)
 	b.mustUntil(`document.querySelector(".notice-ok") && document.querySelector(".notice-ok").textContent.includes("Your time zone: Asia/Tokyo.")`)
 	if p, err := m.store.NotifyPrefs(ctx, ada.ID); err != nil || p.TimeZone != "Asia/Tokyo" {

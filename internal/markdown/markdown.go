@@ -58,6 +58,9 @@ func Description(ev *tidings.Event) template.HTML {
 			return out
 		}
 	}
+	if LooksLikeCode(ev.Description) {
+		return codeBlock(ev.Description)
+	}
 	escaped := template.HTMLEscapeString(ev.Description)
 	return template.HTML(strings.ReplaceAll(escaped, "\n", "<br>"))
 }
