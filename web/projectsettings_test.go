@@ -126,5 +126,5 @@ func TestDeleteNamesWhatGoes(t *testing.T) {
 	c.get("/settings/projects/my-saas/channels/ops/delete").want(t, 200, "<strong>0 events</strong>", "Delete #ops and 0 events")
 	c.get("/settings/projects/my-saas/delete-channel?channel=").want(t, 400, "Pick the channel to delete.")
 	c.get("/settings/projects/my-saas/delete-channel?channel=nope").redirects(t, "/settings/projects/my-saas/channels/nope/delete")
-	c.get("/settings/projects/my-saas/channels/nope/delete").want(t, 404, "There is no channel #nope")
+	c.get("/settings/projects/my-saas/channels/nope/delete").want(t, 404, "There is no channel “#nope” in the project “my-saas”")
 }

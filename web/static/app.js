@@ -487,7 +487,7 @@
     };
     var problem = function (html, status) {
       var doc = new DOMParser().parseFromString(html, "text/html");
-      var el = doc.querySelector("main .error, .error-page .lead");
+      var el = doc.querySelector("main .error, .error-card .lead, .error-page .lead");
       return el ? el.textContent.trim() : "the server answered " + status + ".";
     };
     autosaves.forEach(function (form) {
