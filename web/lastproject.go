@@ -23,18 +23,19 @@ func (s *Server) rememberProject(w http.ResponseWriter, r *http.Request, project
 }
 
 // currentProject is the project a settings form starts on: ?project= of the link that
-// led here, else the project last looked at; "" when it is none of the account's
-// (choices), so that another account's name is never offered.
+// led here, else the project last looked at; only one of the account's (choices), so
+// that another account's name is never offered; "" when none is.
 func (s *Server) currentProject(r *http.Request, choices []projectRow) string {
-	name := r.URL.Query().Get("project")
-	if name == "" {
-		if c, err := r.Cookie(lastProjectCookie); err == nil {
-			name, _ = url.QueryUnescape(c.Value)
-		}
+	names := []string{r.URL.Query().Get("project")}
+	if c, err := r.Cookie(lastProjectCookie); err == nil {
+		name, _ := url.QueryUnescape(c.Value)
+		names = append(names, name)
 	}
-	for _, p := range choices {
-		if p.Name == name {
-			return name
+	for _, name := range names {
+		for _, p := range choices {
+			if name != "" && p.Name == name {
+				return name
+			}
 		}
 	}
 	return ""
