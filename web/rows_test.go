@@ -74,7 +74,7 @@ func TestDetailPagesStayInTheirAccount(t *testing.T) {
 	bob.get("/settings/members/notanumber").want(t, 404)
 
 	other := newEnvOtherAccount(t, e)
-	other.get("/settings/members/" + itoa(bobUser.ID)).want(t, 404)
+	other.get("/settings/members/"+itoa(bobUser.ID)).want(t, 404)
 
 	// Bob's device: his page; nobody else's, in his team or another.
 	sub := &tidings.PushSubscription{ID: tidings.NewID("sub_"), AccountID: acme.ID, UserID: bobUser.ID,
