@@ -189,6 +189,10 @@ type DeliveryStore interface {
 	RecordWebhookAttempt(ctx context.Context, a *WebhookAttempt) error
 	// ListWebhookAttempts returns the latest attempts of the account's webhook, newest first.
 	ListWebhookAttempts(ctx context.Context, accountID int64, webhookID string) ([]*WebhookAttempt, error)
+	// WebhookRetries says when the deliveries of the account's webhook still in the
+	// outbox are tried next, by message ID (an attempt's MessageID): the delivery log
+	// tells a failure that is retried from one given up. Another account's: none.
+	WebhookRetries(ctx context.Context, accountID int64, webhookID string) (map[string]time.Time, error)
 
 	// FindEventByID returns an event of the account by ID alone. Errors: ENotFound.
 	FindEventByID(ctx context.Context, accountID int64, id string) (*Event, error)

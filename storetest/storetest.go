@@ -54,6 +54,7 @@ func Run(t *testing.T, open Opener) {
 	run("FeedReads", testFeedReads)
 	run("Webhooks", testWebhooks)
 	run("Outbox", testOutbox)
+	run("WebhookRetries", testWebhookRetries)
 	run("Push", testPush)
 	run("Idempotency", testIdempotency)
 	run("HookKeyExpiry", testHookKeyExpiry)

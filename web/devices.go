@@ -14,50 +14,45 @@ import (
 type devicesData struct {
 	Devices  []*tidings.PushSubscription
 	Enabled  bool // the server can push
-	Notice   string
 	MaxNames int
 }
 
 func (s *Server) devicesPage(w http.ResponseWriter, r *http.Request) error {
-	notice := ""
-	if r.URL.Query().Get("tested") != "" {
-		notice = "A test notification is on its way to that device."
-	}
-	return s.renderDevices(w, r, http.StatusOK, "", notice)
-}
-
-func (s *Server) renderDevices(w http.ResponseWriter, r *http.Request, status int, msg, notice string) error {
 	subs, err := s.store.ListPushSubscriptions(r.Context(), sessionFrom(r).user.ID)
 	if err != nil {
 		return err
 	}
-	return s.render(w, r, "devices", &view{Title: "Devices", Section: "settings", Status: status, Error: msg,
-		Data: devicesData{Devices: subs, Enabled: s.vapidPublic != "", Notice: notice, MaxNames: maxDeviceName}})
+	return s.render(w, r, "devices", &view{Title: "Devices", Tab: "devices", Section: "settings",
+		Data: devicesData{Devices: subs, Enabled: s.vapidPublic != "", MaxNames: maxDeviceName}})
 }
 
 func (s *Server) renameDevice(w http.ResponseWriter, r *http.Request) error {
 	name := strings.TrimSpace(r.PostFormValue("name"))
 	if utf8.RuneCountInString(name) > maxDeviceName || strings.ContainsFunc(name, isControl) {
-		return s.renderDevices(w, r, http.StatusBadRequest, "A device name has at most 64 characters.", "")
+		return s.renderDevice(w, r, http.StatusBadRequest, "A device name has at most 64 characters.")
 	}
 	if err := s.store.RenamePushSubscription(r.Context(), sessionFrom(r).user.ID, r.PathValue("id"), name); err != nil {
 		return err
 	}
-	return redirect(w, r, "/settings/devices")
+	msg := "Device renamed to “" + name + "”."
+	if name == "" {
+		msg = "Device name cleared: it is shown by its browser."
+	}
+	return s.notice(w, r, "/settings/devices/"+r.PathValue("id"), msg)
 }
 
 func (s *Server) removeDevice(w http.ResponseWriter, r *http.Request) error {
 	if err := s.store.DeletePushSubscription(r.Context(), sessionFrom(r).user.ID, r.PathValue("id")); err != nil {
 		return err
 	}
-	return redirect(w, r, "/settings/devices")
+	return s.notice(w, r, "/settings/devices", "Device removed: it gets no more notifications.")
 }
 
 func (s *Server) testDevice(w http.ResponseWriter, r *http.Request) error {
 	if err := s.queueTest(r); err != nil {
 		return err
 	}
-	return redirect(w, r, "/settings/devices?tested=1")
+	return s.notice(w, r, "/settings/devices/"+r.PathValue("id"), "A test notification is on its way to this device.")
 }
 
 // Notifications: mutes and quiet hours, per user.

@@ -21,8 +21,7 @@ type membersData struct {
 	MailTo     string            // the address it was to be mailed to
 	MailErr    string            // and why it was not
 	CanMail    bool              // invitations with an email are mailed
-	Reset      string            // a password reset link just made, shown to copy
-	ResetFor   string            // and whose it is
+	Open       bool              // the invitation form is shown open: the owner is alone
 }
 
 func (s *Server) membersPage(w http.ResponseWriter, r *http.Request) error {
@@ -35,14 +34,14 @@ func (s *Server) membersPage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	d := membersData{Members: us, Invite: fl.Invite, InviteRole: fl.Role, Reset: fl.Reset, ResetFor: fl.ResetFor,
-		MailTo: fl.MailTo, MailErr: fl.MailErr, CanMail: s.mailsLinks()}
+	d := membersData{Members: us, Invite: fl.Invite, InviteRole: fl.Role,
+		MailTo: fl.MailTo, MailErr: fl.MailErr, CanMail: s.mailsLinks(), Open: len(us) == 1}
 	if sess.user.Role == tidings.UserOwner {
 		if d.Invites, err = s.store.ListInvites(r.Context(), sess.account.ID, s.now()); err != nil {
 			return err
 		}
 	}
-	return s.render(w, r, "members", &view{Title: "Members", Section: "settings", Flash: fl, Data: d})
+	return s.render(w, r, "members", &view{Title: "Members", Tab: "members", Section: "settings", Flash: fl, Data: d})
 }
 
 func (s *Server) invite(w http.ResponseWriter, r *http.Request) error {
@@ -108,7 +107,7 @@ func (s *Server) revokeInvite(w http.ResponseWriter, r *http.Request) error {
 	if err := s.store.RevokeInvite(r.Context(), sessionFrom(r).account.ID, r.PathValue("id")); err != nil {
 		return err
 	}
-	return redirect(w, r, "/settings/members")
+	return s.notice(w, r, "/settings/members", "Link revoked: it no longer works.")
 }
 
 func (s *Server) removeMember(w http.ResponseWriter, r *http.Request) error {
@@ -120,11 +119,15 @@ func (s *Server) removeMember(w http.ResponseWriter, r *http.Request) error {
 	if id == sess.user.ID {
 		return tidings.Errorf(tidings.EForbidden, "You cannot remove yourself.")
 	}
+	u, err := s.store.FindUser(r.Context(), sess.account.ID, id)
+	if err != nil {
+		return err
+	}
 	if err := s.store.DeleteUser(r.Context(), sess.account.ID, id); err != nil {
 		return err
 	}
 	s.broker.Publish(tidings.Notice{AccountID: sess.account.ID, SessionEnd: &tidings.SessionEnd{UserID: id}})
-	return s.notice(w, r, "/settings/members", "Member removed and signed out everywhere.")
+	return s.notice(w, r, "/settings/members", u.Email+" removed from the team and signed out everywhere.")
 }
 
 type inviteData struct {
@@ -208,7 +211,8 @@ func (s *Server) createResetLink(w http.ResponseWriter, r *http.Request) error {
 	if err := s.setFlash(w, r, flash{Reset: scheme + "://" + r.Host + "/reset/" + secret, ResetFor: u.Email}); err != nil {
 		return err
 	}
-	return redirect(w, r, "/settings/members#reset-link")
+	// Shown on the member's page, once.
+	return redirect(w, r, "/settings/members/"+strconv.FormatInt(u.ID, 10)+"#reset-link")
 }
 
 var errResetLink = tidings.Errorf(tidings.ENotFound, "This password reset link is unknown, used or expired: ask an owner of your team for a new one.")

@@ -53,7 +53,7 @@ func TestProjectSettings(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, false)
 	c := e.owner()
-	c.get("/settings/projects").want(t, 200, `<a class="row-main" href="/settings/projects/my-saas">`, "1 channel", "Notify: everyone")
+	c.get("/settings/projects").want(t, 200, `<a class="row" href="/settings/projects/my-saas">`, "1 channel", "Notify: everyone")
 	c.get("/settings/projects/my-saas").want(t, 200, "#payments", `id="auto-my-saas" name="on" value="true" aria-describedby="auto-my-saas-hint">`)
 	c.post("/settings/projects", "name", "My SaaS").want(t, 400, "Project name: "+tidings.NameRuleMessage)
 	c.post("/settings/projects", "name", "my-saas").want(t, 409, "already exists") // the API's status for a conflict
@@ -129,9 +129,10 @@ func TestTokenSettings(t *testing.T) {
 	// Post, redirect, get: the page after the form shows the secret once; a reload
 	// neither shows it again nor makes another token.
 	c.post("/settings/api", "name", "website", "access", "public", "project", "my-saas", "channel", "payments", "role_log", "1", "role_insight", "1").
-		redirects(t, "/settings/api#new-token")
+		redirects(t, "/settings/api#token-created")
 	p := c.get("/settings/api")
-	p.want(t, 200, "Your new token", "shown only this once", "curl -X POST", "/v1/log")
+	p.want(t, 200, "Your new token", "shown only this once", "curl -X POST", "/v1/log", `id="token-created"`,
+		"Use a full token from server code and a public token in browsers")
 	i := strings.Index(p.body, `id="new-token" class="secret">`)
 	secret := p.body[i+len(`id="new-token" class="secret">`):]
 	secret = secret[:strings.Index(secret, "<")]
@@ -143,11 +144,14 @@ func TestTokenSettings(t *testing.T) {
 	if err != nil || !tok.HashMatches(hash) || tok.Access != "public" || tok.Channel != "payments" || tok.Name != "website" {
 		t.Fatalf("stored token %+v %v", tok, err)
 	}
-	if !strings.Contains(p.body, "Bearer "+secret) {
-		t.Fatal("the curl example does not use the new token")
+	// One name for the variable everywhere: the card sets it, the curl reads it.
+	if !strings.Contains(p.body, "export TIDINGS_TOKEN="+secret) || !strings.Contains(p.body, "Bearer $TIDINGS_TOKEN") {
+		t.Fatal("the curl example does not use the new token through TIDINGS_TOKEN")
 	}
 	list := c.get("/settings/api")
-	list.want(t, 200, "website", "my-saas #payments", "never")
+	list.want(t, 200, "website", "my-saas #payments", "used never", `href="/settings/api/`+id+`"`)
+	// The token's own page: its limits, and its revocation in a danger zone.
+	c.get("/settings/api/"+id).want(t, 200, "Limited to", "my-saas #payments", "Danger zone", `action="/settings/api/`+id+`/revoke"`, "Revoke “website”")
 	if strings.Contains(list.body, secret) {
 		t.Fatal("the token is shown again after creation")
 	}
@@ -162,7 +166,12 @@ func TestTokenSettings(t *testing.T) {
 		t.Fatalf("revoked %t, last used %v (pending use %v)", tok.Revoked(), tok.LastUsedAt, used)
 	}
 	list = c.get("/settings/api")
-	list.want(t, 200, "No active tokens", "Show revoked (1)", `<details class="revoked-tokens">`)
+	list.want(t, 200, "No active tokens", "Show revoked (1)", `<details class="revoked-tokens">`, "Token "+id+" revoked")
+	c.get("/settings/api/"+id).want(t, 200, "Revoked")
+	if strings.Contains(c.get("/settings/api/"+id).body, "Danger zone") {
+		t.Fatal("a revoked token's page still offers to revoke it")
+	}
+	c.get("/settings/api/unknown").want(t, 404)
 	c.post("/settings/api/unknown/revoke").want(t, 404)
 }
 

@@ -17,7 +17,7 @@ func TestProjectRows(t *testing.T) {
 	acme := e.account("acme")
 	e.publish(acme, tidings.NewEvent{Event: "Signup"})
 	list := c.get("/settings/projects")
-	list.want(t, 200, `<li class="row" id="project-my-saas">`, `<span class="row-title">my-saas</span>`, "<span>1 channel</span>",
+	list.want(t, 200, `<li id="project-my-saas"><a class="row" href="/settings/projects/my-saas">`, `<span class="row-title">my-saas</span>`, "<span>1 channel</span>",
 		"<span>1 event</span>", `<span class="row-chevron" aria-hidden="true">›</span>`, `action="/settings/projects"`)
 	if strings.Contains(list.body, "/delete") {
 		t.Fatal("the list still offers a deletion")

@@ -108,8 +108,10 @@ func TestPushSubscriptions(t *testing.T) {
 		t.Fatalf("the test queued %d deliveries", n)
 	}
 	ada.get("/settings/devices").want(t, 200, "Pixel 8", "Chrome on Android", "via fcm.googleapis.com", "nothing delivered yet")
-	ada.post("/settings/devices/"+created.ID+"/rename", "name", "Work phone").redirects(t, "/settings/devices")
-	ada.get("/settings/devices").want(t, 200, "Work phone")
+	ada.get("/settings/devices/"+created.ID).want(t, 200, "Pixel 8", "Push service", "fcm.googleapis.com", "Danger zone")
+	ada.post("/settings/devices/"+created.ID+"/rename", "name", "Work phone").redirects(t, "/settings/devices/"+created.ID)
+	ada.get("/settings/devices/"+created.ID).want(t, 200, "Device renamed to “Work phone”.", `value="Work phone"`)
+	ada.get("/settings/devices").want(t, 200, "Work phone", `href="/settings/devices/`+created.ID+`"`)
 	if status, _ := ada.sendJSON("DELETE", "/push/subscriptions/"+created.ID, ""); status != 204 {
 		t.Fatalf("delete: %d", status)
 	}

@@ -30,7 +30,7 @@ func TestRecipientsSettings(t *testing.T) {
 	acme := e.account("acme")
 	bob, _ := e.member(acme, "bob@example.com")
 	ada.get("/settings/projects").want(t, 200, "Notify: everyone")
-	ada.get("/settings/projects/my-saas").want(t, 200, `<a class="row-main" href="/settings/projects/my-saas/notify"><span class="row-title">Who is notified</span><span class="row-meta">everyone</span>`)
+	ada.get("/settings/projects/my-saas").want(t, 200, `<a class="row" href="/settings/projects/my-saas/notify"><span class="row-main"><span class="row-title">Who is notified</span><span class="row-meta">everyone</span>`)
 	page := ada.get("/settings/projects/my-saas/notify")
 	page.want(t, 200, "Who is notified: my-saas", `name="notify" value="everyone" checked`, `name="member" value="bob@example.com"`,
 		`name="channel" value="payments"`, `name="notify" value="project" checked`, "As the project (everyone)")
@@ -170,13 +170,13 @@ func TestChatWebhooks(t *testing.T) {
 		t.Helper()
 		before := count()
 		p := ada.post("/settings/webhooks", append([]string{"project", "my-saas", "events", "notify"}, form...)...)
-		if p.status != 303 || !strings.HasPrefix(p.location, "/settings/webhooks#webhook-wh_") {
+		if p.status != 303 || !strings.HasPrefix(p.location, "/settings/webhooks/wh_") {
 			t.Fatalf("%v: %d to %q: %s", form, p.status, p.location, excerpt(p.body))
 		}
 		if count() != before+1 {
 			t.Fatalf("%v: not saved", form)
 		}
-		h, err := e.store.FindWebhook(context.Background(), acme.ID, strings.TrimPrefix(p.location, "/settings/webhooks#webhook-"))
+		h, err := e.store.FindWebhook(context.Background(), acme.ID, strings.TrimSuffix(strings.TrimPrefix(p.location, "/settings/webhooks/"), "#webhook-created"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -186,7 +186,7 @@ func TestChatWebhooks(t *testing.T) {
 	if tg.ChatID != "-1001234567890" || tg.URL != telegramURL {
 		t.Fatalf("stored %+v", tg)
 	}
-	created := ada.get("/settings/webhooks")
+	created := ada.get("/settings/webhooks/" + tg.ID)
 	created.want(t, 200, "Webhook “ops chat” created", "not shown again", "api.telegram.org/bot…/sendMessage", "chat -1001234567890")
 	if strings.Contains(created.body, "whsec_") {
 		t.Fatal("a telegram webhook is shown a signing secret")
@@ -209,10 +209,20 @@ func TestChatWebhooks(t *testing.T) {
 			t.Fatalf("the list lacks %q", shown)
 		}
 	}
+	// Nor does a webhook's own page, once its creation was shown.
+	hooks, _ := e.store.ListWebhooks(context.Background(), acme.ID)
+	for _, h := range hooks {
+		page := html.UnescapeString(ada.get("/settings/webhooks/" + h.ID).body)
+		for _, secret := range []string{botToken, appToken, "AbCdEf123", "SeCrEtSig", "ToKeN"} {
+			if strings.Contains(page, secret) {
+				t.Fatalf("the page of %s shows the secret %q", h.Format, secret)
+			}
+		}
+	}
 
 	// "Send a test" queues a test delivery for a chat service too.
-	ada.post("/settings/webhooks/"+tg.ID+"/test").redirects(t, "/settings/webhooks?tested=1#webhook-"+tg.ID)
-	ada.post("/settings/webhooks/"+po.ID+"/test").redirects(t, "/settings/webhooks?tested=1#webhook-"+po.ID)
+	ada.post("/settings/webhooks/"+tg.ID+"/test").redirects(t, "/settings/webhooks/"+tg.ID+"#deliveries")
+	ada.post("/settings/webhooks/"+po.ID+"/test").redirects(t, "/settings/webhooks/"+po.ID+"#deliveries")
 	if n, _, _ := e.store.PendingDeliveries(context.Background()); n != 2 {
 		t.Fatalf("the tests queued %d deliveries", n)
 	}

@@ -88,6 +88,7 @@ type view struct {
 	Project  string // current project, if any
 	Channel  string // current channel, if any
 	Section  string // "feed", "insights", "charts", "settings"
+	Tab      string // the settings tab of a page below it ("api" for a token's page)
 	Owner    bool
 	Status   int
 	Error    string // a problem with the submitted form
@@ -107,6 +108,7 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, name string, v *
 		if err := s.loadSidebar(r, v); err != nil {
 			return err
 		}
+		s.rememberProject(w, r, v.Project)
 		if v.Flash == nil && r.Method == http.MethodGet {
 			v.Flash = s.takeFlash(w, r)
 		}

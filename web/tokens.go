@@ -14,21 +14,23 @@ type tokensData struct {
 	Projects []projectRow     // with their channels, for the limit menus
 	Created  *createdToken    // the token just made: its secret is shown this once
 	Form     tokenForm
+	Open     bool // the "Create a token" form is shown open: no token yet, or it was refused
 }
 
 type tokenForm struct {
 	Name, Access, Project, Channel string
 	Log, Insight                   bool
+	current                        bool // a fresh form: Project is the one the person came from (currentProject)
 }
 
 type createdToken struct {
 	Secret  string
 	Token   *tidings.Token
-	Example string // a ready curl command
+	Example string // a ready shell snippet: the secret in $TIDINGS_TOKEN, and a curl that uses it
 }
 
 func (s *Server) tokensPage(w http.ResponseWriter, r *http.Request) error {
-	return s.renderTokens(w, r, http.StatusOK, "", s.takeFlash(w, r), tokenForm{Access: tidings.AccessPublic, Log: true, Insight: true})
+	return s.renderTokens(w, r, http.StatusOK, "", s.takeFlash(w, r), tokenForm{Access: tidings.AccessPublic, Log: true, Insight: true, current: true})
 }
 
 // renderTokens shows the tokens page; fl may carry the secret of the token just made.
@@ -50,6 +52,9 @@ func (s *Server) renderTokens(w http.ResponseWriter, r *http.Request, status int
 	if err != nil {
 		return err
 	}
+	if f.current {
+		f.Project = s.currentProject(r, rows)
+	}
 	// Newest first: the one just made is on top.
 	slices.Reverse(ts)
 	var active, revoked []*tidings.Token
@@ -63,8 +68,8 @@ func (s *Server) renderTokens(w http.ResponseWriter, r *http.Request, status int
 	if fl == nil {
 		fl = &flash{} // taken here: the layout does not take it again
 	}
-	return s.render(w, r, "tokens", &view{Title: "API tokens", Section: "settings", Status: status, Error: msg, Flash: fl,
-		Data: tokensData{Tokens: active, Revoked: revoked, Projects: rows, Created: created, Form: f}})
+	return s.render(w, r, "tokens", &view{Title: "API tokens", Tab: "api", Section: "settings", Status: status, Error: msg, Flash: fl,
+		Data: tokensData{Tokens: active, Revoked: revoked, Projects: rows, Created: created, Form: f, Open: msg != "" || len(ts) == 0}})
 }
 
 func (s *Server) createToken(w http.ResponseWriter, r *http.Request) error {
@@ -92,10 +97,12 @@ func (s *Server) createToken(w http.ResponseWriter, r *http.Request) error {
 	if err := s.setFlash(w, r, flash{Token: secret, TokenID: t.ID}); err != nil {
 		return err
 	}
-	return redirect(w, r, "/settings/api#new-token")
+	// To the card, which the page scrolls below the sticky header (app.js, app.css).
+	return redirect(w, r, "/settings/api#token-created")
 }
 
-// curlExample is a command that works as it is with the new token.
+// curlExample is a snippet that works as it is with the new token: the secret goes
+// into $TIDINGS_TOKEN, the one name the README and the empty feed use too.
 func (s *Server) curlExample(r *http.Request, t *tidings.Token, secret string) string {
 	base := s.baseURL(r)
 	project, channel := t.Project, t.Channel
@@ -105,14 +112,13 @@ func (s *Server) curlExample(r *http.Request, t *tidings.Token, secret string) s
 	if channel == "" {
 		channel = "payments"
 	}
+	export := "export TIDINGS_TOKEN=" + secret + "\n"
 	if !t.HasRole(tidings.RoleLog) {
-		return "curl -X POST " + base + "/v1/insight \\\n  -H 'Authorization: Bearer " + secret + "' \\\n" +
+		return export + "curl -X POST " + base + "/v1/insight \\\n  -H \"Authorization: Bearer $TIDINGS_TOKEN\" \\\n" +
 			"  -H 'Content-Type: application/json' \\\n  -d '{\"project\":\"" + project +
 			"\",\"title\":\"Signups\",\"value\":1,\"change\":\"increment\",\"icon\":\"🎉\"}'"
 	}
-	return "curl -X POST " + base + "/v1/log \\\n  -H 'Authorization: Bearer " + secret + "' \\\n" +
-		"  -H 'Content-Type: application/json' \\\n  -d '{\"project\":\"" + project + "\",\"channel\":\"" + channel +
-		"\",\"event\":\"Hello from curl\",\"icon\":\"👋\",\"notify\":true}'"
+	return export + s.firstEventExample(r, project, channel)
 }
 
 func (s *Server) revokeToken(w http.ResponseWriter, r *http.Request) error {

@@ -13,15 +13,14 @@ import (
 type webhooksData struct {
 	Webhooks []webhookRow
 	Projects []projectRow
-	Created  *tidings.Webhook // just made: its secret is shown this once
 	Form     tidings.NewWebhook
-	Notice   string
+	Open     bool // the "Add a webhook" form is shown open: none yet, or it was refused
 }
 
 type webhookRow struct {
 	*tidings.Webhook
-	Host     string
-	Attempts []attemptRow
+	Host string
+	Last *deliveryGroup // the latest delivery, nil before the first
 }
 
 // Shown is the webhook's URL as the list shows it: without its secrets
@@ -33,27 +32,16 @@ type attemptRow struct {
 	*tidings.WebhookAttempt
 	EventName string // "" when the event is gone, or was a test message
 	EventURL  string
+	Test      bool // a test message ("Send a test")
 }
 
 func (s *Server) webhooksPage(w http.ResponseWriter, r *http.Request) error {
-	notice := ""
-	if r.URL.Query().Get("tested") != "" {
-		notice = "A test message is on its way: its result appears in the webhook's deliveries in a moment."
-	}
-	var created *tidings.Webhook
-	if fl := s.takeFlash(w, r); fl != nil && fl.Webhook != "" {
-		// The webhook just made, with its signing secret, shown this once.
-		if h, err := s.store.FindWebhook(r.Context(), sessionFrom(r).account.ID, fl.Webhook); err == nil {
-			h.Secret = fl.Secret
-			created = h
-		}
-	} else if fl != nil && notice == "" {
-		notice = fl.Notice
-	}
-	return s.renderWebhooks(w, r, http.StatusOK, "", created, tidings.NewWebhook{Format: tidings.FormatStandard, Events: tidings.WebhookNotify}, notice)
+	return s.renderWebhooks(w, r, http.StatusOK, "", tidings.NewWebhook{Format: tidings.FormatStandard, Events: tidings.WebhookNotify})
 }
 
-func (s *Server) renderWebhooks(w http.ResponseWriter, r *http.Request, status int, msg string, created *tidings.Webhook, f tidings.NewWebhook, notice string) error {
+// renderWebhooks shows the list: one row per webhook with its latest delivery; the
+// details and the log are on each webhook's page (webhookdetail.go).
+func (s *Server) renderWebhooks(w http.ResponseWriter, r *http.Request, status int, msg string, f tidings.NewWebhook) error {
 	ctx := r.Context()
 	id := sessionFrom(r).account.ID
 	f.Secret = "" // a typed app token is never sent back
@@ -61,27 +49,25 @@ func (s *Server) renderWebhooks(w http.ResponseWriter, r *http.Request, status i
 	if err != nil {
 		return err
 	}
-	d := webhooksData{Created: created, Form: f, Notice: notice}
-	names := map[string]*tidings.Event{} // events already read, by ID: one read per event shown
+	d := webhooksData{Form: f, Open: msg != "" || len(hooks) == 0}
 	for _, h := range hooks {
 		row := webhookRow{Webhook: h, Host: hostOf(h.URL)}
-		attempts, err := s.store.ListWebhookAttempts(ctx, id, h.ID)
+		log, err := s.deliveryLog(ctx, id, h.ID)
 		if err != nil {
 			return err
 		}
-		for _, a := range attempts {
-			ar, err := s.attemptRow(ctx, id, a, names)
-			if err != nil {
-				return err
-			}
-			row.Attempts = append(row.Attempts, ar)
+		if len(log) > 0 {
+			row.Last = log[0]
 		}
 		d.Webhooks = append(d.Webhooks, row)
 	}
 	if d.Projects, err = s.projectChoices(ctx, id); err != nil {
 		return err
 	}
-	return s.render(w, r, "webhooks", &view{Title: "Webhooks", Section: "settings", Status: status, Error: msg, Flash: &flash{}, Data: d})
+	if d.Form.Project == "" {
+		d.Form.Project = s.currentProject(r, d.Projects)
+	}
+	return s.render(w, r, "webhooks", &view{Title: "Webhooks", Tab: "webhooks", Section: "settings", Status: status, Error: msg, Data: d})
 }
 
 func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request) error {
@@ -99,11 +85,11 @@ func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request) error {
 	f.Check(&p)
 	if err := p.Err(); err != nil {
 		f.Secret = "" // never sent back to the browser
-		return s.renderWebhooks(w, r, http.StatusBadRequest, webhookMessage(err), nil, f, "")
+		return s.renderWebhooks(w, r, http.StatusBadRequest, webhookMessage(err), f)
 	}
 	if !s.allowPrivate && netguard.PrivateURL(f.URL) {
 		return s.renderWebhooks(w, r, http.StatusBadRequest, "url: "+hostOf(f.URL)+
-			" is a loopback or private address, which webhooks may not reach (the server would need --allow-private-targets)", nil, f, "")
+			" is a loopback or private address, which webhooks may not reach (the server would need --allow-private-targets)", f)
 	}
 	hook := &tidings.Webhook{ID: tidings.NewID("wh_"), Project: f.Project, Channel: f.Channel, URL: f.URL,
 		Format: f.Format, Events: f.Events, Name: f.Name, ChatID: f.ChatID, UserKey: f.UserKey, Secret: f.Secret}
@@ -113,7 +99,7 @@ func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request) error {
 	if err := s.store.CreateWebhook(r.Context(), sessionFrom(r).account.ID, hook); err != nil {
 		switch tidings.ErrorCode(err) {
 		case tidings.EProjectNotFound, tidings.EChannelNotFound:
-			return s.renderWebhooks(w, r, http.StatusBadRequest, tidings.ErrorMessage(err), nil, f, "")
+			return s.renderWebhooks(w, r, http.StatusBadRequest, tidings.ErrorMessage(err), f)
 		}
 		return err
 	}
@@ -126,12 +112,21 @@ func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request) error {
 	if err := s.setFlash(w, r, flash{Webhook: hook.ID, Secret: shown}); err != nil {
 		return err
 	}
-	return redirect(w, r, "/settings/webhooks#webhook-"+hook.ID)
+	// Its own page: the secret, then "Send a test" and the log.
+	return redirect(w, r, "/settings/webhooks/"+hook.ID+"#webhook-created")
 }
 
 // webhookMessage says a refused webhook's problems with the form's names for its fields.
 func webhookMessage(err error) string {
 	return strings.NewReplacer("chat_id:", "Chat id:", "user_key:", "User key:", "secret:", "App token:").Replace(tidings.ErrorMessage(err))
+}
+
+// Label names the webhook in titles and confirmations: its name, or its host.
+func (h webhookRow) Label() string {
+	if h.Name != "" {
+		return h.Name
+	}
+	return h.Host
 }
 
 // hostOf is the host of a URL: a webhook's name in lists when it has none.
@@ -144,10 +139,16 @@ func hostOf(raw string) string {
 }
 
 func (s *Server) deleteWebhook(w http.ResponseWriter, r *http.Request) error {
-	if err := s.store.DeleteWebhook(r.Context(), sessionFrom(r).account.ID, r.PathValue("id")); err != nil {
+	id := sessionFrom(r).account.ID
+	h, err := s.store.FindWebhook(r.Context(), id, r.PathValue("id"))
+	if err != nil {
 		return err
 	}
-	return s.notice(w, r, "/settings/webhooks", "Webhook deleted, with its pending deliveries.")
+	hook := webhookRow{Webhook: h, Host: hostOf(h.URL)}
+	if err := s.store.DeleteWebhook(r.Context(), id, h.ID); err != nil {
+		return err
+	}
+	return s.notice(w, r, "/settings/webhooks", "Webhook “"+hook.Label()+"” deleted, with its pending deliveries.")
 }
 
 // testWebhook queues a test message; the page shows its outcome among the deliveries.
@@ -161,11 +162,14 @@ func (s *Server) testWebhook(w http.ResponseWriter, r *http.Request) error {
 		EventID: "test", Target: hook.ID, MessageID: tidings.NewID("msg_")}); err != nil {
 		return err
 	}
-	return redirect(w, r, "/settings/webhooks?tested=1#webhook-"+hook.ID)
+	return s.notice(w, r, "/settings/webhooks/"+hook.ID+"#deliveries", "A test message is on its way: its result appears in the deliveries below in a moment.")
 }
 
 // attemptRow names the event an attempt carried, reading each event once per page.
 func (s *Server) attemptRow(ctx context.Context, account int64, a *tidings.WebhookAttempt, names map[string]*tidings.Event) (attemptRow, error) {
+	if a.EventID == "test" {
+		return attemptRow{WebhookAttempt: a, Test: true}, nil
+	}
 	ev, seen := names[a.EventID]
 	if !seen {
 		var err error

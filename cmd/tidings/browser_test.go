@@ -297,8 +297,9 @@ func TestSignUpInChromium(t *testing.T) {
 
 	// Revoke in the UI: the API refuses the token at once.
 	b.do(chromedp.Navigate(m.URL() + "/settings/api"))
-	b.click(`document.querySelector('tr[id^="token-"] button').click()`)
-	b.mustUntil(`document.querySelector("tr.revoked")`)
+	b.click(`document.querySelector('.rows.tokens a.row').click()`)
+	b.click(`document.querySelector('.danger-zone button').click()`)
+	b.mustUntil(`document.querySelector(".row.revoked")`)
 	if status, resp := post(t, m.URL()+"/v1/log", token, `{"project":"my-saas","channel":"payments","event":"x"}`); status != 401 {
 		t.Fatalf("after revoking in the UI: %d %s", status, resp)
 	}
@@ -733,6 +734,7 @@ func TestEveryPageInChromium(t *testing.T) {
 			b.colorScheme(scheme)
 			b.do(chromedp.Navigate(m.URL() + "/settings/webhooks"))
 			b.mustUntil(`document.querySelector('.format-extra[data-format="telegram"]').hidden`)
+			b.do(chromedp.Evaluate[chromedp.Void](`document.querySelector("details.create").open = true`))
 			b.do(chromedp.Evaluate[chromedp.Void](`document.querySelector("input[name=format][value=pushover]").click()`))
 			b.mustUntil(`!document.querySelector('.format-extra[data-format="pushover"]').hidden && document.querySelector('.format-extra[data-format="telegram"]').hidden`)
 			for _, v := range b.axe(axe) {

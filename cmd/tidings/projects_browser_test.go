@@ -76,7 +76,7 @@ func TestProjectsInChromium(t *testing.T) {
 	if txt := b.text("#project-my-saas"); !strings.Contains(txt, "1 channel") || !strings.Contains(txt, "2 events") {
 		t.Fatalf("the project's row: %q", txt)
 	}
-	b.click(`document.querySelector("#project-my-saas .row-main").click()`)
+	b.click(`document.querySelector("#project-my-saas .row").click()`)
 	if loc := b.location(); loc != "/settings/projects/my-saas" {
 		t.Fatalf("the row leads to %s", loc)
 	}

@@ -524,4 +524,16 @@
     input.addEventListener("input", check);
     check();
   });
+
+  /* == ROWS == */
+  // A card with a secret just made (a token, a webhook's signing secret, a link):
+  // scrolled fully into view below the sticky header (its scroll-margin-top) and
+  // focused, so that the person and a screen reader start there.
+  var created = document.querySelector(".created[tabindex]");
+  if (created) {
+    var box = created.getBoundingClientRect(), bar = document.querySelector(".top");
+    var headerBottom = bar ? bar.getBoundingClientRect().bottom : 0;
+    created.focus({ preventScroll: true });
+    if (box.top < headerBottom || box.bottom > window.innerHeight) created.scrollIntoView({ block: "start" });
+  }
 })();
