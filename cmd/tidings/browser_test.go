@@ -660,7 +660,8 @@ func TestEveryPageInChromium(t *testing.T) {
 	pages := []string{"/p/my-saas", "/p/my-saas?q=subscr*", "/p/my-saas/events/" + eventID, "/p/my-saas/journey?tag=plan%3Apremium", "/p/my-saas/insights", "/p/my-saas/charts", "/p/my-saas/charts/new?q=plan%3Apremium&split=tag%3Aplan&display=stacked",
 		"/p/my-saas/funnels/new?step=plan%3Apremium&step=event%3ARefund", "/p/my-saas/insights/history?title=Monthly+Revenue", "/p/my-saas/users", "/p/my-saas/groups", "/p/my-saas/channels",
 		"/p/my-saas/users/user-42", "/settings/projects", "/settings/projects/my-saas/notify", "/settings/api", "/settings/webhooks", "/settings/members",
-		"/settings/notifications", "/settings/devices", "/settings/password", "/settings/hooks", "/p/nope", "/p/my-saas/c/payments", "/p/my-saas/pages", "/p/my-saas/pages?range=12m", "/p/blog/pages"}
+		"/settings/notifications", "/settings/devices", "/settings/password", "/settings/hooks",
+		"/settings/projects/my-saas", "/settings/projects/my-saas/delete", "/settings/projects/my-saas/channels/payments/delete", "/p/nope", "/p/my-saas/c/payments", "/p/my-saas/pages", "/p/my-saas/pages?range=12m", "/p/blog/pages"}
 	for _, dark := range []bool{false, true} {
 		scheme := "light"
 		if dark {
