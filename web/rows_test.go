@@ -15,7 +15,7 @@ func TestTokenFormStartsOnTheCurrentProject(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, false)
 	c := e.owner()
-	c.post("/settings/projects", "name", "blog").redirects(t, "/settings/projects#project-blog")
+	c.post("/settings/projects", "name", "blog").redirects(t, "/settings/projects/blog")
 	selected := func(p *page) string {
 		i := strings.Index(p.body, `<select id="tok-project"`)
 		sel := p.body[i : i+strings.Index(p.body[i:], "</select>")]
