@@ -1,0 +1,24 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+)
+
+// TestVersionStamped: what scripts/image.sh stamps in (-X main.commit, main.buildDate)
+// is what `tidings version` prints, in place of what Go recorded from the checkout.
+func TestVersionStamped(t *testing.T) {
+	defer func(c, d string) { commit, buildDate = c, d }(commit, buildDate)
+	for _, tc := range []struct{ commit, date, want string }{
+		{"0123456789abcdef0123456789abcdef01234567", "2026-11-28T08:00:00Z", " 0123456789ab 2026-11-28T08:00:00Z go1."},
+		{"0123456789abcdef0123456789abcdef01234567-dirty", "2026-11-28T08:00:00Z", " 0123456789ab+dirty 2026-11-28T08:00:00Z go1."},
+	} {
+		commit, buildDate = tc.commit, tc.date
+		var out, errs bytes.Buffer
+		if code := run(context.Background(), []string{"version"}, nil, &out, &errs); code != 0 || !strings.HasPrefix(out.String(), "tidings ") || !strings.Contains(out.String(), tc.want) {
+			t.Errorf("commit %q: exit %d, %q; want %q in it", tc.commit, code, out.String(), tc.want)
+		}
+	}
+}
