@@ -16,7 +16,6 @@ cd "$(dirname "$0")/.."
 export PATH="$PATH:/usr/local/go/bin"
 
 TAG="${TAG:-tidings:latest}"
-context=dist/image
 
 builder="${BUILDER:-}"
 if [ -z "$builder" ]; then
@@ -40,10 +39,15 @@ if [ -n "$commit" ] && [ -n "$(git status --porcelain --untracked-files=no 2>/de
 fi
 date=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 
-rm -rf "$context"
-mkdir -p "$context/data" "$context/tmp"
-chmod 0700 "$context/data"
-chmod 1777 "$context/tmp"
+# The build context: the binary and two folders, nothing else of the repository. One
+# per run, so that builds side by side (tests, two tags) do not share it.
+mkdir -p dist
+context=$(mktemp -d dist/image.XXXXXX)
+trap 'rm -rf "$context"' EXIT
+# /tmp for everyone (sticky), /data the server's alone; Containerfile copies them.
+mkdir -p "$context/root/tmp" "$context/owned/data"
+chmod 1777 "$context/root/tmp"
+chmod 0700 "$context/owned/data"
 echo "image.sh: go build → $context/tidings (commit ${commit:-unknown})"
 CGO_ENABLED=0 go build -buildvcs=false \
   -ldflags "-s -w -X main.commit=$commit -X main.buildDate=$date" \

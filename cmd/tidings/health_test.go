@@ -9,9 +9,12 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/tidings-dev/tidings/internal/testbackend"
 )
 
 func TestHealthURL(t *testing.T) {
+	testbackend.Once(t)
 	for _, tc := range []struct {
 		addr  string
 		https bool
@@ -39,6 +42,7 @@ func TestHealthURL(t *testing.T) {
 // and an address nobody listens on; the address comes from --addr or TIDINGS_ADDR, as
 // serve takes it.
 func TestHealth(t *testing.T) {
+	testbackend.Once(t)
 	var notReady atomic.Bool
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/readyz" {

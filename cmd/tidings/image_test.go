@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tidings-dev/tidings/internal/testbackend"
 	"github.com/tidings-dev/tidings/internal/testenv"
 )
 
@@ -64,6 +65,7 @@ type imageConfig struct {
 // data (the event is still there), and checks the image's size and that the server
 // does not run as root.
 func TestImage(t *testing.T) {
+	testbackend.Once(t)
 	if testing.Short() {
 		t.Skip("builds and runs the container image")
 	}
@@ -140,6 +142,26 @@ func TestImage(t *testing.T) {
 	}
 	ctr := strings.TrimSpace(ctrOut)
 	t.Cleanup(func() { buildah(t, "rm", ctr) })
+	// A named volume starts as a copy of the image's /data: the server's user must own
+	// it. SQLite's temporary files go to /tmp, writable by everyone (sticky).
+	root, err := buildah(t, "mount", ctr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []struct {
+		path string
+		uid  uint32
+		mode os.FileMode
+	}{{"data", 65532, os.ModeDir | 0o700}, {"tmp", 0, os.ModeDir | os.ModeSticky | 0o777}, {"tidings", 0, 0o755}} {
+		fi, err := os.Stat(filepath.Join(strings.TrimSpace(root), want.path))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if uid := fi.Sys().(*syscall.Stat_t).Uid; uid != want.uid || fi.Mode() != want.mode {
+			t.Errorf("/%s in the image: uid %d, mode %v; want uid %d, mode %v", want.path, uid, fi.Mode(), want.uid, want.mode)
+		}
+	}
+	buildah(t, "umount", ctr)
 	// buildah run mounts an anonymous volume for the image's VOLUME over a -v bind
 	// mount at the same path; this container's /data is the host's folder instead.
 	if _, err := buildah(t, "config", "--volume", "/data-", ctr); err != nil {

@@ -5,11 +5,14 @@ import (
 	"context"
 	"strings"
 	"testing"
+
+	"github.com/tidings-dev/tidings/internal/testbackend"
 )
 
 // TestVersionStamped: what scripts/image.sh stamps in (-X main.commit, main.buildDate)
 // is what `tidings version` prints, in place of what Go recorded from the checkout.
 func TestVersionStamped(t *testing.T) {
+	testbackend.Once(t)
 	defer func(c, d string) { commit, buildDate = c, d }(commit, buildDate)
 	for _, tc := range []struct{ commit, date, want string }{
 		{"0123456789abcdef0123456789abcdef01234567", "2026-11-28T08:00:00Z", " 0123456789ab 2026-11-28T08:00:00Z go1."},
