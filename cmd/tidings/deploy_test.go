@@ -145,3 +145,48 @@ func TestSystemdUnit(t *testing.T) {
 		t.Fatalf("systemd-analyze verify deploy/tidings.service: %v\n%s", err, out)
 	}
 }
+
+// TestDocsRunTheImage: the README's, operations.md's and deploy.md's docker run is one
+// command, and it runs what scripts/image.sh builds: its default tag, the image's port
+// and its data volume (TestImage runs the image itself).
+func TestDocsRunTheImage(t *testing.T) {
+	testbackend.Once(t)
+	t.Parallel()
+	script, err := os.ReadFile("../../scripts/image.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tag := regexp.MustCompile(`TAG="\$\{TAG:-([^}]+)\}"`).FindSubmatch(script)
+	containerfile, err := os.ReadFile("../../Containerfile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range []string{"FROM scratch", "ENV TIDINGS_DATA=/data TIDINGS_ADDR=0.0.0.0:8080", "VOLUME /data", "EXPOSE 8080", "USER 65532:65532",
+		`ENTRYPOINT ["/tidings"]`, `CMD ["serve"]`} {
+		if !regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(line) + `$`).Match(containerfile) {
+			t.Errorf("Containerfile lacks %s", line)
+		}
+	}
+	if target, err := os.Readlink("../../Dockerfile"); err != nil || target != "Containerfile" {
+		t.Errorf("Dockerfile: %q, %v; want a link to Containerfile", target, err)
+	}
+	var commands []string
+	for _, doc := range []string{"README.md", "docs/operations.md", "docs/deploy.md"} {
+		text, err := os.ReadFile(filepath.Join("../..", doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		run := regexp.MustCompile("docker run [^`\n]+").Find(text)
+		if run == nil {
+			t.Errorf("%s: no docker run", doc)
+			continue
+		}
+		commands = append(commands, string(run))
+	}
+	want := "docker run -d --name tidings -p 127.0.0.1:8080:8080 -v tidings-data:/data " + string(tag[1])
+	for _, c := range commands {
+		if strings.TrimSpace(c) != want {
+			t.Errorf("the docs run %q; want %q", c, want)
+		}
+	}
+}
