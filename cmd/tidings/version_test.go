@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -24,4 +25,20 @@ func TestVersionStamped(t *testing.T) {
 			t.Errorf("commit %q: exit %d, %q; want %q in it", tc.commit, code, out.String(), tc.want)
 		}
 	}
+}
+
+// TestRootsBuiltIn: the binary carries the Mozilla CA roots (roots.go), which it uses
+// where the system has none, as in the FROM scratch image.
+func TestRootsBuiltIn(t *testing.T) {
+	testbackend.Once(t)
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		t.Skip("no build information in this binary")
+	}
+	for _, dep := range info.Deps {
+		if dep.Path == "golang.org/x/crypto/x509roots/fallback" {
+			return
+		}
+	}
+	t.Fatal("golang.org/x/crypto/x509roots/fallback is not linked in: the image would have no CA roots")
 }
