@@ -114,13 +114,18 @@ func storeFlags(fs *flag.FlagSet, c *Config) {
 		"a PostgreSQL store instead of the data folder: postgres://USER:PASSWORD@HOST:5432/DB?sslmode=disable (or require), PostgreSQL 13 or later; the database must exist, its tables are created (TIDINGS_DATABASE_URL, or TIDINGS_DATABASE_URL_FILE naming a file that holds it)")
 }
 
+// listenFlags say where serve listens; `tidings health` reads them too, to ask it there.
+func listenFlags(fs *flag.FlagSet, c *Config) {
+	fs.StringVar(&c.Addr, "addr", envString("ADDR", c.Addr), "address to listen on (TIDINGS_ADDR)")
+	fs.StringVar(&c.TLSCert, "tls-cert", envString("TLS_CERT", ""), "certificate file: serve HTTPS (TIDINGS_TLS_CERT)")
+}
+
 // serveFlags are the flags of `tidings serve`.
 func serveFlags(fs *flag.FlagSet, c *Config) {
 	storeFlags(fs, c)
 	c.intFlag(fs, &c.DatabaseConns, "database-conns", "DATABASE_CONNS",
 		"PostgreSQL connections of this server: one writes, the rest read (with --database)")
-	fs.StringVar(&c.Addr, "addr", envString("ADDR", c.Addr), "address to listen on (TIDINGS_ADDR)")
-	fs.StringVar(&c.TLSCert, "tls-cert", envString("TLS_CERT", ""), "certificate file: serve HTTPS (TIDINGS_TLS_CERT)")
+	listenFlags(fs, c)
 	fs.StringVar(&c.TLSKey, "tls-key", envString("TLS_KEY", ""), "key file of --tls-cert (TIDINGS_TLS_KEY)")
 	fs.StringVar(&c.LogFormat, "log-format", envString("LOG_FORMAT", c.LogFormat), "text or json (TIDINGS_LOG_FORMAT)")
 	fs.StringVar(&c.MetricsAddr, "metrics-addr", envString("METRICS_ADDR", ""),

@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"syscall"
@@ -55,6 +54,8 @@ type cli struct {
 
 var commands = []command{
 	{name: "serve", about: "run the service", flags: func(fs *flag.FlagSet, c *cli) { serveFlags(fs, &c.cfg) }, run: runServe},
+	{name: "health", about: "ask the local server (--addr, TIDINGS_ADDR, as serve) if it is ready: exit 0 when GET /readyz answers 200",
+		flags: func(fs *flag.FlagSet, c *cli) { listenFlags(fs, &c.cfg) }, run: health},
 	{name: "account create", args: "NAME", about: "create an account (a team or company)", nargs: 1, run: accountCreate},
 	{name: "account list", about: "list accounts", run: accountList},
 	{name: "user create", args: "EMAIL", about: "create a user; the password is read from standard input", nargs: 1,
@@ -172,7 +173,7 @@ func argumentsError(cmd command, pos []string) string {
 
 // helpGroups orders the full help: each group's commands in the table's order.
 var helpGroups = []struct{ title, prefixes string }{
-	{"Run the service", "serve version mail"},
+	{"Run the service", "serve health version mail"},
 	{"Accounts, users and projects", "account user invite project channel"},
 	{"API tokens, webhooks and inbound hooks", "token webhook hook"},
 	{"Talk to a server (TIDINGS_URL, TIDINGS_TOKEN)", "publish insight tail"},
@@ -315,7 +316,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			}
 		}
 	}
-	if cmd.name != "serve" && cmd.name != "migrate-store" && !cmd.remote {
+	if cmd.name != "serve" && cmd.name != "migrate-store" && cmd.name != "health" && !cmd.remote {
 		storeFlags(fs, &c.cfg)
 	}
 	if cmd.flags != nil {
@@ -374,33 +375,6 @@ func printFlags(fs *flag.FlagSet) {
 		}
 		fmt.Fprintln(w)
 	})
-}
-
-// version is the module's version and the commit it was built from, when Go recorded them.
-func version() string {
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "(unknown)"
-	}
-	v := info.Main.Version
-	if v == "" {
-		v = "(devel)"
-	}
-	var rev, modified string
-	for _, s := range info.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.modified":
-			if s.Value == "true" {
-				modified = "+dirty"
-			}
-		}
-	}
-	if rev != "" {
-		v += " " + rev[:min(12, len(rev))] + modified
-	}
-	return v + " " + info.GoVersion
 }
 
 // parseInterleaved parses flags that may come before, between or after positional
