@@ -337,6 +337,12 @@
     });
   }
 
+  // A row of tabs that scrolls sideways (on a phone) shows the current tab.
+  document.querySelectorAll(".tabs").forEach(function (tabs) {
+    var cur = tabs.querySelector("[aria-current]");
+    if (cur && tabs.scrollWidth > tabs.clientWidth) tabs.scrollLeft = cur.offsetLeft - tabs.offsetLeft - (tabs.clientWidth - cur.offsetWidth) / 2;
+  });
+
   // Settings → Devices: subscribe this browser with the server's VAPID key.
   var enable = document.getElementById("enable-button");
   if (enable) {
