@@ -41,7 +41,7 @@ func TestFirstVisitCreatesTheAccount(t *testing.T) {
 		!strings.HasPrefix(users[0].PasswordHash, "$argon2id$") {
 		t.Fatalf("first user = %+v", users)
 	}
-	c.get("/").want(t, 200, "Get started with Tidings", "0 of 4") // no project yet: the checklist
+	c.get("/").want(t, 200, "Get started with Tidings", `<span class="gs-n">0</span> of 4`) // no project yet: the checklist
 
 	// Sign-up is closed afterwards.
 	other := e.client()

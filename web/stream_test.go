@@ -73,7 +73,7 @@ func (e *env) user(account *tidings.Account, email, role string) (*client, *tidi
 		e.t.Fatal(err)
 	}
 	c := e.client()
-	c.post("/login", "email", email, "password", "member pass").redirects(e.t, "/")
+	c.post("/login", "email", email, "password", "member pass").landsSignedIn(e.t)
 	return c, u
 }
 
