@@ -101,7 +101,6 @@ func (s *Server) checklistOf(r *http.Request, sess *session) (*checklist, error)
 	case recent != "":
 		ev.Done, ev.DoneText, ev.URL, ev.Action = true, "Events arrive in "+recent+".", "/p/"+recent, "Open the feed"
 	case project != "" && owner:
-		ev.Hint = "From your server, with a full-access token in TIDINGS_TOKEN (a public token is for browsers: from a server it soon hits its per-visitor limit). This step ticks itself when the event arrives."
 		ev.Example = s.firstEventExample(r, project, channel)
 	case project != "":
 		ev.Hint = "Send it with a token from an owner of your team, or wait for your app's first one: this step ticks itself when it arrives."
@@ -140,6 +139,9 @@ func (s *Server) checklistOf(r *http.Request, sess *session) (*checklist, error)
 
 	for i, st := range c.Steps {
 		st.Num = i + 1
+		if st.Done && st.Key != stepEvent { // done: nothing left to do there (the event's leads to its feed)
+			st.URL, st.Action = "", ""
+		}
 		if st.Done {
 			c.Done++
 		} else if c.Done == i {

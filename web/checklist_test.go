@@ -46,7 +46,7 @@ func TestChecklistTicksAsThingsHappen(t *testing.T) {
 	c.post("/settings/projects/my-saas/channels", "name", "payments")
 	home = c.get("/")
 	home.want(t, 200, `<span class="gs-n">2</span> of 5`, "Project my-saas is ready.", "Channel #payments in my-saas is ready.",
-		`data-streams="/p/my-saas/stream"`, "TIDINGS_TOKEN", "full-access token", `&#34;project&#34;:&#34;my-saas&#34;,&#34;channel&#34;:&#34;payments&#34;`)
+		`data-streams="/p/my-saas/stream"`, "<code>TIDINGS_TOKEN</code>", "<strong>full-access</strong> token", `&#34;project&#34;:&#34;my-saas&#34;,&#34;channel&#34;:&#34;payments&#34;`)
 	if !stepDone(t, home, "project") || !stepDone(t, home, "channel") || stepDone(t, home, "token") {
 		t.Fatal("after a project and a channel")
 	}

@@ -485,6 +485,7 @@
     var streams = (gs.getAttribute("data-streams") || "").split(" ").filter(Boolean);
     var sources = streams.map(function (url) {
       var es = new EventSource(url);
+      live(gs, es); // data-live: the page listens (the tests wait for it)
       endings(gs, es);
       es.addEventListener("event", function () {
         sources.forEach(function (s) { s.close(); });
