@@ -27,9 +27,9 @@ type checklist struct {
 // checkStep is one step. Key names it for app.js and the tests.
 type checkStep struct {
 	Key, Title, Hint string
-	Num              int  // its number, from 1
+	Num              int // its number, from 1
 	Done             bool
-	Current          bool // the first step not done: its action stands out
+	Current          bool   // the first step not done: its action stands out
 	DoneText         string // what was done, once it is ("Project my-saas")
 	URL, Action      string // where the step is done (none: nothing to follow)
 	Example          string // the event step's curl
