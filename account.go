@@ -159,6 +159,7 @@ type Store interface {
 	HookStore
 	IdempotencyStore
 	ChartStore
+	ChecklistStore
 	Checker
 	// Ping reports whether the store answers (readiness).
 	Ping(ctx context.Context) error

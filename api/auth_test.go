@@ -176,9 +176,11 @@ func TestRateLimits(t *testing.T) {
 	if r.header.Get("RateLimit-Limit") != "2" {
 		t.Fatalf("public 429 names limit %q, want the per-IP 2", r.header.Get("RateLimit-Limit"))
 	}
-	// It says why, where the SDKs print it: a limit per visitor, and what to use instead.
-	if msg := r.problem.Validation.Body[0].Message; !strings.Contains(msg, "public tokens are limited per visitor address (1/s, burst 2)") ||
-		!strings.Contains(msg, "server-side code should use a Full token") {
+	// It says why, where the SDKs print it: a public token's limit per visitor, and what
+	// server code uses instead.
+	if msg := r.problem.Validation.Body[0].Message; !strings.Contains(msg, "this public token's per-visitor limit is reached") ||
+		!strings.Contains(msg, "public tokens are limited per visitor address (1/s, burst 2)") ||
+		!strings.Contains(msg, "server code should use a full-access token instead") {
 		t.Fatalf("public 429 says %q", msg)
 	}
 	// A second later one request's worth has come back.

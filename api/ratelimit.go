@@ -226,8 +226,9 @@ func (l *limiter) allowN(w http.ResponseWriter, tok *tidings.Token, ip netip.Add
 		h.Set("Retry-After", strconv.Itoa(max(1, ceilSeconds(tight.retry))))
 		if tight.perVisitor {
 			return granted, tidings.Errorf(tidings.ERateLimited,
-				"too many requests from this address with a public token: public tokens are limited per visitor address (%s/s, burst %d), "+
-					"for browsers and apps; server-side code should use a Full token (Settings → API). Retry after the time in the Retry-After header",
+				"this public token's per-visitor limit is reached: public tokens are limited per visitor address (%s/s, burst %d), "+
+					"for browsers and apps; server code should use a full-access token instead (Settings → API, or "+
+					"`tidings token create --access full`), which has no per-visitor limit. Retry after the time in the Retry-After header",
 				strconv.FormatFloat(l.cfg.PublicIPRate, 'f', -1, 64), l.cfg.PublicIPBurst)
 		}
 		return granted, tidings.Errorf(tidings.ERateLimited, "too many requests with this token; retry after the time in the Retry-After header")

@@ -158,7 +158,7 @@ func convert(v any, typ string) any {
 // follows its project, a webhook has no chat id or user key, an invitation no email).
 var optionalColumns = map[string]bool{"projects.ignore_gpc": true,
 	"projects.notify": true, "channels.notify": true, "webhooks.chat_id": true, "webhooks.user_key": true,
-	"projects.escalate_after": true, "invites.email": true}
+	"projects.escalate_after": true, "invites.email": true, "users.checklist_hidden_at": true}
 
 // sqlUserMinutesFromEvents counts the users' events per minute (as migration 00017 did).
 const sqlUserMinutesFromEvents = `INSERT INTO user_minutes (person_ref, minute, events, views)

@@ -50,6 +50,7 @@ func Run(t *testing.T, open Opener) {
 	run("Tenancy", testTenancy)
 	run("BatchIsolation", testBatchIsolation)
 	run("SessionsAndMembers", testSessionsAndMembers)
+	run("Checklist", testChecklist)
 	run("Deletes", testDeletes)
 	run("FeedReads", testFeedReads)
 	run("Webhooks", testWebhooks)

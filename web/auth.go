@@ -107,31 +107,6 @@ func (s *Server) startSession(w http.ResponseWriter, r *http.Request, u *tidings
 	return nil
 }
 
-func (s *Server) home(w http.ResponseWriter, r *http.Request) error {
-	n, err := s.store.CountUsers(r.Context())
-	if err != nil {
-		return err
-	}
-	if n == 0 {
-		return redirect(w, r, "/signup")
-	}
-	sess, err := s.loadSession(r)
-	if err != nil {
-		return err
-	}
-	if sess == nil {
-		return redirect(w, r, "/login")
-	}
-	ps, err := s.store.ListProjects(r.Context(), sess.account.ID)
-	if err != nil {
-		return err
-	}
-	if len(ps) == 0 {
-		return redirect(w, r, "/settings/projects")
-	}
-	return redirect(w, r, "/p/"+ps[0].Name)
-}
-
 // ownerOnlyMessage tells a member what an owner page is for and who may use it.
 func ownerOnlyMessage(path string) string {
 	what := "do this"

@@ -26,7 +26,7 @@ func TestFirstVisitCreatesTheAccount(t *testing.T) {
 	c.post("/signup", "account", "acme", "email", "ada@example.com", "password", "correct horse", "password2", "different").
 		want(t, 400, "differ")
 	p := c.post("/signup", "account", "acme", "email", "ada@example.com", "password", "correct horse", "password2", "correct horse")
-	p.redirects(t, "/settings/projects")
+	p.redirects(t, "/") // home: the getting-started checklist
 	cookie := p.header.Get("Set-Cookie")
 	for _, want := range []string{"tidings_session=", "HttpOnly", "SameSite=Lax", "Path=/"} {
 		if !strings.Contains(cookie, want) {
@@ -41,7 +41,7 @@ func TestFirstVisitCreatesTheAccount(t *testing.T) {
 		!strings.HasPrefix(users[0].PasswordHash, "$argon2id$") {
 		t.Fatalf("first user = %+v", users)
 	}
-	c.get("/").redirects(t, "/settings/projects") // no project yet
+	c.get("/").want(t, 200, "Get started with Tidings", `<span class="gs-n">0</span> of 4`) // no project yet: the checklist
 
 	// Sign-up is closed afterwards.
 	other := e.client()
@@ -60,7 +60,7 @@ func TestOpenSignup(t *testing.T) {
 	c.post("/signup", "account", "acme", "email", "eve@example.com", "password", "correct horse", "password2", "correct horse").
 		want(t, 400, "taken")
 	c.post("/signup", "account", "globex", "email", "eve@example.com", "password", "correct horse", "password2", "correct horse").
-		redirects(t, "/settings/projects")
+		redirects(t, "/")
 }
 
 func TestLoginLogoutAndPassword(t *testing.T) {

@@ -146,7 +146,7 @@ func TestBoardTenancy(t *testing.T) {
 	cid := id(cards(t, e, acme)[0].ID)
 	g := e.client()
 	g.post("/signup", "account", "globex", "email", "eve@example.com", "password", "correct horse", "password2", "correct horse").
-		redirects(t, "/settings/projects")
+		redirects(t, "/")
 	g.post("/settings/projects", "name", "my-saas").redirects(t, "/settings/projects/my-saas")
 	for _, path := range []string{"/p/my-saas/charts/" + cid + "/edit", "/p/my-saas/charts/" + cid + ".csv", "/p/my-saas/funnels/" + cid + "/dropoff?step=1"} {
 		g.get(path).want(t, 404)

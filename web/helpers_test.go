@@ -162,7 +162,7 @@ func (e *env) owner() *client {
 	e.t.Helper()
 	c := e.client()
 	c.post("/signup", "account", "acme", "email", "ada@example.com", "password", "correct horse", "password2", "correct horse").
-		redirects(e.t, "/settings/projects")
+		redirects(e.t, "/")
 	c.post("/settings/projects", "name", "my-saas").redirects(e.t, "/settings/projects/my-saas")
 	c.post("/settings/projects/my-saas/channels", "name", "payments").redirects(e.t, "/settings/projects/my-saas")
 	return c

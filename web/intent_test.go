@@ -96,7 +96,7 @@ func TestAnotherAccountsEventIsNotThere(t *testing.T) {
 	ev := e.publish(acme, tidings.NewEvent{Event: "db down", Priority: "urgent", Actions: []tidings.Action{{Label: "Restart", ID: "restart"}}})
 	eve := e.client()
 	eve.post("/signup", "account", "evil", "email", "eve@example.com", "password", "correct horse", "password2", "correct horse").
-		redirects(t, "/settings/projects")
+		redirects(t, "/")
 	eve.post("/settings/projects", "name", "my-saas").redirects(t, "/settings/projects/my-saas")
 	eve.post("/p/my-saas/events/"+ev.ID+"/ack").want(t, 404)
 	eve.post("/p/my-saas/events/"+ev.ID+"/actions/restart").want(t, 404)

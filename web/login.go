@@ -76,7 +76,7 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) error {
 	if f.Next != "" {
 		return redirect(w, r, f.Next)
 	}
-	return redirect(w, r, "/")
+	return redirect(w, r, s.signInLanding(r.Context(), u))
 }
 
 // safeNext keeps only local paths, so that a crafted link cannot send people elsewhere:

@@ -33,7 +33,7 @@ func TestOtherAccountsAreNotFound(t *testing.T) {
 
 	g := e.client()
 	g.post("/signup", "account", "globex", "email", "eve@example.com", "password", "correct horse", "password2", "correct horse").
-		redirects(t, "/settings/projects")
+		redirects(t, "/")
 	for _, path := range []string{"/p/my-saas", "/p/my-saas/c/payments", "/p/my-saas/insights", "/p/my-saas/charts",
 		"/p/my-saas/stream", "/p/my-saas/events/" + ev.ID, "/settings/projects/my-saas/delete", "/p/my-saas/pages", "/p/my-saas/users",
 		"/p/my-saas/groups"} {

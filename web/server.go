@@ -189,6 +189,7 @@ func (s *Server) Register(mux *http.ServeMux) {
 		h       handlerFunc
 	}{
 		{"GET /{$}", public, s.home},
+		{"POST /getting-started/hide", user, s.hideChecklist},
 		{"GET /signup", public, s.signupPage},
 		{"POST /signup", public, s.signup},
 		{"GET /login", public, s.loginPage},

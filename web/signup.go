@@ -95,7 +95,7 @@ func (s *Server) signup(w http.ResponseWriter, r *http.Request) error {
 	if err := s.startSession(w, r, u); err != nil {
 		return err
 	}
-	return redirect(w, r, "/settings/projects")
+	return redirect(w, r, "/") // home: the getting-started checklist
 }
 
 func validEmail(e string) bool {

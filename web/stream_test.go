@@ -73,7 +73,7 @@ func (e *env) user(account *tidings.Account, email, role string) (*client, *tidi
 		e.t.Fatal(err)
 	}
 	c := e.client()
-	c.post("/login", "email", email, "password", "member pass").redirects(e.t, "/")
+	c.post("/login", "email", email, "password", "member pass").landsSignedIn(e.t)
 	return c, u
 }
 
@@ -142,7 +142,7 @@ func TestStreamsEndWithTheirSession(t *testing.T) {
 	}
 
 	owner = e.client()
-	owner.post("/login", "email", "ada@example.com", "password", "new horse battery").redirects(t, "/")
+	owner.post("/login", "email", "ada@example.com", "password", "new horse battery").redirects(t, "/p/my-saas") // the project of the event "still here"
 	m, bob := e.member(acme, "bob@example.com")
 	removed, _ := m.openStream("")
 	owner.post(fmt.Sprintf("/settings/members/%d/remove", bob.ID)).redirects(t, "/settings/members")

@@ -254,12 +254,13 @@ func TestSignUpInChromium(t *testing.T) {
 	b.do(chromedp.SetValue(chromedp.CSS("#email"), "ada@example.com"), chromedp.SetValue(chromedp.CSS("#password"), "correct horse"),
 		chromedp.SetValue(chromedp.CSS("#password2"), "correct horse"))
 	b.click(`document.querySelector('form[action="/signup"] button[type=submit]').click()`) // as a person does: the submit event fires
-	if loc := b.location(); loc != "/settings/projects" {
-		t.Fatalf("after sign-up: %s", loc)
+	if loc := b.location(); loc != "/" || !strings.Contains(b.text(".getting-started"), "0 of") {
+		t.Fatalf("after sign-up: %s, want the getting-started checklist", loc)
 	}
 	if who := b.text(".who"); !strings.HasPrefix(who, "acme-inc ·") {
 		t.Fatalf("the team typed as Acme Inc is %q", who)
 	}
+	b.do(chromedp.Navigate(m.URL() + "/settings/projects"))
 	b.submit("#new-project", "My SaaS")
 	if msg := b.text(".error"); !strings.Contains(msg, "lowercase letters, digits and single dashes") {
 		t.Fatalf("bad project name: %q", msg)
@@ -657,7 +658,7 @@ func TestEveryPageInChromium(t *testing.T) {
 	addRecipients(t, m)
 
 	// Every page: readable contrast in light and dark; at phone width, no sideways scroll.
-	pages := []string{"/p/my-saas", "/p/my-saas?q=subscr*", "/p/my-saas/events/" + eventID, "/p/my-saas/journey?tag=plan%3Apremium", "/p/my-saas/insights", "/p/my-saas/charts", "/p/my-saas/charts/new?q=plan%3Apremium&split=tag%3Aplan&display=stacked",
+	pages := []string{"/", "/p/my-saas", "/p/my-saas?q=subscr*", "/p/my-saas/events/" + eventID, "/p/my-saas/journey?tag=plan%3Apremium", "/p/my-saas/insights", "/p/my-saas/charts", "/p/my-saas/charts/new?q=plan%3Apremium&split=tag%3Aplan&display=stacked",
 		"/p/my-saas/funnels/new?step=plan%3Apremium&step=event%3ARefund", "/p/my-saas/insights/history?title=Monthly+Revenue", "/p/my-saas/users", "/p/my-saas/groups", "/p/my-saas/channels",
 		"/p/my-saas/users/user-42", "/settings/projects", "/settings/projects/my-saas/notify", "/settings/api", "/settings/webhooks", "/settings/members",
 		"/settings/notifications", "/settings/devices", "/settings/password", "/settings/hooks",

@@ -31,6 +31,7 @@ func TestPushInChromium(t *testing.T) {
 	b := newBrowser(t, m.URL())
 	b.do(chromedp.Navigate(m.URL() + "/"))
 	b.submit("#account", "acme", "#email", "ada@example.com", "#password", "correct horse", "#password2", "correct horse")
+	b.do(chromedp.Navigate(m.URL() + "/settings/projects")) // from the getting-started checklist, where sign-up lands
 	b.submit("#new-project", "my-saas")
 	b.submit("#ch-my-saas", "payments")
 	if _, err := chromedp.CallBrowser(b.ctx, cdpbrowser.SetPermission, cdpbrowser.SetPermissionParams{

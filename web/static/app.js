@@ -542,4 +542,54 @@
     created.focus({ preventScroll: true });
     if (box.top < headerBottom || box.bottom > window.innerHeight) created.scrollIntoView({ block: "start" });
   }
+  // == FIRSTRUN ==
+  // The getting-started checklist ticks itself: the first event on one of the team's
+  // project streams (the server pushes it: no polling), and notifications when this
+  // browser has a push subscription (asked of the service worker's registration).
+  var gs = document.querySelector(".getting-started");
+  if (gs) {
+    var tick = function (key, text, href) {
+      var step = gs.querySelector('.gs-step[data-step="' + key + '"]');
+      if (!step || step.classList.contains("done")) return;
+      step.classList.remove("current");
+      step.classList.add("done", "ticked");
+      step.querySelector(".gs-state").textContent = " (done)";
+      step.querySelectorAll(".gs-example, .gs-do").forEach(function (el) { el.remove(); });
+      var hint = step.querySelector(".gs-hint");
+      hint.textContent = text;
+      if (href) {
+        var a = document.createElement("a");
+        a.href = href;
+        a.textContent = "Open the feed";
+        hint.append(" ", a);
+      }
+      var done = gs.querySelectorAll(".gs-step.done").length;
+      gs.querySelector(".gs-n").textContent = done;
+      gs.querySelector("#gs-bar").value = done;
+      var next = gs.querySelector(".gs-step:not(.done)");
+      if (next) {
+        next.classList.add("current");
+        var action = next.querySelector(".gs-do .button-link");
+        if (action) action.classList.remove("secondary");
+      } else {
+        gs.querySelector(".gs-all").hidden = false;
+      }
+    };
+    var streams = (gs.getAttribute("data-streams") || "").split(" ").filter(Boolean);
+    var sources = streams.map(function (url) {
+      var es = new EventSource(url);
+      live(gs, es); // data-live: the page listens (the tests wait for it)
+      endings(gs, es);
+      es.addEventListener("event", function () {
+        sources.forEach(function (s) { s.close(); });
+        tick("event", "Your first event arrived.", url.replace(/\/stream$/, ""));
+      });
+      return es;
+    });
+    if (gs.querySelector('.gs-step[data-step="push"]:not(.done)') && "serviceWorker" in navigator && "PushManager" in window) {
+      navigator.serviceWorker.getRegistration().then(function (reg) { return reg && reg.pushManager.getSubscription(); })
+        .then(function (sub) { if (sub) tick("push", "Notifications are on for this device."); })
+        .catch(function () {});
+    }
+  }
 })();

@@ -1,0 +1,8 @@
+-- +goose Up
+-- When a member hid the dashboard's getting-started checklist (unix ms; 0: shown while
+-- steps remain). A column of users, so that removing a member takes it with them.
+-- A column with a constant default is added without rewriting the table.
+ALTER TABLE users ADD COLUMN checklist_hidden_at BIGINT NOT NULL DEFAULT 0;
+
+-- +goose Down
+ALTER TABLE users DROP COLUMN checklist_hidden_at;
