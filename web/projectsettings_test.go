@@ -60,7 +60,7 @@ func TestProjectPageOfAnotherAccount(t *testing.T) {
 	e.owner()
 	g := e.client()
 	g.post("/signup", "account", "globex", "email", "eve@example.com", "password", "correct horse", "password2", "correct horse").
-		redirects(t, "/settings/projects")
+		redirects(t, "/")
 	for _, path := range []string{"/settings/projects/my-saas", "/settings/projects/my-saas/channels/payments/delete"} {
 		g.get(path).want(t, 404)
 	}
