@@ -30,7 +30,7 @@ type createdToken struct {
 }
 
 func (s *Server) tokensPage(w http.ResponseWriter, r *http.Request) error {
-	return s.renderTokens(w, r, http.StatusOK, "", s.takeFlash(w, r), tokenForm{Access: tidings.AccessPublic, Log: true, Insight: true, current: true})
+	return s.renderTokens(w, r, http.StatusOK, "", s.takeFlash(w, r), tokenForm{Access: tidings.AccessFull, Log: true, Insight: true, current: true})
 }
 
 // renderTokens shows the tokens page; fl may carry the secret of the token just made.

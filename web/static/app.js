@@ -339,8 +339,13 @@
 
   // A row of tabs that scrolls sideways (on a phone) shows the current tab.
   document.querySelectorAll(".tabs").forEach(function (tabs) {
+    if (tabs.scrollWidth <= tabs.clientWidth) return;
     var cur = tabs.querySelector("[aria-current]");
-    if (cur && tabs.scrollWidth > tabs.clientWidth) tabs.scrollLeft = cur.offsetLeft - tabs.offsetLeft - (tabs.clientWidth - cur.offsetWidth) / 2;
+    if (cur) tabs.scrollLeft = cur.offsetLeft - tabs.offsetLeft - (tabs.clientWidth - cur.offsetWidth) / 2;
+    var edge = function () { tabs.classList.toggle("at-end", tabs.scrollLeft + tabs.clientWidth >= tabs.scrollWidth - 2); };
+    tabs.classList.add("scrolls");
+    edge();
+    tabs.addEventListener("scroll", edge, { passive: true });
   });
 
   // Settings → Devices: subscribe this browser with the server's VAPID key.
