@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -477,7 +478,7 @@ func TestPageViewsMigration(t *testing.T) {
 		}
 	}
 	db.Close()
-	undoMigrations(t, url, "00024_idempotency_hook_keys.sql", "00023_record_detail.sql", "00022_hooks.sql", "00021_routes.sql", "00020_recipients.sql", "00019_intent.sql", "00018_page_path_months.sql", "00017_page_views.sql")
+	undoMigrationsFrom(t, url, 17)
 	if db, err = postgres.Open(ctx, url, postgres.Options{}); err != nil {
 		t.Fatal(err)
 	}
@@ -497,6 +498,26 @@ func TestPageViewsMigration(t *testing.T) {
 
 // undoMigrations runs the Down of each migration file, in order, and forgets it: the
 // next Open runs them again.
+// undoMigrationsFrom undoes every migration from version from on, newest first.
+func undoMigrationsFrom(t *testing.T, url string, from int) {
+	t.Helper()
+	entries, err := os.ReadDir("migrations")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files []string
+	for _, e := range entries {
+		version, _, _ := strings.Cut(e.Name(), "_")
+		if n, err := strconv.Atoi(version); err == nil && n >= from {
+			files = append(files, e.Name())
+		}
+	}
+	slices.Sort(files)
+	slices.Reverse(files)
+	undoMigrations(t, url, files...)
+}
+
+// undoMigrations runs the Down part of each migration, in the order given.
 func undoMigrations(t *testing.T, url string, files ...string) {
 	t.Helper()
 	ctx := context.Background()
@@ -555,7 +576,7 @@ func TestPagePathMonthsMigration(t *testing.T) {
 		t.Fatal(err)
 	}
 	db.Close()
-	undoMigrations(t, url, "00024_idempotency_hook_keys.sql", "00023_record_detail.sql", "00022_hooks.sql", "00021_routes.sql", "00020_recipients.sql", "00019_intent.sql", "00018_page_path_months.sql")
+	undoMigrationsFrom(t, url, 18)
 	if db, err = postgres.Open(ctx, url, postgres.Options{}); err != nil {
 		t.Fatal(err)
 	}
