@@ -162,6 +162,15 @@ func (b *browser) mustUntil(js string) {
 }
 
 func (b *browser) screenshot(name string) {
+	// Every page kept as a screenshot fits its screen and has no target too small to
+	// tap: the check runs wherever a test keeps one (not on a failure's).
+	if name != "failure" {
+		b.t.Helper()
+		width, err := chromedp.Run(b.ctx, chromedp.Evaluate[int](`window.innerWidth`))
+		if err == nil {
+			b.fits(name, int64(width))
+		}
+	}
 	// From the top: a page scrolled to an anchor would draw its sticky header mid-page.
 	chromedp.Run(b.ctx, chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, 0)`))
 	png, err := chromedp.Run(b.ctx, chromedp.FullScreenshot(100)) // quality 100 gives PNG

@@ -84,18 +84,23 @@ func TestProjectsInChromium(t *testing.T) {
 	if n := get(b, chromedp.Evaluate[int](`[...document.querySelectorAll(".setting button")].filter(x => x.offsetParent).length`)); n != 0 {
 		t.Fatalf("%d Save buttons shown beside switches that save at once", n)
 	}
+	// Every message the toast shows is kept: a loaded machine may look after the toast
+	// has already faded (it clears after a few seconds).
+	b.do(chromedp.Evaluate[chromedp.Void](`window.toasts = []; new MutationObserver(() => {
+		const t = document.querySelector(".toast"); if (t && t.textContent) window.toasts.push(t.textContent);
+	}).observe(document.body, {subtree: true, childList: true, characterData: true})`))
 	b.do(chromedp.Evaluate[chromedp.Void](`document.getElementById("auto-my-saas").click()`))
-	b.mustUntil(`document.querySelector(".toast").textContent === "Saved: create channels on first event is on."`)
+	b.mustUntil(`window.toasts.includes("Saved: create channels on first event is on.")`)
 	b.screenshot("projects-toast")
 	// The SDK hint says what to do only while the setting is off.
 	b.mustUntil(`!document.querySelector(".sdk-hint").hidden`)
 	b.do(chromedp.Evaluate[chromedp.Void](`document.getElementById("change-my-saas").click()`))
-	b.mustUntil(`document.querySelector(".toast").textContent === "Saved: a missing change means update is on." && document.querySelector(".sdk-hint").hidden`)
+	b.mustUntil(`window.toasts.includes("Saved: a missing change means update is on.") && document.querySelector(".sdk-hint").hidden`)
 	b.do(chromedp.SetValue(chromedp.CSS("#keep-my-saas"), "30"), chromedp.Evaluate[chromedp.Void](`document.getElementById("keep-my-saas").dispatchEvent(new Event("change", {bubbles: true}))`))
-	b.mustUntil(`document.querySelector(".toast").textContent === "Saved: keep events 30 days."`)
+	b.mustUntil(`window.toasts.includes("Saved: keep events 30 days.")`)
 	// A refused change goes back, and the toast says why.
 	b.do(chromedp.Evaluate[chromedp.Void](`(f => { f.action = "/settings/projects/nope/gpc"; f.querySelector("input[type=checkbox]").click(); })(document.getElementById("gpc-my-saas").form)`))
-	b.mustUntil(`document.querySelector(".toast.bad") && document.querySelector(".toast").textContent.includes("Not saved: There is no project “nope”") && document.getElementById("gpc-my-saas").checked`)
+	b.mustUntil(`document.querySelector(".toast.bad") && window.toasts.some(x => x.includes("Not saved: There is no project “nope”")) && document.getElementById("gpc-my-saas").checked`)
 	// What was saved is what the page shows after a reload.
 	b.do(chromedp.Navigate(m.URL() + "/settings/projects/my-saas"))
 	if ok := get(b, chromedp.Evaluate[bool](`document.getElementById("auto-my-saas").checked && document.getElementById("change-my-saas").checked && document.getElementById("keep-my-saas").value === "30" && document.getElementById("gpc-my-saas").checked`)); !ok {
