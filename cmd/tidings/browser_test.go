@@ -677,12 +677,7 @@ func TestEveryPageInChromium(t *testing.T) {
 		b.colorScheme(scheme)
 		for _, path := range pages {
 			b.do(chromedp.Navigate(m.URL() + path))
-			if bad := get(b, chromedp.Evaluate[[]string](contrastCheck)); len(bad) > 0 {
-				t.Errorf("%s (%s): text below 4.5:1 contrast (3:1 when large): %v", path, scheme, bad)
-			}
-			for _, v := range b.axe(axe) {
-				t.Errorf("%s (%s): axe-core: %s", path, scheme, v)
-			}
+			b.assess(path, scheme, axe)
 			if !dark {
 				b.checkLabels(path)
 				b.fits(path, 1280)
@@ -1038,12 +1033,7 @@ func TestIntentInChromium(t *testing.T) {
 		b.colorScheme(scheme)
 		for _, p := range pages {
 			b.do(chromedp.Navigate(m.URL()+p.path), chromedp.Evaluate[chromedp.Void](open))
-			if bad := get(b, chromedp.Evaluate[[]string](contrastCheck)); len(bad) > 0 {
-				t.Errorf("%s (%s): text below 4.5:1 contrast (3:1 when large): %v", p.path, scheme, bad)
-			}
-			for _, v := range b.axe(axe) {
-				t.Errorf("%s (%s): axe-core: %s", p.path, scheme, v)
-			}
+			b.assess(p.path, scheme, axe)
 			if scheme == "light" {
 				b.checkLabels(p.path)
 			}

@@ -58,3 +58,15 @@ func (b *browser) fits(page string, width int64) {
 		b.t.Errorf("%s at %d px: tap targets smaller than 24×24 px: %v", page, width, small)
 	}
 }
+
+// assess checks the page on screen against axe-core (src: axeSource) and the contrast
+// check; what is wrong is reported as page (label): ….
+func (b *browser) assess(page, label, src string) {
+	b.t.Helper()
+	if bad := get(b, chromedp.Evaluate[[]string](contrastCheck)); len(bad) > 0 {
+		b.t.Errorf("%s (%s): text below 4.5:1 contrast (3:1 when large): %v", page, label, bad)
+	}
+	for _, v := range b.axe(src) {
+		b.t.Errorf("%s (%s): axe-core: %s", page, label, v)
+	}
+}

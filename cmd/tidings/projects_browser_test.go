@@ -10,13 +10,6 @@ import (
 	"github.com/tidings-dev/tidings"
 )
 
-// smallTargets lists what can be tapped in the page's main part and is smaller than
-// 24×24 px (WCAG 2.2's target size), each as "tag#id text w×h".
-const smallTargets = `[...document.querySelectorAll("main a, main button, main input:not([type=hidden]), main select, main summary")]
-  .map(el => [el, el.getBoundingClientRect()])
-  .filter(([el, r]) => r.width > 0 && r.height > 0 && getComputedStyle(el).visibility !== "hidden" && (r.width < 24 || r.height < 24))
-  .map(([el, r]) => el.tagName.toLowerCase() + "#" + el.id + " '" + el.textContent.trim().slice(0, 20) + "' " + Math.round(r.width) + "x" + Math.round(r.height))`
-
 // judge runs the page checks of a settings page: contrast and axe-core in light and
 // dark, labels, tap targets, no sideways scroll at 390 and 320 px; and keeps its
 // screenshots (light, dark, phone). prepare runs after each navigation.
@@ -29,12 +22,7 @@ func (b *browser) judge(url, name string, prepare string) {
 		if prepare != "" {
 			b.do(chromedp.Evaluate[chromedp.Void](prepare))
 		}
-		if bad := get(b, chromedp.Evaluate[[]string](contrastCheck)); len(bad) > 0 {
-			b.t.Errorf("%s (%s): text below 4.5:1 contrast (3:1 when large): %v", name, scheme, bad)
-		}
-		for _, v := range b.axe(axe) {
-			b.t.Errorf("%s (%s): axe-core: %s", name, scheme, v)
-		}
+		b.assess(name, scheme, axe)
 		b.checkLabels(name)
 		b.screenshot(name + "-" + scheme)
 	}
@@ -45,12 +33,7 @@ func (b *browser) judge(url, name string, prepare string) {
 		if prepare != "" {
 			b.do(chromedp.Evaluate[chromedp.Void](prepare))
 		}
-		if w := get(b, chromedp.Evaluate[int](`document.documentElement.scrollWidth - window.innerWidth`)); w > 0 {
-			b.t.Errorf("%s scrolls sideways by %d px at %d px", name, w, width)
-		}
-		if small := get(b, chromedp.Evaluate[[]string](smallTargets)); len(small) > 0 {
-			b.t.Errorf("%s at %d px: tap targets under 24×24 px: %v", name, width, small)
-		}
+		b.fits(name, width)
 		if width == 390 {
 			b.screenshot(name + "-phone")
 			b.colorScheme("dark")

@@ -141,12 +141,7 @@ func TestRowsInChromium(t *testing.T) {
 		b.colorScheme(scheme)
 		for _, p := range pages {
 			load(p.path, p.open)
-			if bad := get(b, chromedp.Evaluate[[]string](contrastCheck)); len(bad) > 0 {
-				t.Errorf("%s (%s): text below 4.5:1 contrast (3:1 when large): %v", p.path, scheme, bad)
-			}
-			for _, v := range b.axe(axe) {
-				t.Errorf("%s (%s): axe-core: %s", p.path, scheme, v)
-			}
+			b.assess(p.path, scheme, axe)
 			if scheme == "light" {
 				b.checkLabels(p.path)
 			}
